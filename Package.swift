@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "gzstream",
+    products: [
+        .library(name: "ByteStreams", targets: ["ByteStreams"]),
+        .library(name: "GzipStreams", targets: ["GzipStreams"]),
+        .executable(name: "gzstream", targets: ["gzstream"]),
+    ],
+    targets: [
+        // zlib through pkg-config; Debian's package is zlib1g-dev.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .target(name: "ByteStreams"),
+        .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib"]),
+        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams"]),
+        .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
+        .testTarget(name: "ByteStreamsTests", dependencies: ["ByteStreams"]),
+        .testTarget(name: "GzipStreamsTests", dependencies: ["GzipStreams", "ByteStreams"]),
+        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "gzstream"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,77 @@
+/// A stream that yields bytes (Cocoa's `NSInputStream`). Abstract: use a backing such as
+/// ``FileInputStream`` or ``MemoryInputStream``, or a wrapping stream such as `GzipInputStream`.
+///
+/// Subclasses override ``readBytes(into:maxLength:)`` and, where they can say more than
+/// "try a read", ``hasBytesAvailable``.
+open class ByteInputStream: ByteStream, @unchecked Sendable {
+    override public init() { super.init() }
+
+    /// Reads up to `maxLength` bytes into `buffer`.
+    ///
+    /// - Parameters:
+    ///   - buffer: Memory for at least `maxLength` bytes; only the first `n` are written.
+    ///   - maxLength: The most bytes to read, `>= 0`.
+    /// - Returns: The number of bytes read, `1...maxLength`; `0` at the end of the stream (and
+    ///   when `maxLength` is 0); `-1` on error, with ``ByteStream/streamError`` set. A short read
+    ///   is not the end of the stream.
+    ///
+    /// Status: `.open` → `.reading` → `.open`, `.atEnd` (posting ``ByteStream/Event/endEncountered``)
+    /// or `.error`. Reading a stream that is not open returns `-1` with
+    /// ``ByteStreamError/Code-swift.enum/notOpen``. Blocks until at least one byte or the end is
+    /// there.
+    public final func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
+        precondition(maxLength >= 0, "maxLength must not be negative")
+        switch streamStatus {
+        case .open: break
+        case .atEnd: return 0
+        case .error: return -1
+        default:
+            reject(ByteStreamError(.notOpen, operation: "read"))
+            return -1
+        }
+        if maxLength == 0 { return 0 }
+        setStatus(.reading)
+        do {
+            let count = try readBytes(into: buffer, maxLength: maxLength)
+            precondition(count >= 0 && count <= maxLength, "readBytes returned \(count) for \(maxLength)")
+            if count == 0 {
+                setStatus(.atEnd)
+                post(.endEncountered)
+            } else {
+                setStatus(.open)
+                post(.hasBytesAvailable)
+            }
+            return count
+        } catch {
+            fail(error)
+            return -1
+        }
+    }
+
+    /// Whether a read may return bytes: `true` while the stream is open and has not met its
+    /// end (a read may still be needed to learn that it has), as in Cocoa.
+    open var hasBytesAvailable: Bool {
+        streamStatus == .open
+    }
+
+    /// Gives direct access to the stream's buffered bytes, when it keeps them in memory
+    /// (Cocoa's `getBuffer(_:length:)`). The bytes stay valid until the next read or close.
+    ///
+    /// - Returns: `true` and the pointer and count in bytes, or `false` when the stream has no
+    ///   such buffer (files, wrapping streams).
+    open func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>,
+                        length: UnsafeMutablePointer<Int>) -> Bool {
+        false
+    }
+
+    /// The hook behind ``read(_:maxLength:)``: read `1...maxLength` bytes, or return `0` only at
+    /// the end of the stream; throw on failure. Called only while the stream is open, with
+    /// `maxLength > 0`.
+    open func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        preconditionFailure("\(type(of: self)) must override readBytes(into:maxLength:)")
+    }
+
+    override func postReadiness() {
+        post(.hasBytesAvailable)
+    }
+}

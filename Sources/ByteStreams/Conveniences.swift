@@ -1,0 +1,156 @@
+import Foundation
+
+extension ByteStream {
+    /// Opens the stream and throws its error if it could not be opened.
+    /// - Throws: ``ByteStream/streamError`` (for files a ``ByteStreamError`` with `errno`).
+    public func openOrThrow() throws {
+        open()
+        try throwIfFailed()
+    }
+
+    /// Closes the stream and throws the first error it met, including one met while closing
+    /// (a gzip stream's trailer that could not be written, a failed `close(2)`).
+    public func closeOrThrow() throws {
+        close()
+        try throwIfFailed()
+    }
+
+    /// Throws ``ByteStream/streamError`` when the status is `.error`.
+    public func throwIfFailed() throws {
+        if streamStatus == .error {
+            throw streamError ?? ByteStreamError(.innerStreamFailed, operation: "stream")
+        }
+    }
+
+    func throwStreamError(operation: String) -> any Error {
+        streamError ?? ByteStreamError(.innerStreamFailed, operation: operation)
+    }
+}
+
+extension ByteInputStream {
+    /// Reads one chunk of at most `maxLength` bytes, opening the stream first if needed.
+    /// - Returns: `1...maxLength` bytes, or an empty array at the end of the stream.
+    /// - Throws: The stream's error (a ``ByteStreamError``, or a wrapping stream's own error).
+    public func readChunk(maxLength: Int = ByteStream.defaultChunkSize) throws -> [UInt8] {
+        precondition(maxLength > 0, "maxLength must be positive")
+        if streamStatus == .notOpen { try openOrThrow() }
+        var chunk = [UInt8](repeating: 0, count: maxLength)
+        let count = chunk.withUnsafeMutableBufferPointer { read($0.baseAddress!, maxLength: maxLength) }
+        if count < 0 { throw throwStreamError(operation: "read") }
+        chunk.removeSubrange(count...)
+        return chunk
+    }
+
+    /// Reads everything up to the end, for small inputs.
+    /// - Parameter limit: The most bytes to accept; more is an error so a huge input cannot
+    ///   exhaust memory.
+    /// - Throws: The stream's error, or ``ByteStreamError/Code-swift.enum/noSpaceAvailable`` when
+    ///   the input is longer than `limit` bytes.
+    public func readToEnd(limit: Int = Int.max) throws -> [UInt8] {
+        if streamStatus == .notOpen { try openOrThrow() }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBufferPointer { read($0.baseAddress!, maxLength: $0.count) }
+            if count < 0 { throw throwStreamError(operation: "read") }
+            if count == 0 { return result }
+            if result.count + count > limit {
+                throw ByteStreamError(.noSpaceAvailable, operation: "read to end")
+            }
+            result.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Copies this stream to `output` in chunks of `chunkSize` bytes until the end of this
+    /// stream, opening either stream if needed; closes neither.
+    ///
+    /// Memory: one buffer of `chunkSize` bytes, whatever the size of the input.
+    /// - Returns: The number of bytes copied.
+    /// - Throws: The first error of either stream.
+    @discardableResult
+    public func copy(to output: ByteOutputStream, chunkSize: Int = ByteStream.defaultChunkSize) throws -> Int64 {
+        precondition(chunkSize > 0, "chunkSize must be positive")
+        if streamStatus == .notOpen { try openOrThrow() }
+        if output.streamStatus == .notOpen { try output.openOrThrow() }
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while true {
+            let count = read(buffer, maxLength: chunkSize)
+            if count < 0 { throw throwStreamError(operation: "read") }
+            if count == 0 { return total }
+            try output.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
+            total += Int64(count)
+        }
+    }
+
+    /// The stream's bytes as an asynchronous sequence of chunks of at most `maxLength` bytes.
+    /// The stream is opened on the first iteration if needed and closed when the sequence ends
+    /// or fails. Each read blocks the task that iterates.
+    public func chunks(maxLength: Int = ByteStream.defaultChunkSize) -> ByteChunks {
+        ByteChunks(stream: self, maxLength: maxLength)
+    }
+}
+
+/// An `AsyncSequence` of a stream's bytes in chunks (``ByteInputStream/chunks(maxLength:)``).
+/// Each element holds `1...maxLength` bytes; the sequence ends at the end of the stream and
+/// throws the stream's error.
+public struct ByteChunks: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    let stream: ByteInputStream
+    let maxLength: Int
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let stream: ByteInputStream
+        let maxLength: Int
+
+        public mutating func next() async throws -> [UInt8]? {
+            if stream.streamStatus == .closed { return nil }
+            do {
+                let chunk = try stream.readChunk(maxLength: maxLength)
+                if chunk.isEmpty {
+                    stream.close()
+                    return nil
+                }
+                return chunk
+            } catch {
+                stream.close()
+                throw error
+            }
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(stream: stream, maxLength: maxLength)
+    }
+}
+
+extension ByteOutputStream {
+    /// Writes all of `bytes`, offering the rest again after each short write, opening the
+    /// stream first if needed.
+    /// - Throws: The stream's error; ``ByteStreamError/Code-swift.enum/noSpaceAvailable`` when a
+    ///   fixed buffer fills before all bytes are written.
+    public func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
+        if streamStatus == .notOpen { try openOrThrow() }
+        guard var next = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let count = write(next, maxLength: remaining)
+            if count < 0 { throw throwStreamError(operation: "write") }
+            if count == 0 {
+                throw ByteStreamError(.noSpaceAvailable, operation: "write")
+            }
+            next += count
+            remaining -= count
+        }
+    }
+
+    /// Writes all of `bytes`; see ``writeAll(_:)-(UnsafeRawBufferPointer)``.
+    public func writeAll<Bytes: Sequence>(_ bytes: Bytes) throws where Bytes.Element == UInt8 {
+        if let done = try bytes.withContiguousStorageIfAvailable({ try writeAll(UnsafeRawBufferPointer($0)) }) {
+            return done
+        }
+        let array = Array(bytes)
+        try array.withUnsafeBytes { try writeAll($0) }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// Writes into memory (Cocoa's `OutputStream.toMemory()` and `OutputStream(toBuffer:capacity:)`).
+///
+/// - A growing stream (``init()``) takes every byte; read them back through ``data`` or the
+///   property ``ByteStream/PropertyKey/dataWrittenToMemoryStream``.
+/// - A fixed stream (``init(buffer:capacity:)``) writes into the caller's buffer: when it fills,
+///   writes are short, ``ByteOutputStream/hasSpaceAvailable`` becomes `false` and the status
+///   `.atEnd`; a write after that returns `-1` with ``ByteStreamError/Code-swift.enum/noSpaceAvailable``.
+///   The caller owns the buffer and keeps it alive while the stream is in use.
+///
+/// Never blocks.
+public final class MemoryOutputStream: ByteOutputStream, @unchecked Sendable {
+    private var growing: [UInt8] = []
+    private let fixedBuffer: UnsafeMutablePointer<UInt8>?
+    private let capacity: Int
+    /// The number of bytes written so far.
+    public private(set) var writtenCount = 0
+
+    /// A stream that grows to hold every byte written to it.
+    override public init() {
+        fixedBuffer = nil
+        capacity = .max
+        super.init()
+    }
+
+    /// A stream that writes at most `capacity` bytes into `buffer`.
+    public init(buffer: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        precondition(capacity >= 0, "capacity must not be negative")
+        fixedBuffer = buffer
+        self.capacity = capacity
+        super.init()
+    }
+
+    /// The bytes written so far (for a fixed stream, the filled start of the caller's buffer).
+    public var data: Data {
+        if let fixedBuffer { return Data(bytes: fixedBuffer, count: writtenCount) }
+        return Data(growing)
+    }
+
+    override public var isFull: Bool { writtenCount >= capacity }
+
+    override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
+        if let fixedBuffer {
+            let length = min(maxLength, capacity - writtenCount)
+            guard length > 0 else { throw ByteStreamError(.noSpaceAvailable, operation: "write") }
+            (fixedBuffer + writtenCount).update(from: buffer, count: length)
+            writtenCount += length
+            return length
+        }
+        growing.append(contentsOf: UnsafeBufferPointer(start: buffer, count: maxLength))
+        writtenCount += maxLength
+        return maxLength
+    }
+
+    /// ``ByteStream/PropertyKey/dataWrittenToMemoryStream``: the bytes written, as `Data`, for a
+    /// growing stream; `nil` for a fixed one, as in Cocoa.
+    override public func property(forKey key: ByteStream.PropertyKey) -> Any? {
+        guard key == .dataWrittenToMemoryStream, fixedBuffer == nil else { return nil }
+        return Data(growing)
+    }
+}

@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one place where the streams call the system: every call retries on `EINTR`, waits
+/// with `poll(2)` when a descriptor is non-blocking, and turns `errno` into a ``ByteStreamError``.
+enum SystemCalls {
+    /// The corresponding C function is `open(2)`; `O_CLOEXEC` is always added.
+    static func open(_ path: String, flags: Int32, mode: mode_t = 0o666) throws -> Int32 {
+        while true {
+            let fd = Glibc_open(path, flags | O_CLOEXEC, mode)
+            if fd >= 0 { return fd }
+            if errno == EINTR { continue }
+            throw ByteStreamError(.system(errno: errno), operation: "open", target: path)
+        }
+    }
+
+    /// The corresponding C function is `read(2)`. Returns 0 only at end of file.
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, target: String) throws -> Int {
+        while true {
+            let result = Glibc.read(fd, buffer, count)
+            if result >= 0 { return result }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: try wait(fd, for: Int16(POLLIN), operation: "read", target: target)
+            default: throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
+            }
+        }
+    }
+
+    /// The corresponding C function is `write(2)`. Returns at least 1 when `count > 0`.
+    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int {
+        while true {
+            let result = Glibc.write(fd, buffer, count)
+            if result > 0 || (result == 0 && count == 0) { return result }
+            if result == 0 { continue }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: try wait(fd, for: Int16(POLLOUT), operation: "write", target: target)
+            default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
+            }
+        }
+    }
+
+    /// The corresponding C function is `lseek(2)`.
+    static func seek(_ fd: Int32, to offset: Int64, whence: Int32, target: String) throws -> Int64 {
+        let result = lseek(fd, off_t(offset), whence)
+        if result < 0 { throw ByteStreamError(.system(errno: errno), operation: "seek", target: target) }
+        return Int64(result)
+    }
+
+    /// The corresponding C function is `close(2)`. `EINTR` is not retried: on Linux the
+    /// descriptor is already released.
+    static func close(_ fd: Int32, target: String) throws {
+        if Glibc.close(fd) != 0 && errno != EINTR {
+            throw ByteStreamError(.system(errno: errno), operation: "close", target: target)
+        }
+    }
+
+    /// Waits until a non-blocking descriptor is ready. The corresponding C function is `poll(2)`.
+    private static func wait(_ fd: Int32, for events: Int16, operation: String, target: String) throws {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        while poll(&entry, 1, -1) < 0 {
+            if errno != EINTR {
+                throw ByteStreamError(.system(errno: errno), operation: operation, target: target)
+            }
+        }
+    }
+}
+
+// `open` is variadic in C; Glibc exposes a Swift overload taking the mode.
+@inline(__always)
+private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    #if canImport(Glibc)
+    return Glibc.open(path, flags, mode)
+    #else
+    return Darwin.open(path, flags, mode)
+    #endif
+}
