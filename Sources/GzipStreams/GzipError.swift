@@ -1,0 +1,102 @@
+/// A malformed gzip input or a zlib failure. Every case that concerns the input names the
+/// byte offset in the compressed input where the fault was found, and, where it applies, the
+/// member (1 for the first) it was found in.
+///
+/// I/O failures of the wrapped stream are not `GzipError`s: they come through unchanged
+/// (a `ByteStreamError` for the file and memory streams).
+public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Where in a member the input ended.
+    public enum MemberPart: String, Sendable {
+        case header, deflateData = "deflate data", trailer
+    }
+
+    /// The input held no bytes at all, so not even one member (RFC 1952 §2.2).
+    case emptyInput
+    /// The first two bytes are not the gzip magic `1f 8b` (RFC 1952 §2.3.1): not gzip data.
+    case notGzip(offset: Int64)
+    /// CM is not 8, deflate (RFC 1952 §2.3.1).
+    case unsupportedMethod(UInt8, member: Int, offset: Int64)
+    /// FLG has reserved bits 5–7 set, which RFC 1952 §2.3.1.2 says must be an error.
+    case reservedFlags(UInt8, member: Int, offset: Int64)
+    /// The FHCRC field does not match the low 16 bits of the header's CRC-32 (RFC 1952 §2.3.1).
+    case headerCRCMismatch(member: Int, stored: UInt16, computed: UInt16, offset: Int64)
+    /// The input ended inside a member's header, deflate data or trailer.
+    case truncated(member: Int, part: MemberPart, offset: Int64)
+    /// zlib rejected the deflate data (RFC 1951); `message` is zlib's.
+    case invalidDeflateData(member: Int, message: String, offset: Int64)
+    /// The CRC-32 in the trailer differs from that of the decoded data (RFC 1952 §2.3.1).
+    case crcMismatch(member: Int, stored: UInt32, computed: UInt32, offset: Int64)
+    /// ISIZE differs from the decoded size modulo 2^32 (RFC 1952 §2.3.1).
+    case lengthMismatch(member: Int, stored: UInt32, computed: UInt32, offset: Int64)
+    /// `length` bytes after the last member are neither a member nor zero padding.
+    case trailingGarbage(offset: Int64, length: Int64)
+    /// Decoding would produce more than `limit` bytes (the caller's decompression limit).
+    case outputLimitExceeded(limit: Int64)
+    /// zlib itself failed (out of memory, version mismatch).
+    case zlibFailure(code: Int32, message: String)
+
+    /// A stable name for the kind of fault, as the fixtures' manifest writes it:
+    /// `empty-input`, `bad-magic`, `bad-header`, `header-crc`, `truncated`, `invalid-deflate`,
+    /// `crc-mismatch`, `length-mismatch`, `trailing-garbage`, `output-limit`, `zlib`.
+    public var kind: String {
+        switch self {
+        case .emptyInput: "empty-input"
+        case .notGzip: "bad-magic"
+        case .unsupportedMethod, .reservedFlags: "bad-header"
+        case .headerCRCMismatch: "header-crc"
+        case .truncated: "truncated"
+        case .invalidDeflateData: "invalid-deflate"
+        case .crcMismatch: "crc-mismatch"
+        case .lengthMismatch: "length-mismatch"
+        case .trailingGarbage: "trailing-garbage"
+        case .outputLimitExceeded: "output-limit"
+        case .zlibFailure: "zlib"
+        }
+    }
+
+    /// The byte offset in the compressed input where the fault was found, when it has one.
+    public var offset: Int64? {
+        switch self {
+        case .emptyInput, .outputLimitExceeded, .zlibFailure: nil
+        case .notGzip(let offset), .trailingGarbage(let offset, _): offset
+        case .unsupportedMethod(_, _, let offset), .reservedFlags(_, _, let offset): offset
+        case .headerCRCMismatch(_, _, _, let offset), .crcMismatch(_, _, _, let offset),
+             .lengthMismatch(_, _, _, let offset): offset
+        case .truncated(_, _, let offset), .invalidDeflateData(_, _, let offset): offset
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .emptyInput:
+            return "empty input: no gzip member"
+        case .notGzip(let offset):
+            return "not in gzip format (bad magic at byte \(offset))"
+        case .unsupportedMethod(let method, let member, let offset):
+            return "unsupported compression method \(method) in member \(member) at byte \(offset)"
+        case .reservedFlags(let flags, let member, let offset):
+            return "bad header in member \(member): reserved flag bits set (FLG \(hex(flags, 2))) at byte \(offset)"
+        case .headerCRCMismatch(let member, let stored, let computed, let offset):
+            return "header CRC mismatch in member \(member) at byte \(offset) (stored \(hex(stored, 4)), computed \(hex(computed, 4)))"
+        case .truncated(let member, let part, let offset):
+            return "unexpected end of input in the \(part.rawValue) of member \(member) at byte \(offset)"
+        case .invalidDeflateData(let member, let message, let offset):
+            return "invalid deflate data in member \(member) at byte \(offset): \(message)"
+        case .crcMismatch(let member, let stored, let computed, let offset):
+            return "CRC-32 mismatch in member \(member) at byte \(offset) (stored \(hex(stored, 8)), computed \(hex(computed, 8)))"
+        case .lengthMismatch(let member, let stored, let computed, let offset):
+            return "length mismatch in member \(member) at byte \(offset) (ISIZE \(stored), decoded \(computed) mod 2^32)"
+        case .trailingGarbage(let offset, let length):
+            return "trailing garbage: \(length) bytes at byte \(offset) after the last member"
+        case .outputLimitExceeded(let limit):
+            return "output exceeds the limit of \(limit) bytes"
+        case .zlibFailure(let code, let message):
+            return "zlib failure \(code): \(message)"
+        }
+    }
+}
+
+private func hex<T: BinaryInteger>(_ value: T, _ width: Int) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
+}

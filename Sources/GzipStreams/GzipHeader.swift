@@ -1,0 +1,116 @@
+import Foundation
+
+/// The header of one gzip member (RFC 1952 §2.3.1).
+///
+/// Text fields are bytes: RFC 1952 says FNAME and FCOMMENT are ISO 8859-1 (Latin-1) and end in
+/// a zero byte, which is not stored here. ``fileNameString`` and ``commentString`` decode them.
+public struct GzipHeader: Equatable, Sendable {
+    /// FTEXT: the data is probably text. Informational only.
+    public var isText = false
+    /// MTIME: the modification time of the original file in seconds since 1970-01-01 UTC, or
+    /// 0 when none is stored.
+    public var modificationTime: UInt32 = 0
+    /// XFL: 2 for maximum compression, 4 for the fastest (RFC 1952 §2.3.1). When writing, `nil`
+    /// derives it from the compression level as GNU gzip does; a parsed header always has it.
+    public var extraFlags: UInt8?
+    /// OS: the file system the member was made on; 3 is Unix, 255 unknown.
+    public var operatingSystem: UInt8 = 3
+    /// FEXTRA: the extra field's bytes (XLEN of them, at most 65535), without the XLEN prefix.
+    public var extraField: [UInt8]?
+    /// FNAME: the original file name, without the terminating zero byte.
+    public var fileName: [UInt8]?
+    /// FCOMMENT: the comment, without the terminating zero byte.
+    public var comment: [UInt8]?
+    /// FHCRC: the header carries a CRC-16 (the low 16 bits of its CRC-32). When reading, it
+    /// was present and checked.
+    public var hasHeaderCRC = false
+
+    public init(isText: Bool = false, modificationTime: UInt32 = 0, extraFlags: UInt8? = nil,
+                operatingSystem: UInt8 = 3, extraField: [UInt8]? = nil, fileName: [UInt8]? = nil,
+                comment: [UInt8]? = nil, hasHeaderCRC: Bool = false) {
+        self.isText = isText
+        self.modificationTime = modificationTime
+        self.extraFlags = extraFlags
+        self.operatingSystem = operatingSystem
+        self.extraField = extraField
+        self.fileName = fileName
+        self.comment = comment
+        self.hasHeaderCRC = hasHeaderCRC
+    }
+
+    /// FNAME decoded as ISO 8859-1, or `nil`.
+    public var fileNameString: String? {
+        get { fileName.map { String(decoding: $0, latin1: ()) } }
+        set { fileName = newValue.map(Array.init(latin1OrUTF8:)) }
+    }
+
+    /// FCOMMENT decoded as ISO 8859-1, or `nil`.
+    public var commentString: String? {
+        get { comment.map { String(decoding: $0, latin1: ()) } }
+        set { comment = newValue.map(Array.init(latin1OrUTF8:)) }
+    }
+
+    /// MTIME as a date, or `nil` when it is 0.
+    public var modificationDate: Date? {
+        modificationTime == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(modificationTime))
+    }
+
+    // RFC 1952 §2.3.1 flag bits.
+    static let magic: (UInt8, UInt8) = (0x1f, 0x8b)
+    static let methodDeflate: UInt8 = 8
+    static let flagText: UInt8 = 0x01
+    static let flagHeaderCRC: UInt8 = 0x02
+    static let flagExtra: UInt8 = 0x04
+    static let flagName: UInt8 = 0x08
+    static let flagComment: UInt8 = 0x10
+    static let reservedFlags: UInt8 = 0xe0
+
+    /// The header's bytes as RFC 1952 §2.3 lays them out, for a member deflated at `level`.
+    /// - Precondition: ``extraField`` holds at most 65535 bytes; ``fileName`` and ``comment``
+    ///   hold no zero byte.
+    func encoded(level: Int) -> [UInt8] {
+        var flags: UInt8 = 0
+        if isText { flags |= Self.flagText }
+        if hasHeaderCRC { flags |= Self.flagHeaderCRC }
+        if extraField != nil { flags |= Self.flagExtra }
+        if fileName != nil { flags |= Self.flagName }
+        if comment != nil { flags |= Self.flagComment }
+        let xfl = extraFlags ?? (level == 9 ? 2 : level == 1 ? 4 : 0)
+        var bytes: [UInt8] = [Self.magic.0, Self.magic.1, Self.methodDeflate, flags]
+        bytes += withUnsafeBytes(of: modificationTime.littleEndian, Array.init)
+        bytes += [xfl, operatingSystem]
+        if let extraField {
+            precondition(extraField.count <= 0xffff, "FEXTRA holds at most 65535 bytes")
+            bytes += withUnsafeBytes(of: UInt16(extraField.count).littleEndian, Array.init)
+            bytes += extraField
+        }
+        for field in [fileName, comment].compactMap({ $0 }) {
+            precondition(!field.contains(0), "FNAME and FCOMMENT must not contain a zero byte")
+            bytes += field + [0]
+        }
+        if hasHeaderCRC {
+            let crc = bytes.withUnsafeBytes { crc32(0, $0) }
+            bytes += withUnsafeBytes(of: UInt16(truncatingIfNeeded: crc).littleEndian, Array.init)
+        }
+        return bytes
+    }
+}
+
+extension String {
+    /// Decodes ISO 8859-1: each byte is the Unicode scalar of the same value.
+    init(decoding bytes: [UInt8], latin1: Void) {
+        self = String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// ISO 8859-1 when every character fits in it, else UTF-8 (a name gzip would store as is).
+    init(latin1OrUTF8 string: String) {
+        let scalars = string.unicodeScalars
+        if scalars.allSatisfy({ $0.value <= 0xff }) {
+            self = scalars.map { UInt8($0.value) }
+        } else {
+            self = Array(string.utf8)
+        }
+    }
+}

@@ -1,0 +1,406 @@
+import ByteStreams
+import CZlib
+
+/// Reads gzip data (RFC 1952) from an inner input stream and yields the plain bytes: it
+/// parses each member's header, inflates its deflate data, and checks the trailer's CRC-32
+/// and ISIZE before going on to the next member; the members of a multi-member file are
+/// read one after another as one stream of bytes (RFC 1952 §2.2).
+///
+/// Data is tentative until the trailer is checked: the bytes of a member are returned as they
+/// are inflated, so a caller that must not act on corrupt data waits for the end of the stream
+/// (a read returning `0`) before trusting what it got.
+///
+/// After the last member: zero bytes (padding) are skipped; bytes that begin with the gzip
+/// magic must be a valid member; anything else is trailing garbage, handled as
+/// ``TrailingGarbagePolicy`` says.
+///
+/// Errors (``ByteStream/streamError`` after a read returns `-1`, or thrown by the throwing
+/// conveniences): ``GzipError`` for malformed input, each naming the byte offset in the
+/// compressed input; the inner stream's own errors unchanged.
+///
+/// Memory: zlib's inflate state (about 40 KiB, the 32 KiB window included) and one input
+/// buffer of `chunkSize` bytes, whatever the size of the input. The header's FNAME and
+/// FCOMMENT keep at most ``maximumHeaderFieldLength`` bytes each (the rest is read and checked
+/// but not kept).
+///
+/// Wraps zlib's `inflate`.
+public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
+    /// What to do with bytes after the last member that are neither zero padding nor a member.
+    public enum TrailingGarbagePolicy: Sendable {
+        /// The read that meets them returns `-1` with ``GzipError/trailingGarbage(offset:length:)``;
+        /// every byte of the members before it has already been returned.
+        case fail
+        /// The stream ends normally and ``trailingGarbage`` tells where they were.
+        case ignore
+    }
+
+    /// Where the trailing garbage is: its offset in the compressed input and its length, in bytes.
+    public struct TrailingGarbage: Equatable, Sendable {
+        public var offset: Int64
+        public var length: Int64
+    }
+
+    /// One complete, checked member, as passed to ``memberHandler``.
+    public struct Member: Equatable, Sendable {
+        /// 1 for the first member.
+        public var index: Int
+        /// The offset in bytes of the member's first header byte in the compressed input.
+        public var offset: Int64
+        public var header: GzipHeader
+        /// The member's size in bytes in the compressed input: header, deflate data and trailer.
+        public var compressedSize: Int64
+        /// The number of bytes the member decoded to (exact, not modulo 2^32).
+        public var uncompressedSize: Int64
+        /// The CRC-32 of the decoded bytes, equal to the trailer's.
+        public var crc32: UInt32
+    }
+
+    /// The most bytes of FNAME or FCOMMENT kept in ``header``: 64 KiB.
+    public static let maximumHeaderFieldLength = 64 * 1024
+
+    private enum State { case streamStart, deflateData, trailer, betweenMembers, end }
+
+    private let inner: ByteInputStream
+    private let closesInnerStream: Bool
+    private let chunkSize: Int
+    private let trailingGarbagePolicy: TrailingGarbagePolicy
+    /// The decompression limit in bytes, or `nil` for none.
+    public let maximumOutputSize: Int64?
+    private var zstream: ZStream?
+    private var state = State.streamStart
+
+    private let inputBuffer: UnsafeMutablePointer<UInt8>
+    private var inputStart = 0
+    private var inputEnd = 0
+    /// The compressed-input offset of `inputBuffer[0]`.
+    private var bufferOffset: Int64 = 0
+
+    private var memberIndex = 0
+    private var memberOffset: Int64 = 0
+    private var memberHeader = GzipHeader()
+    private var memberCRC: UInt32 = 0
+    private var memberSize: Int64 = 0
+    private var headerCRC: UInt32 = 0
+
+    /// The first member's header, once it has been read (after the first read).
+    public private(set) var header: GzipHeader?
+    /// The number of members read and checked so far.
+    public private(set) var memberCount = 0
+    /// The number of plain bytes returned so far.
+    public private(set) var uncompressedByteCount: Int64 = 0
+    /// Set when trailing garbage was met under ``TrailingGarbagePolicy/ignore`` (or `.fail`).
+    public private(set) var trailingGarbage: TrailingGarbage?
+    /// Called after each member's trailer has been checked, on the thread that reads.
+    public var memberHandler: ((Member) -> Void)?
+
+    /// A stream that inflates the gzip data in `inner`.
+    /// - Parameters:
+    ///   - inner: The compressed input.
+    ///   - chunkSize: The size in bytes of each read from `inner`; default 4096.
+    ///   - trailingGarbage: What to do with non-gzip bytes after the last member; default `.fail`.
+    ///   - maximumOutputSize: A decompression limit in bytes: decoding more is
+    ///     ``GzipError/outputLimitExceeded(limit:)``; default none.
+    ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    public init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
+                trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+                closesInnerStream: Bool = true) {
+        precondition(chunkSize > 0, "chunkSize must be positive")
+        precondition((maximumOutputSize ?? 0) >= 0, "maximumOutputSize must not be negative")
+        self.inner = inner
+        self.chunkSize = chunkSize
+        self.trailingGarbagePolicy = trailingGarbage
+        self.maximumOutputSize = maximumOutputSize
+        self.closesInnerStream = closesInnerStream
+        self.inputBuffer = .allocate(capacity: chunkSize)
+        super.init()
+    }
+
+    deinit {
+        zstream?.end()
+        inputBuffer.deallocate()
+    }
+
+    /// The number of compressed bytes consumed so far.
+    public var compressedByteCount: Int64 { bufferOffset + Int64(inputStart) }
+
+    override public func openBacking() throws {
+        if inner.streamStatus == .notOpen { inner.open() }
+        try inner.throwIfFailed()
+        zstream = try ZStream(inflate: ())
+    }
+
+    override public func closeBacking() throws {
+        zstream?.end()
+        zstream = nil
+        if closesInnerStream {
+            inner.close()
+        }
+    }
+
+    override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        while true {
+            switch state {
+            case .streamStart:
+                guard try peekByte() != nil else { throw GzipError.emptyInput }
+                try readHeader()
+            case .betweenMembers:
+                try readBetweenMembers()
+            case .deflateData:
+                let count = try inflate(into: buffer, maxLength: maxLength)
+                if count > 0 { return count }
+            case .trailer:
+                try readTrailer()
+            case .end:
+                return 0
+            }
+        }
+    }
+
+    // MARK: Input
+
+    private var position: Int64 { bufferOffset + Int64(inputStart) }
+
+    /// Reads the next chunk from the inner stream once the buffer is used up; `false` at its end.
+    private func refill() throws -> Bool {
+        bufferOffset += Int64(inputEnd)
+        inputStart = 0
+        inputEnd = 0
+        let count = inner.read(inputBuffer, maxLength: chunkSize)
+        if count < 0 {
+            throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
+        }
+        inputEnd = count
+        return count > 0
+    }
+
+    private func peekByte() throws -> UInt8? {
+        if inputStart == inputEnd, try !refill() { return nil }
+        return inputBuffer[inputStart]
+    }
+
+    private func nextByte() throws -> UInt8? {
+        guard let byte = try peekByte() else { return nil }
+        inputStart += 1
+        return byte
+    }
+
+    // MARK: Header (RFC 1952 §2.3.1)
+
+    /// Reads one header byte, adding it to the header CRC; the end of input is `truncated`.
+    private func headerByte() throws -> UInt8 {
+        guard let byte = try nextByte() else {
+            throw GzipError.truncated(member: memberIndex, part: .header, offset: position)
+        }
+        headerCRC = withUnsafeBytes(of: byte) { crc32(headerCRC, $0) }
+        return byte
+    }
+
+    private func headerUInt16() throws -> UInt16 {
+        let low = try headerByte()
+        return UInt16(low) | UInt16(try headerByte()) << 8
+    }
+
+    /// Reads a zero-terminated field, keeping at most `maximumHeaderFieldLength` bytes.
+    private func headerString() throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        while true {
+            let byte = try headerByte()
+            if byte == 0 { return bytes }
+            if bytes.count < Self.maximumHeaderFieldLength { bytes.append(byte) }
+        }
+    }
+
+    /// Reads a whole header, the magic included, and readies zlib for the member's data.
+    private func readHeader() throws {
+        memberIndex += 1
+        memberOffset = position
+        headerCRC = 0
+        let first = try headerByte()
+        guard first == GzipHeader.magic.0 else { throw GzipError.notGzip(offset: memberOffset) }
+        let second = try headerByte()
+        guard second == GzipHeader.magic.1 else { throw GzipError.notGzip(offset: memberOffset) }
+        try readHeaderAfterMagic()
+    }
+
+    private func readHeaderAfterMagic() throws {
+        let method = try headerByte()
+        guard method == GzipHeader.methodDeflate else {
+            throw GzipError.unsupportedMethod(method, member: memberIndex, offset: memberOffset + 2)
+        }
+        let flags = try headerByte()
+        guard flags & GzipHeader.reservedFlags == 0 else {
+            throw GzipError.reservedFlags(flags, member: memberIndex, offset: memberOffset + 3)
+        }
+        var fields = GzipHeader()
+        fields.isText = flags & GzipHeader.flagText != 0
+        var mtime: UInt32 = 0
+        for shift in stride(from: 0, to: 32, by: 8) {
+            mtime |= UInt32(try headerByte()) << UInt32(shift)
+        }
+        fields.modificationTime = mtime
+        fields.extraFlags = try headerByte()
+        fields.operatingSystem = try headerByte()
+        if flags & GzipHeader.flagExtra != 0 {
+            let length = Int(try headerUInt16())
+            var extra: [UInt8] = []
+            extra.reserveCapacity(length)
+            for _ in 0..<length { extra.append(try headerByte()) }
+            fields.extraField = extra
+        }
+        if flags & GzipHeader.flagName != 0 { fields.fileName = try headerString() }
+        if flags & GzipHeader.flagComment != 0 { fields.comment = try headerString() }
+        if flags & GzipHeader.flagHeaderCRC != 0 {
+            let computed = UInt16(truncatingIfNeeded: headerCRC)
+            let fieldOffset = position
+            let stored = try headerUInt16()
+            guard stored == computed else {
+                throw GzipError.headerCRCMismatch(member: memberIndex, stored: stored, computed: computed,
+                                                  offset: fieldOffset)
+            }
+            fields.hasHeaderCRC = true
+        }
+        memberHeader = fields
+        if header == nil { header = fields }
+        memberCRC = 0
+        memberSize = 0
+        zstream?.reset()
+        state = .deflateData
+    }
+
+    // MARK: Deflate data
+
+    /// Inflates into `buffer`; returns the bytes produced, `0` when the member's deflate data
+    /// ended without producing more.
+    private func inflate(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        guard let zstream else { throw ByteStreamError(.notOpen, operation: "read") }
+        let z = zstream.pointer
+        var capacity = min(maxLength, Int(UInt32.max))
+        if let limit = maximumOutputSize {
+            // One byte past the limit is enough to know it is exceeded.
+            capacity = Int(min(Int64(capacity), limit - uncompressedByteCount + 1))
+        }
+        z.pointee.next_out = buffer
+        z.pointee.avail_out = UInt32(capacity)
+        var produced = 0
+        loop: while true {
+            if inputStart == inputEnd, try !refill() {
+                throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
+            }
+            z.pointee.next_in = inputBuffer + inputStart
+            z.pointee.avail_in = UInt32(inputEnd - inputStart)
+            let code = CZlib.inflate(z, Z_NO_FLUSH)
+            inputStart = inputEnd - Int(z.pointee.avail_in)
+            produced = capacity - Int(z.pointee.avail_out)
+            switch code {
+            case Z_STREAM_END:
+                state = .trailer
+                break loop
+            case Z_OK, Z_BUF_ERROR:
+                if produced > 0 { break loop }
+                if code == Z_BUF_ERROR && inputStart != inputEnd {
+                    throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+                }
+            case Z_DATA_ERROR, Z_NEED_DICT:
+                throw GzipError.invalidDeflateData(member: memberIndex,
+                                                   message: ZStream.message(for: code, stream: z),
+                                                   offset: position)
+            default:
+                throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+            }
+        }
+        z.pointee.next_in = nil
+        z.pointee.next_out = nil
+        if produced > 0 {
+            memberCRC = crc32(memberCRC, UnsafeRawBufferPointer(start: buffer, count: produced))
+            memberSize += Int64(produced)
+            uncompressedByteCount += Int64(produced)
+            if let limit = maximumOutputSize, uncompressedByteCount > limit {
+                throw GzipError.outputLimitExceeded(limit: limit)
+            }
+        }
+        return produced
+    }
+
+    // MARK: Trailer and what follows
+
+    private func trailerUInt32() throws -> UInt32 {
+        var value: UInt32 = 0
+        for shift in stride(from: 0, to: 32, by: 8) {
+            guard let byte = try nextByte() else {
+                throw GzipError.truncated(member: memberIndex, part: .trailer, offset: position)
+            }
+            value |= UInt32(byte) << UInt32(shift)
+        }
+        return value
+    }
+
+    /// Reads and checks CRC-32 and ISIZE (RFC 1952 §2.3.1).
+    private func readTrailer() throws {
+        let crcOffset = position
+        let storedCRC = try trailerUInt32()
+        let storedSize = try trailerUInt32()
+        guard storedCRC == memberCRC else {
+            throw GzipError.crcMismatch(member: memberIndex, stored: storedCRC, computed: memberCRC,
+                                        offset: crcOffset)
+        }
+        let computedSize = UInt32(truncatingIfNeeded: memberSize)
+        guard storedSize == computedSize else {
+            throw GzipError.lengthMismatch(member: memberIndex, stored: storedSize, computed: computedSize,
+                                           offset: crcOffset + 4)
+        }
+        memberCount += 1
+        memberHandler?(Member(index: memberIndex, offset: memberOffset, header: memberHeader,
+                              compressedSize: position - memberOffset, uncompressedSize: memberSize,
+                              crc32: memberCRC))
+        state = .betweenMembers
+    }
+
+    /// Decides what follows a member: the end, zero padding, another member, or garbage.
+    private func readBetweenMembers() throws {
+        let start = position
+        guard let first = try peekByte() else {
+            state = .end
+            return
+        }
+        switch first {
+        case GzipHeader.magic.0:
+            inputStart += 1
+            guard let second = try peekByte() else {
+                // A lone 1f: the start of a header cut short.
+                throw GzipError.truncated(member: memberIndex + 1, part: .header, offset: position)
+            }
+            if second == GzipHeader.magic.1 {
+                inputStart += 1
+                memberIndex += 1
+                memberOffset = start
+                headerCRC = [GzipHeader.magic.0, GzipHeader.magic.1].withUnsafeBytes { crc32(0, $0) }
+                try readHeaderAfterMagic()
+                return
+            }
+        case 0:
+            while let byte = try peekByte() {
+                if byte != 0 { break }
+                inputStart += 1
+            }
+            if try peekByte() == nil {
+                state = .end
+                return
+            }
+        default:
+            break
+        }
+        try skipTrailingGarbage(from: start)
+    }
+
+    /// Reads to the end of the input to measure the garbage, then fails or ends as the policy says.
+    private func skipTrailingGarbage(from start: Int64) throws {
+        inputStart = inputEnd
+        while try refill() { inputStart = inputEnd }
+        let garbage = TrailingGarbage(offset: start, length: position - start)
+        trailingGarbage = garbage
+        state = .end
+        if trailingGarbagePolicy == .fail {
+            throw GzipError.trailingGarbage(offset: garbage.offset, length: garbage.length)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import ByteStreams
+import CZlib
+
+/// Takes plain bytes and writes them, deflated, as one gzip member (RFC 1952) to an inner
+/// output stream.
+///
+/// ``ByteStream/open()`` opens the inner stream if it is not open yet and writes the header;
+/// each ``ByteOutputStream/write(_:maxLength:)`` deflates all bytes offered (it never writes
+/// short) and passes whole compressed chunks of at most `chunkSize` bytes to the inner stream;
+/// ``flush()`` makes everything written so far decodable (a zlib sync flush);
+/// ``ByteStream/close()`` finishes the deflate data, writes the trailer (CRC-32 and ISIZE) and
+/// closes the inner stream unless `closesInnerStream` is `false`. A failure while finishing
+/// leaves the status `.error` with the error in ``ByteStream/streamError``, so check it (or
+/// use `closeOrThrow()`) before trusting the output.
+///
+/// Memory: zlib's deflate state (about 256 KiB at the default memory level) plus one output
+/// buffer of `chunkSize` bytes, whatever the amount of data.
+///
+/// Errors: the inner stream's errors come through unchanged; zlib failures are
+/// ``GzipError/zlibFailure(code:message:)``. Wraps zlib's `deflate`.
+public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
+    /// The compression level used when none is given: 6, as gzip and zlib.
+    public static let defaultLevel = 6
+
+    private let inner: ByteOutputStream
+    private let closesInnerStream: Bool
+    /// The compression level, 0 (stored blocks) to 9 (best).
+    public let level: Int
+    /// The header written at the start of the member.
+    public let header: GzipHeader
+    private let chunkSize: Int
+    private var zstream: ZStream?
+    private let outputBuffer: UnsafeMutablePointer<UInt8>
+    private var crc: UInt32 = 0
+    private var uncompressedCount: Int64 = 0
+    /// The number of compressed bytes written to the inner stream so far, header included.
+    public private(set) var compressedCount: Int64 = 0
+
+    /// A stream that deflates into `inner`.
+    /// - Parameters:
+    ///   - inner: Where the gzip member goes.
+    ///   - level: Compression level, `0...9`; default 6.
+    ///   - header: The member's header fields; default: no name, MTIME 0, OS 3 (Unix).
+    ///   - chunkSize: The size in bytes of the compressed chunks handed to `inner`; default 4096.
+    ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    public init(wrapping inner: ByteOutputStream, level: Int = GzipOutputStream.defaultLevel,
+                header: GzipHeader = GzipHeader(), chunkSize: Int = ByteStream.defaultChunkSize,
+                closesInnerStream: Bool = true) {
+        precondition((0...9).contains(level), "compression level must be 0...9")
+        precondition(chunkSize > 0, "chunkSize must be positive")
+        self.inner = inner
+        self.level = level
+        self.header = header
+        self.chunkSize = chunkSize
+        self.closesInnerStream = closesInnerStream
+        self.outputBuffer = .allocate(capacity: chunkSize)
+        super.init()
+    }
+
+    deinit {
+        zstream?.end()
+        outputBuffer.deallocate()
+    }
+
+    /// The number of plain bytes taken so far.
+    public var uncompressedByteCount: Int64 { uncompressedCount }
+
+    override public func openBacking() throws {
+        if inner.streamStatus == .notOpen { inner.open() }
+        try inner.throwIfFailed()
+        zstream = try ZStream(deflateLevel: level)
+        try emit(header.encoded(level: level))
+    }
+
+    override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
+        crc = crc32(crc, UnsafeRawBufferPointer(start: buffer, count: maxLength))
+        uncompressedCount += Int64(maxLength)
+        // zlib takes a 32-bit length: feed large buffers in slices.
+        var offset = 0
+        while offset < maxLength {
+            let slice = min(maxLength - offset, 1 << 30)
+            try deflate(UnsafeMutablePointer(mutating: buffer + offset), count: slice, flush: Z_NO_FLUSH)
+            offset += slice
+        }
+        return maxLength
+    }
+
+    /// Makes every byte written so far decodable by the reader, at a small cost in ratio:
+    /// a zlib sync flush (an empty stored block that aligns to a byte boundary).
+    /// - Throws: The inner stream's error or ``GzipError``; the stream is then in `.error`.
+    public func flush() throws {
+        try throwIfFailed()
+        guard streamStatus == .open else { throw ByteStreamError(.notOpen, operation: "flush") }
+        do {
+            try deflate(nil, count: 0, flush: Z_SYNC_FLUSH)
+        } catch {
+            fail(error)
+            throw error
+        }
+    }
+
+    override public func closeBacking() throws {
+        var firstError: (any Error)?
+        if streamStatus != .error, zstream != nil {
+            do {
+                try deflate(nil, count: 0, flush: Z_FINISH)
+                var trailer = [UInt8]()
+                trailer += withUnsafeBytes(of: crc.littleEndian, Array.init)
+                trailer += withUnsafeBytes(of: UInt32(truncatingIfNeeded: uncompressedCount).littleEndian, Array.init)
+                try emit(trailer)
+            } catch {
+                firstError = error
+            }
+        }
+        zstream?.end()
+        zstream = nil
+        if closesInnerStream {
+            inner.close()
+            if firstError == nil, inner.streamStatus == .error { firstError = inner.streamError }
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Runs deflate over `count` bytes at `input` with `flush`, passing each full or final
+    /// output chunk to the inner stream, until zlib has taken all input (and, for `Z_FINISH`,
+    /// ended the deflate data).
+    private func deflate(_ input: UnsafeMutablePointer<UInt8>?, count: Int, flush: Int32) throws {
+        guard let zstream else { throw ByteStreamError(.notOpen, operation: "write") }
+        let z = zstream.pointer
+        z.pointee.next_in = input
+        z.pointee.avail_in = UInt32(count)
+        while true {
+            z.pointee.next_out = outputBuffer
+            z.pointee.avail_out = UInt32(chunkSize)
+            let code = CZlib.deflate(z, flush)
+            guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
+                throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+            }
+            let produced = chunkSize - Int(z.pointee.avail_out)
+            if produced > 0 {
+                try emit(UnsafeRawBufferPointer(start: outputBuffer, count: produced))
+            }
+            if flush == Z_FINISH {
+                if code == Z_STREAM_END { break }
+            } else if z.pointee.avail_in == 0 && z.pointee.avail_out != 0 {
+                break
+            }
+        }
+        z.pointee.next_in = nil
+    }
+
+    private func emit(_ bytes: UnsafeRawBufferPointer) throws {
+        try inner.writeAll(bytes)
+        compressedCount += Int64(bytes.count)
+    }
+
+    private func emit(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try emit($0) }
+    }
+}
