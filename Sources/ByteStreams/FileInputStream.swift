@@ -31,12 +31,15 @@ public final class FileInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     /// A stream that reads `fileDescriptor`, which must stay open until the stream is closed.
-    /// - Parameter closesDescriptor: Close the descriptor on ``ByteStream/close()``; default `false`.
-    public init(fileDescriptor: Int32, closesDescriptor: Bool = false) {
+    /// - Parameters:
+    ///   - closesDescriptor: Close the descriptor on ``ByteStream/close()``; default `false`.
+    ///   - displayName: The name errors give (a path); default "standard input" or "descriptor N".
+    public init(fileDescriptor: Int32, closesDescriptor: Bool = false, displayName: String? = nil) {
         self.path = nil
         self.fd = fileDescriptor
         self.closesDescriptor = closesDescriptor
-        self.displayName = fileDescriptor == STDIN_FILENO ? "standard input" : "descriptor \(fileDescriptor)"
+        self.displayName = displayName
+            ?? (fileDescriptor == STDIN_FILENO ? "standard input" : "descriptor \(fileDescriptor)")
         super.init()
     }
 

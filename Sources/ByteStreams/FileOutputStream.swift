@@ -35,15 +35,19 @@ public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     /// A stream that writes `fileDescriptor`, which must stay open until the stream is closed.
-    /// - Parameter closesDescriptor: Close the descriptor on ``ByteStream/close()``; default `false`.
-    public init(fileDescriptor: Int32, closesDescriptor: Bool = false) {
+    /// - Parameters:
+    ///   - closesDescriptor: Close the descriptor on ``ByteStream/close()``; default `false`.
+    ///   - displayName: The name errors give (a path); default "standard output",
+    ///     "standard error" or "descriptor N".
+    public init(fileDescriptor: Int32, closesDescriptor: Bool = false, displayName: String? = nil) {
         self.path = nil
         self.append = false
         self.fd = fileDescriptor
         self.closesDescriptor = closesDescriptor
-        switch fileDescriptor {
-        case STDOUT_FILENO: self.displayName = "standard output"
-        case STDERR_FILENO: self.displayName = "standard error"
+        switch (displayName, fileDescriptor) {
+        case (let name?, _): self.displayName = name
+        case (nil, STDOUT_FILENO): self.displayName = "standard output"
+        case (nil, STDERR_FILENO): self.displayName = "standard error"
         default: self.displayName = "descriptor \(fileDescriptor)"
         }
         super.init()

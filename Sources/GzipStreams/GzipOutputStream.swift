@@ -99,9 +99,20 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         }
     }
 
+    /// Closes the stream without finishing the member: no final deflate block and no trailer
+    /// are written, so what reached the inner stream is not a valid gzip file and a reader
+    /// reports it truncated. For a writer whose input failed, so that partial data is never
+    /// mistaken for whole data. Closes the inner stream as ``ByteStream/close()`` does.
+    public func abandon() {
+        abandoned = true
+        close()
+    }
+
+    private var abandoned = false
+
     override public func closeBacking() throws {
         var firstError: (any Error)?
-        if streamStatus != .error, zstream != nil {
+        if streamStatus != .error, !abandoned, zstream != nil {
             do {
                 try deflate(nil, count: 0, flush: Z_FINISH)
                 var trailer = [UInt8]()

@@ -95,3 +95,6 @@ func crc32(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
     }
     return UInt32(truncatingIfNeeded: value)
 }
+
+/// The version of the zlib library loaded at run time, such as "1.2.13". Wraps zlib's `zlibVersion`.
+public var zlibRuntimeVersion: String { String(cString: zlibVersion()) }

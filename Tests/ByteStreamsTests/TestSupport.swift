@@ -301,4 +301,20 @@ final class EventRecorder: ByteStreamDelegate, @unchecked Sendable {
     func waitUntilFinished() -> Bool {
         finished.wait(timeout: .now() + waitLimit) == .success
     }
+
+    /// Waits at most `timeoutMilliseconds` for the end or an error; `false` on timeout.
+    func waitUntilFinished(timeoutMilliseconds: Int) -> Bool {
+        finished.wait(timeout: .now() + .milliseconds(timeoutMilliseconds)) == .success
+    }
+}
+
+/// A value shared with another thread, guarded by a lock.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
 }

@@ -1,0 +1,385 @@
+import ByteStreams
+import GzipStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The standard streams a run of the command uses, and whether they are terminals.
+public struct CommandEnvironment {
+    public var standardInput: ByteInputStream
+    public var standardOutput: ByteOutputStream
+    public var standardError: ByteOutputStream
+    public var inputIsTerminal: Bool
+    public var outputIsTerminal: Bool
+
+    public init(standardInput: ByteInputStream, standardOutput: ByteOutputStream,
+                standardError: ByteOutputStream, inputIsTerminal: Bool = false, outputIsTerminal: Bool = false) {
+        self.standardInput = standardInput
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.inputIsTerminal = inputIsTerminal
+        self.outputIsTerminal = outputIsTerminal
+    }
+
+    /// The process's descriptors 0, 1 and 2 (none is closed by the run).
+    public static func process() -> CommandEnvironment {
+        CommandEnvironment(standardInput: FileInputStream.standardInput(),
+                           standardOutput: FileOutputStream.standardOutput(),
+                           standardError: FileOutputStream.standardError(),
+                           inputIsTerminal: isatty(STDIN_FILENO) == 1,
+                           outputIsTerminal: isatty(STDOUT_FILENO) == 1)
+    }
+}
+
+/// Exit statuses as GNU gzip: 0 success, 1 error, 2 warning; an error outranks a warning.
+public enum ExitStatus: Int32, Comparable, Sendable {
+    case success = 0
+    case warning = 2
+    case error = 1
+
+    private var rank: Int { self == .success ? 0 : self == .warning ? 1 : 2 }
+    public static func < (lhs: ExitStatus, rhs: ExitStatus) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// Runs `gzstream` with its arguments (without the program name) against `environment`.
+/// - Returns: The exit status.
+public func runCommand(arguments: [String], environment: CommandEnvironment) -> ExitStatus {
+    let parsed: ParsedCommand
+    do {
+        parsed = try parseCommandLine(arguments)
+    } catch {
+        let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
+        diagnostics.write("gzstream: Error: \(error.message)\n" + usageText)
+        return .error
+    }
+    switch parsed {
+    case .help:
+        try? environment.standardOutput.writeAll(Array(helpText.utf8))
+        return .success
+    case .version:
+        try? environment.standardOutput.writeAll(Array("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n".utf8))
+        return .success
+    case .run(let options):
+        return Command(options: options, environment: environment).run()
+    }
+}
+
+/// Writes one-line messages to standard error.
+struct Diagnostics {
+    let stream: ByteOutputStream
+    let quiet: Bool
+
+    func write(_ text: String) {
+        try? stream.writeAll(Array(text.utf8))
+    }
+
+    func error(_ subject: String, _ problem: String) {
+        write("gzstream: \(subject): \(problem)\n")
+    }
+
+    func warning(_ subject: String, _ problem: String) {
+        if !quiet { error(subject, problem) }
+    }
+}
+
+/// A failure that has been reported already, or must stay quiet (a closed pipe).
+struct Reported: Error {
+    var status: ExitStatus
+}
+
+/// One run of `pack` or `unpack` over its operands.
+final class Command {
+    let options: Options
+    let environment: CommandEnvironment
+    let diagnostics: Diagnostics
+
+    init(options: Options, environment: CommandEnvironment) {
+        self.options = options
+        self.environment = environment
+        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet)
+    }
+
+    func run() -> ExitStatus {
+        let operands = options.files.isEmpty ? ["-"] : options.files
+        var status = ExitStatus.success
+        for operand in operands {
+            do {
+                let result = try process(operand)
+                status = max(status, result)
+            } catch let reported as Reported {
+                status = max(status, reported.status)
+                if reported.status == .error && brokenPipe { break }
+            } catch {
+                diagnostics.error(operand == "-" ? "standard input" : operand, describe(error))
+                status = max(status, .error)
+            }
+        }
+        return status
+    }
+
+    /// Set once standard output is a closed pipe: nothing more can be written there.
+    var brokenPipe = false
+
+    private func process(_ operand: String) throws -> ExitStatus {
+        if operand == "-" {
+            if let outputPath = options.outputPath {
+                return try toFile(input: environment.standardInput, inputName: "standard input",
+                                  inputInfo: nil, outputPath: outputPath)
+            }
+            return try toStandardOutput(input: environment.standardInput, inputName: "standard input", inputInfo: nil)
+        }
+        let info = try inputInfo(operand)
+        if options.toStandardOutput {
+            return try toStandardOutput(input: FileInputStream(path: operand), inputName: operand, inputInfo: info)
+        }
+        if let outputPath = options.outputPath {
+            return try toFile(input: FileInputStream(path: operand), inputName: operand, inputInfo: info,
+                              outputPath: outputPath)
+        }
+        guard let outputPath = try defaultOutputPath(for: operand) else { return .warning }
+        return try toFile(input: FileInputStream(path: operand), inputName: operand, inputInfo: info,
+                          outputPath: outputPath)
+    }
+
+    // MARK: Where the output goes
+
+    private func toStandardOutput(input: ByteInputStream, inputName: String, inputInfo: FileInfo?) throws -> ExitStatus {
+        try refuseTerminal(readingStandardInput: inputInfo == nil)
+        let output = environment.standardOutput
+        if output.streamStatus == .notOpen { output.open() }
+        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
+                                    outputName: "standard output", closesOutput: false)
+        report(outcome, inputName: inputName, outputName: "standard output")
+        return outcome.status
+    }
+
+    private func toFile(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, outputPath: String) throws -> ExitStatus {
+        if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
+        if !options.force, let existing = FileInfo(path: outputPath) {
+            if let inputInfo, existing.isSameFile(as: inputInfo) {
+                throw Reported(status: reportError(inputName, "input and output are the same file"))
+            }
+            throw Reported(status: reportError(outputPath, "already exists; not overwritten (use -f to overwrite)"))
+        }
+        if let inputInfo, let existing = FileInfo(path: outputPath), existing.isSameFile(as: inputInfo) {
+            throw Reported(status: reportError(inputName, "input and output are the same file"))
+        }
+        let temporary: TemporaryFile
+        do {
+            temporary = try TemporaryFile(besides: outputPath)
+        } catch let error as PublishError {
+            throw Reported(status: reportError(outputPath, error.message))
+        }
+        defer { temporary.discard() }
+        let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true,
+                                      displayName: outputPath)
+        temporary.descriptorClosed()
+        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
+                                    outputName: outputPath, closesOutput: true)
+        var finalPath = outputPath
+        if options.mode == .unpack, options.useName == true, options.outputPath == nil,
+           let stored = outcome.header?.fileName, let name = safeFileName(stored) {
+            finalPath = directory(of: outputPath) + name
+        }
+        temporary.setAttributes(mode: inputInfo?.permissions ?? defaultPermissions(),
+                                times: outputTimes(inputInfo: inputInfo, header: outcome.header),
+                                owner: inputInfo.map { ($0.owner, $0.group) })
+        do {
+            try temporary.publish(as: finalPath, replacing: options.force)
+        } catch let error as PublishError {
+            throw Reported(status: reportError(finalPath, error.message))
+        }
+        report(outcome, inputName: inputName, outputName: finalPath)
+        if options.removeInput, inputInfo != nil, unlink(inputName) != 0 {
+            diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
+            return max(outcome.status, .warning)
+        }
+        return outcome.status
+    }
+
+    // MARK: The work
+
+    struct Outcome {
+        var status: ExitStatus
+        var bytesIn: Int64
+        var bytesOut: Int64
+        var header: GzipHeader?
+    }
+
+    /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
+    /// and `output` when `closesOutput`.
+    private func transform(_ input: ByteInputStream, inputName: String, inputInfo: FileInfo?,
+                           into output: ByteOutputStream, outputName: String, closesOutput: Bool) throws -> Outcome {
+        defer { input.close() }
+        do {
+            switch options.mode {
+            case .pack:
+                let gzip = GzipOutputStream(wrapping: output, level: options.level,
+                                            header: packHeader(inputName: inputName, inputInfo: inputInfo),
+                                            chunkSize: options.chunkSize, closesInnerStream: closesOutput)
+                try gzip.openOrThrow()
+                do {
+                    try input.copy(to: gzip, chunkSize: options.chunkSize)
+                } catch {
+                    gzip.abandon()
+                    throw error
+                }
+                try gzip.closeOrThrow()
+                return Outcome(status: .success, bytesIn: gzip.uncompressedByteCount,
+                               bytesOut: gzip.compressedCount, header: nil)
+            case .unpack:
+                let gzip = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
+                                           maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+                defer { gzip.close() }
+                do {
+                    try gzip.copy(to: output, chunkSize: options.chunkSize)
+                } catch {
+                    if closesOutput { output.close() }
+                    throw error
+                }
+                if closesOutput { try output.closeOrThrow() }
+                var status = ExitStatus.success
+                if gzip.trailingGarbage != nil {
+                    diagnostics.warning(inputName, "decompression OK, trailing garbage ignored")
+                    status = .warning
+                }
+                return Outcome(status: status, bytesIn: gzip.compressedByteCount,
+                               bytesOut: gzip.uncompressedByteCount, header: gzip.header)
+            }
+        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == "standard output" {
+            brokenPipe = true
+            throw Reported(status: .error)
+        } catch let error as ByteStreamError {
+            throw Reported(status: reportError(error.target ?? inputName, describe(error)))
+        } catch {
+            throw Reported(status: reportError(inputName, describe(error)))
+        }
+    }
+
+    private func packHeader(inputName: String, inputInfo: FileInfo?) -> GzipHeader {
+        var header = GzipHeader()
+        guard let inputInfo, options.useName != false else { return header }
+        header.fileName = Array(baseName(inputName).utf8)
+        header.modificationTime = UInt32(clamping: max(0, inputInfo.modificationTime.seconds))
+        return header
+    }
+
+    /// The input's access and modification times; for `unpack -N`, the header's MTIME when set.
+    private func outputTimes(inputInfo: FileInfo?, header: GzipHeader?)
+        -> (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)? {
+        guard let inputInfo else { return nil }
+        if options.mode == .unpack, options.useName == true, let mtime = header?.modificationTime, mtime != 0 {
+            return (inputInfo.accessTime, FileInfo.Timestamp(seconds: Int(mtime), nanoseconds: 0))
+        }
+        return (inputInfo.accessTime, inputInfo.modificationTime)
+    }
+
+    // MARK: Checks and names
+
+    private func inputInfo(_ path: String) throws -> FileInfo {
+        guard let info = FileInfo(path: path) else {
+            throw Reported(status: reportError(path, String(cString: strerror(errno))))
+        }
+        if info.isDirectory {
+            throw Reported(status: reportError(path, "is a directory"))
+        }
+        if !info.isRegularFile && !options.force && !options.toStandardOutput {
+            throw Reported(status: reportError(path, "not a regular file (use -f or -c to read it)"))
+        }
+        return info
+    }
+
+    private func refuseTerminal(readingStandardInput: Bool) throws {
+        guard !options.force else { return }
+        switch options.mode {
+        case .pack where environment.outputIsTerminal && options.outputPath == nil:
+            throw Reported(status: reportError("standard output",
+                                               "compressed data not written to a terminal (use -f to force)"))
+        case .unpack where readingStandardInput && environment.inputIsTerminal:
+            throw Reported(status: reportError("standard input",
+                                               "compressed data not read from a terminal (use -f to force)"))
+        default:
+            break
+        }
+    }
+
+    /// `x` → `x.gz` for pack; `x.gz` → `x` and `x.tgz` → `x.tar` for unpack. `nil` (after a
+    /// warning) when the name does not fit.
+    private func defaultOutputPath(for input: String) throws -> String? {
+        switch options.mode {
+        case .pack:
+            for suffix in [".gz", ".tgz"] where input.hasSuffix(suffix) {
+                diagnostics.warning(input, "already has \(suffix) suffix -- unchanged")
+                return nil
+            }
+            return input + ".gz"
+        case .unpack:
+            let name = baseName(input)
+            for (suffix, replacement) in [(".gz", ""), (".tgz", ".tar"), ("-gz", ""), (".z", ""), ("_z", "")]
+            where name.hasSuffix(suffix) && name.count > suffix.count {
+                return String(input.dropLast(suffix.count)) + replacement
+            }
+            diagnostics.warning(input, "unknown suffix -- ignored")
+            return nil
+        }
+    }
+
+    // MARK: Reporting
+
+    private func reportError(_ subject: String, _ problem: String) -> ExitStatus {
+        diagnostics.error(subject, problem)
+        return .error
+    }
+
+    private func report(_ outcome: Outcome, inputName: String, outputName: String) {
+        guard options.verbose else { return }
+        let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
+        let saved = plain == 0 ? 0 : (1 - Double(packed) / Double(plain)) * 100
+        diagnostics.write("gzstream: \(inputName): \(outcome.bytesIn) -> \(outcome.bytesOut) bytes, "
+            + "\(formatPercent(saved)) saved -> \(outputName)\n")
+    }
+}
+
+func describe(_ error: any Error) -> String {
+    switch error {
+    case let error as GzipError:
+        return error.description
+    case let error as ByteStreamError:
+        return "\(error.operation) failed: \(error.reason)"
+    default:
+        return "\(error)"
+    }
+}
+
+func formatPercent(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    let sign = tenths < 0 ? "-" : ""
+    return "\(sign)\(abs(tenths) / 10).\(abs(tenths) % 10)%"
+}
+
+func baseName(_ path: String) -> String {
+    let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+    return trimmed.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? trimmed
+}
+
+func directory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "" }
+    return String(path[...slash])
+}
+
+/// The last path component of a stored FNAME, or `nil` when it is empty, `.` or `..`
+/// (a header must not write outside the output's directory).
+func safeFileName(_ stored: [UInt8]) -> String? {
+    let text = String(decoding: stored, as: UTF8.self)
+    let name = baseName(text)
+    guard !name.isEmpty, name != ".", name != "..", !name.contains("\0") else { return nil }
+    return name
+}
+
+private func defaultPermissions() -> mode_t {
+    let mask = umask(0)
+    umask(mask)
+    return 0o666 & ~mask
+}

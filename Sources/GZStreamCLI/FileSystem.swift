@@ -1,0 +1,148 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `stat(2)` says of a path.
+struct FileInfo {
+    struct Timestamp: Equatable {
+        var seconds: Int
+        var nanoseconds: Int
+    }
+
+    let device: UInt64
+    let inode: UInt64
+    let mode: mode_t
+    let owner: uid_t
+    let group: gid_t
+    let accessTime: Timestamp
+    let modificationTime: Timestamp
+
+    /// `nil` when `stat(2)` fails; `errno` then says why. Follows symbolic links.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        mode = info.st_mode
+        owner = info.st_uid
+        group = info.st_gid
+        accessTime = Timestamp(seconds: Int(info.st_atim.tv_sec), nanoseconds: Int(info.st_atim.tv_nsec))
+        modificationTime = Timestamp(seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+    }
+
+    var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
+    var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
+    /// The permission bits, without set-user-ID and set-group-ID.
+    var permissions: mode_t { mode & 0o1777 }
+
+    func isSameFile(as other: FileInfo) -> Bool {
+        device == other.device && inode == other.inode
+    }
+}
+
+struct PublishError: Error {
+    var message: String
+}
+
+/// The path of the temporary output being written, for the signal handler to remove:
+/// the address of a `strdup`ed C string, or 0.
+let pendingTemporaryPath = Atomic<UInt>(0)
+
+/// An output written beside its final path and renamed into place only when complete, so
+/// that a failure or an interruption never leaves a partial file under the final name.
+final class TemporaryFile {
+    let path: String
+    private(set) var descriptor: Int32
+    private var ownsDescriptor = true
+    private var published = false
+
+    /// Creates `.NAME.XXXXXX` (mode 0600) in the directory of `finalPath`.
+    /// The corresponding C function is `mkstemp(3)`.
+    init(besides finalPath: String) throws {
+        let template = directory(of: finalPath) + "." + baseName(finalPath) + ".gzstream-XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let fd = bytes.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw PublishError(message: "cannot create output: \(String(cString: strerror(errno)))")
+        }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        descriptor = fd
+        path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let copy = strdup(path)
+        pendingTemporaryPath.store(UInt(bitPattern: copy), ordering: .sequentiallyConsistent)
+    }
+
+    /// The descriptor now belongs to a stream that closes it.
+    func descriptorClosed() {
+        ownsDescriptor = false
+    }
+
+    /// Sets permissions, times and (where allowed) owner before the file is published.
+    func setAttributes(mode: mode_t, times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?,
+                       owner: (uid_t, gid_t)?) {
+        if let (uid, gid) = owner { _ = chown(path, uid, gid) }
+        _ = chmod(path, mode)
+        if let times {
+            var values = [timespec(tv_sec: time_t(times.access.seconds), tv_nsec: times.access.nanoseconds),
+                          timespec(tv_sec: time_t(times.modification.seconds), tv_nsec: times.modification.nanoseconds)]
+            _ = utimensat(AT_FDCWD, path, &values, 0)
+        }
+    }
+
+    /// Moves the file to `finalPath`. Without `replacing`, an existing file there is kept and
+    /// the move fails (atomically: `link(2)` refuses to replace).
+    func publish(as finalPath: String, replacing: Bool) throws {
+        if replacing {
+            guard rename(path, finalPath) == 0 else {
+                throw PublishError(message: "cannot write: \(String(cString: strerror(errno)))")
+            }
+        } else if link(path, finalPath) == 0 {
+            unlink(path)
+        } else {
+            let linkError = errno
+            if linkError == EEXIST {
+                throw PublishError(message: "already exists; not overwritten (use -f to overwrite)")
+            }
+            // File systems without hard links: check, then rename.
+            guard access(finalPath, F_OK) != 0, rename(path, finalPath) == 0 else {
+                throw PublishError(message: "cannot write: \(String(cString: strerror(linkError)))")
+            }
+        }
+        published = true
+        clearPending()
+    }
+
+    /// Removes the file unless it was published; closes the descriptor if still owned.
+    func discard() {
+        if ownsDescriptor {
+            close(descriptor)
+            ownsDescriptor = false
+        }
+        if !published {
+            unlink(path)
+            clearPending()
+        }
+    }
+
+    private func clearPending() {
+        let old = pendingTemporaryPath.exchange(0, ordering: .sequentiallyConsistent)
+        free(UnsafeMutableRawPointer(bitPattern: old))
+    }
+}
+
+/// Removes the temporary output when SIGINT, SIGTERM or SIGHUP arrives, then dies of the same
+/// signal, so an interrupted run leaves neither a partial output nor a stray temporary file.
+public func installInterruptCleanup() {
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+        signal(signalNumber) { received in
+            if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryPath.load(ordering: .sequentiallyConsistent)) {
+                unlink(path)
+            }
+            signal(received, SIG_DFL)
+            raise(received)
+        }
+    }
+}

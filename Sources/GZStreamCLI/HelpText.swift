@@ -1,0 +1,40 @@
+let toolVersion = "0.1.0"
+
+let usageText = """
+Usage: gzstream pack [OPTIONS] [FILE ...]
+       gzstream unpack [OPTIONS] [FILE ...]
+Try 'gzstream --help' for more information.
+
+"""
+
+let helpText = """
+gzstream \(toolVersion): streaming gzip (RFC 1952) in constant memory.
+
+Usage: gzstream pack [OPTIONS] [FILE ...]     compress each FILE to FILE.gz
+       gzstream unpack [OPTIONS] [FILE ...]   decompress each FILE.gz (or .tgz) to FILE (.tar)
+
+With no FILE, or when FILE is -, read standard input and write standard output.
+Inputs are kept unless --rm is given; an existing output is never replaced without -f.
+
+Options:
+  -c, --stdout          write to standard output, keep the input files
+  -o, --output PATH     write to PATH (one input only)
+  -f, --force           overwrite existing outputs; read or write compressed data on a terminal
+  -1 ... -9             compression level: -1 fastest, -9 best (default 6)
+      --level N         compression level 0 to 9 (0 stores without compressing)
+      --chunk-size N    bytes per read and per write (default 4096; K, M suffixes allowed)
+      --max-output N    unpack: stop with an error past N decompressed bytes
+  -N, --name            pack: store the file name and modification time (the default);
+                        unpack: restore them from the header
+  -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)
+      --rm              remove each input after it was processed without error
+  -k, --keep            keep the inputs (the default)
+  -q, --quiet           no warnings
+  -v, --verbose         one line per file on standard error: sizes and space saved
+  -h, --help            show this help
+      --version         show the version
+
+Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after the last member,
+which is ignored once the data before it has been written).
+
+"""

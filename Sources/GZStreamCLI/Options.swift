@@ -1,0 +1,149 @@
+import ByteStreams
+
+/// What the command line asked for.
+struct Options: Equatable {
+    enum Mode: String { case pack, unpack }
+
+    var mode: Mode
+    var files: [String] = []
+    var toStandardOutput = false
+    var outputPath: String?
+    var force = false
+    var level = 6
+    var chunkSize = ByteStream.defaultChunkSize
+    /// `-N`/`-n`: `nil` takes each mode's default (pack stores the name and MTIME; unpack does
+    /// not restore them), as GNU gzip.
+    var useName: Bool?
+    var removeInput = false
+    var quiet = false
+    var verbose = false
+    var maximumOutputSize: Int64?
+}
+
+/// What parsing found: options to run, or a request for help or the version.
+enum ParsedCommand: Equatable {
+    case run(Options)
+    case help
+    case version
+}
+
+/// A command line that cannot be run; printed as `Error: …` plus the usage.
+struct UsageError: Error, Equatable {
+    var message: String
+}
+
+/// Parses `gzstream pack|unpack [OPTIONS] [FILE ...]` the way GNU gzip reads its options:
+/// short flags may be grouped (`-cf9`), long options take `--name VALUE` or `--name=VALUE`,
+/// `--` ends the options, and `-` alone is standard input.
+func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand {
+    if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help }
+    if arguments.contains("--version") || arguments.contains("-V") { return .version }
+    guard let first = arguments.first else { throw UsageError(message: "missing command: pack or unpack") }
+    if first == "help" { return .help }
+    guard let mode = Options.Mode(rawValue: first) else {
+        throw UsageError(message: "unknown command '\(first)': use pack or unpack")
+    }
+    var options = Options(mode: mode)
+    var rest = arguments.dropFirst()[...]
+    var onlyFiles = false
+
+    func value(for name: String, inline: String?) throws(UsageError) -> String {
+        if let inline { return inline }
+        guard let next = rest.popFirst() else { throw UsageError(message: "option \(name) needs a value") }
+        return next
+    }
+
+    while let argument = rest.popFirst() {
+        if onlyFiles || argument == "-" || !argument.hasPrefix("-") {
+            options.files.append(argument)
+            continue
+        }
+        if argument == "--" {
+            onlyFiles = true
+            continue
+        }
+        if argument.hasPrefix("--") {
+            let body = argument.dropFirst(2)
+            let name = String(body.prefix { $0 != "=" })
+            let inline = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+            func noValue() throws(UsageError) {
+                if inline != nil { throw UsageError(message: "option --\(name) takes no value") }
+            }
+            switch name {
+            case "stdout", "to-stdout": try noValue(); options.toStandardOutput = true
+            case "output": options.outputPath = try value(for: "--output", inline: inline)
+            case "force": try noValue(); options.force = true
+            case "level": options.level = try parseLevel(try value(for: "--level", inline: inline))
+            case "fast": try noValue(); options.level = 1
+            case "best": try noValue(); options.level = 9
+            case "chunk-size": options.chunkSize = try parseChunkSize(try value(for: "--chunk-size", inline: inline))
+            case "max-output":
+                options.maximumOutputSize = Int64(try parseSize(try value(for: "--max-output", inline: inline),
+                                                                option: "--max-output", range: 0...Int.max))
+            case "no-name": try noValue(); options.useName = false
+            case "name": try noValue(); options.useName = true
+            case "rm": try noValue(); options.removeInput = true
+            case "keep": try noValue(); options.removeInput = false
+            case "quiet": try noValue(); options.quiet = true; options.verbose = false
+            case "verbose": try noValue(); options.verbose = true; options.quiet = false
+            default: throw UsageError(message: "unknown option '--\(name)'")
+            }
+            continue
+        }
+        var letters = argument.dropFirst()[...]
+        while let letter = letters.popFirst() {
+            switch letter {
+            case "c": options.toStandardOutput = true
+            case "f": options.force = true
+            case "k": options.removeInput = false
+            case "n": options.useName = false
+            case "N": options.useName = true
+            case "q": options.quiet = true; options.verbose = false
+            case "v": options.verbose = true; options.quiet = false
+            case "1"..."9": options.level = Int(String(letter))!
+            case "o":
+                options.outputPath = try value(for: "-o", inline: letters.isEmpty ? nil : String(letters))
+                letters = ""[...]
+            default:
+                throw UsageError(message: "unknown option '-\(letter)'")
+            }
+        }
+    }
+    if options.outputPath != nil {
+        if options.toStandardOutput { throw UsageError(message: "-o and -c cannot be used together") }
+        if options.files.count > 1 { throw UsageError(message: "-o takes exactly one input file") }
+    }
+    return .run(options)
+}
+
+private func parseLevel(_ text: String) throws(UsageError) -> Int {
+    guard let level = Int(text), (0...9).contains(level) else {
+        throw UsageError(message: "compression level must be 0 to 9, not '\(text)'")
+    }
+    return level
+}
+
+private func parseChunkSize(_ text: String) throws(UsageError) -> Int {
+    try parseSize(text, option: "--chunk-size", range: 1...(1 << 30))
+}
+
+/// A byte count, with an optional binary suffix: `4096`, `64K`, `1M`, `2G` (KiB, MiB, GiB).
+private func parseSize(_ text: String, option: String, range: ClosedRange<Int>) throws(UsageError) -> Int {
+    var digits = Substring(text)
+    var multiplier = 1
+    switch digits.last {
+    case "k", "K": multiplier = 1 << 10
+    case "m", "M": multiplier = 1 << 20
+    case "g", "G": multiplier = 1 << 30
+    default: break
+    }
+    if multiplier != 1 { digits = digits.dropLast() }
+    guard let number = Int(digits), number >= 0 else {
+        throw UsageError(message: "\(option) takes a size in bytes, not '\(text)'")
+    }
+    let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+    guard !overflow, range.contains(product) else {
+        throw UsageError(message: "\(option) must be \(range.lowerBound) to \(range.upperBound) bytes, not '\(text)'")
+    }
+    return product
+}
