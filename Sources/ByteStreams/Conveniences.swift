@@ -1,4 +1,9 @@
+// FoundationEssentials gives Data and Date without loading ICU, which keeps the process small.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension ByteStream {
     /// Opens the stream and throws its error if it could not be opened.

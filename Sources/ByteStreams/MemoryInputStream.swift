@@ -1,4 +1,9 @@
+// FoundationEssentials gives Data and Date without loading ICU, which keeps the process small.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads bytes held in memory (Cocoa's `InputStream(data:)`). The bytes are copied once at
 /// creation into storage the stream owns, so ``getBuffer(_:length:)`` can lend them.

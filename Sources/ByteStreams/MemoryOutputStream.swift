@@ -1,4 +1,9 @@
+// FoundationEssentials gives Data and Date without loading ICU, which keeps the process small.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Writes into memory (Cocoa's `OutputStream.toMemory()` and `OutputStream(toBuffer:capacity:)`).
 ///

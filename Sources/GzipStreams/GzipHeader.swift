@@ -1,4 +1,9 @@
+// FoundationEssentials gives Data and Date without loading ICU, which keeps the process small.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The header of one gzip member (RFC 1952 §2.3.1).
 ///

@@ -68,7 +68,7 @@ struct ConvenienceTests {
         let content = seededBytes(count: limitCase.size, seed: 21)
         let input = MemoryInputStream(bytes: content)
         if limitCase.fits {
-            #expect(try input.readToEnd(limit: limitCase.limit) == content)
+            expectSameBytes(try input.readToEnd(limit: limitCase.limit), content)
             #expect(input.streamStatus == .atEnd)
         } else {
             let error = #expect(throws: ByteStreamError.self) { try input.readToEnd(limit: limitCase.limit) }
@@ -80,7 +80,7 @@ struct ConvenienceTests {
     func readToEndShortReads() throws {
         let content = seededBytes(count: 10_000)
         let input = ProbeInputStream(bytes: content, mostPerRead: 7)
-        #expect(try input.readToEnd() == content)
+        expectSameBytes(try input.readToEnd(), content)
         #expect(input.streamStatus == .atEnd)
     }
 
@@ -90,7 +90,7 @@ struct ConvenienceTests {
             let content = seededBytes(count: 70_000)
             let path = try makeFile("data", in: directory, bytes: content)
             let input = FileInputStream(path: path)
-            #expect(try input.readToEnd() == content)
+            expectSameBytes(try input.readToEnd(), content)
             input.close()
             let thrown = #expect(throws: ByteStreamError.self) {
                 try FileInputStream(path: directory.appendingPathComponent("nope").path).readToEnd()
@@ -119,7 +119,7 @@ struct ConvenienceTests {
         let output = ProbeOutputStream(mostPerWrite: 3)
         let content = seededBytes(count: 1000)
         try output.writeAll(content)
-        #expect(output.received == content)
+        expectSameBytes(output.received, content)
         #expect(output.writeCalls == 334)
         #expect(output.streamStatus == .open, "writeAll opened the stream")
     }
@@ -172,7 +172,7 @@ struct ConvenienceTests {
         let output = MemoryOutputStream()
         let copied = try input.copy(to: output)
         #expect(copied == Int64(size))
-        #expect(output.data == Data(content))
+        expectSameBytes(output.data, content)
         #expect(input.streamStatus == .atEnd, "copy reads to the end")
         #expect(output.streamStatus == .open, "copy closes neither stream")
     }
@@ -184,7 +184,7 @@ struct ConvenienceTests {
         let input = ProbeInputStream(bytes: content)
         let output = ProbeOutputStream(mostPerWrite: 5000)
         #expect(try input.copy(to: output, chunkSize: chunkSize) == 100_000)
-        #expect(output.received == content)
+        expectSameBytes(output.received, content)
         #expect(input.largestMaxLength == chunkSize)
         #expect(output.largestMaxLength <= chunkSize)
     }
@@ -200,7 +200,7 @@ struct ConvenienceTests {
             #expect(try input.copy(to: output, chunkSize: 4096) == Int64(content.count))
             try input.closeOrThrow()
             try output.closeOrThrow()
-            #expect(try contents(of: destination) == content)
+            expectSameBytes(try contents(of: destination), content)
         }
     }
 
@@ -237,7 +237,7 @@ struct ConvenienceTests {
             bytes += chunk
         }
         #expect(sizes == [4096, 4096, 1808])
-        #expect(bytes == content)
+        expectSameBytes(bytes, content)
         #expect(input.streamStatus == .closed)
     }
 
@@ -251,7 +251,7 @@ struct ConvenienceTests {
             bytes += chunk
             count += 1
         }
-        #expect(bytes == content)
+        expectSameBytes(bytes, content)
         #expect(count == (size + 4095) / 4096)
     }
 
@@ -265,7 +265,7 @@ struct ConvenienceTests {
                 #expect(chunk.count <= 1000)
                 bytes += chunk
             }
-            #expect(bytes == content)
+            expectSameBytes(bytes, content)
 
             let missing = FileInputStream(path: directory.appendingPathComponent("missing").path)
             let error = await #expect(throws: ByteStreamError.self) {

@@ -25,7 +25,7 @@ struct DelegateTests {
         }
         #expect(recorder.waitUntilFinished(), "endEncountered within the time limit")
         queue.sync {}
-        #expect(recorder.bytesRead == content)
+        expectSameBytes(recorder.bytesRead, content)
         // open, readiness, then one "has bytes" after each of the reads of 3, 3, 3 and 1 bytes;
         // the next read returns 0 and ends the stream.
         #expect(recorder.events == [.openCompleted] + Array(repeating: .hasBytesAvailable, count: 5) + [.endEncountered])
@@ -47,7 +47,7 @@ struct DelegateTests {
             }
             #expect(recorder.waitUntilFinished())
             queue.sync { input.close() }
-            #expect(recorder.bytesRead == content)
+            expectSameBytes(recorder.bytesRead, content)
             #expect(recorder.events.first == .openCompleted)
             #expect(recorder.events.last == .endEncountered)
             withExtendedLifetime(recorder) {}
@@ -69,7 +69,9 @@ struct DelegateTests {
         queue.sync { _ = readAllByChunks(input, maxLength: 10) }
         #expect(recorder.waitUntilFinished())
         queue.sync {}
-        #expect(recorder.events == [.hasBytesAvailable, .hasBytesAvailable, .endEncountered])
+        // The read of 2 bytes posted "has bytes available", but the next read met the end before
+        // delivery, so only the end is delivered.
+        #expect(recorder.events == [.hasBytesAvailable, .endEncountered])
         withExtendedLifetime(recorder) {}
     }
 

@@ -113,7 +113,7 @@ struct FileStreamTests {
             let input = FileInputStream(path: path)
             input.open()
             let (bytes, results) = readAllByChunks(input, maxLength: 4096)
-            #expect(bytes == content)
+            expectSameBytes(bytes, content)
             #expect(results.last == 0)
             #expect(results.dropLast().allSatisfy { $0 > 0 && $0 <= 4096 })
             #expect(input.streamStatus == .atEnd)
@@ -121,7 +121,7 @@ struct FileStreamTests {
             input.close()
             #expect(input.streamStatus == .closed)
 
-            #expect(try FileInputStream(path: path).readToEnd() == content)
+            expectSameBytes(try FileInputStream(path: path).readToEnd(), content)
         }
     }
 
@@ -138,7 +138,7 @@ struct FileStreamTests {
             let (result, bytes) = readOnce(input, maxLength: maxLength)
             // A regular file gives every byte asked for that it has.
             #expect(result == min(maxLength, size))
-            #expect(bytes == Array(content.prefix(maxLength)))
+            expectSameBytes(bytes, Array(content.prefix(maxLength)))
             #expect(input.streamStatus == .open, "a read that returns bytes is never the end")
         }
     }
@@ -234,7 +234,7 @@ struct FileStreamTests {
         let input = FileInputStream(fileDescriptor: pipe.readEnd)
         input.open()
         let (bytes, results) = readAllByChunks(input, maxLength: 4096)
-        #expect(bytes == content)
+        expectSameBytes(bytes, content)
         #expect(results.last == 0)
         #expect(input.streamStatus == .atEnd)
         input.close()
@@ -280,7 +280,7 @@ struct FileStreamTests {
         #expect(output.streamStatus == .closed)
         #expect(readerDone.wait(timeout: .now() + waitLimit) == .success,
                 "the reader saw end of file: the stream closed the descriptor it owns")
-        #expect(received.value == content)
+        expectSameBytes(received.value, content)
     }
 
     @Test("Writing to a pipe whose read end is closed fails with EPIPE")
@@ -336,14 +336,28 @@ struct FileStreamTests {
         }
     }
 
-    @Test("A stream that owns its descriptor releases it even when closed without being opened")
-    func ownedDescriptorClosedWithoutOpen() throws {
+    // Known bug (ByteStream.close skips closeBacking for a stream still .notOpen): a stream
+    // given a descriptor to own leaks it when closed without being opened.
+    @Test("An input stream that owns its descriptor releases it even when closed without being opened")
+    func ownedInputDescriptorClosedWithoutOpen() throws {
         let pipe = try TestPipe()
         let input = FileInputStream(fileDescriptor: pipe.readEnd, closesDescriptor: true)
         input.close()
         let stillOpen = readEndIsOpen(pipe)
-        #expect(!stillOpen, "close() should release a descriptor the stream was given to own")
+        #expect(stillOpen == false, "close() should release a descriptor the stream was given to own")
         if !stillOpen { pipe.forgetReadEnd() }
+    }
+
+    @Test("An output stream that owns its descriptor releases it even when closed without being opened")
+    func ownedOutputDescriptorClosedWithoutOpen() throws {
+        let pipe = try TestPipe()
+        let output = FileOutputStream(fileDescriptor: pipe.writeEnd, closesDescriptor: true)
+        output.close()
+        setNonBlocking(pipe.readEnd)
+        var byte: UInt8 = 0
+        let result = Glibc.read(pipe.readEnd, &byte, 1)
+        #expect(result == 0, "end of file: close() should release the write end the stream was given to own")
+        if result == 0 { pipe.forgetWriteEnd() }
     }
 
     @Test("A path stream's descriptor is -1 before open and after close")
@@ -556,7 +570,7 @@ struct FileStreamTests {
             let output = FileOutputStream(path: path)
             try output.writeAll(content)
             try output.closeOrThrow()
-            #expect(try contents(of: path) == content)
+            expectSameBytes(try contents(of: path), content)
         }
     }
 }

@@ -14,14 +14,14 @@ struct MemoryStreamTests {
         #expect(input.remainingCount == size)
         input.open()
         let (bytes, results) = readAllByChunks(input, maxLength: 4096)
-        #expect(bytes == content)
+        expectSameBytes(bytes, content)
         let expected = Array(repeating: 4096, count: size / 4096) + (size % 4096 == 0 ? [] : [size % 4096]) + [0]
         #expect(results == expected, "memory never returns fewer bytes than it has")
         #expect(input.streamStatus == .atEnd)
         #expect(input.remainingCount == 0)
         input.close()
 
-        #expect(try MemoryInputStream(bytes: content).readToEnd() == content)
+        expectSameBytes(try MemoryInputStream(bytes: content).readToEnd(), content)
     }
 
     @Test("A read with maxLength one less, equal or one more than the size",
@@ -33,7 +33,7 @@ struct MemoryStreamTests {
         let maxLength = size + delta
         let (result, bytes) = readOnce(input, maxLength: maxLength)
         #expect(result == min(maxLength, size))
-        #expect(bytes == Array(content.prefix(maxLength)))
+        expectSameBytes(bytes, Array(content.prefix(maxLength)))
         #expect(input.streamStatus == .open)
         #expect(input.remainingCount == size - result)
         #expect(input.hasBytesAvailable == (result < size))
@@ -59,7 +59,7 @@ struct MemoryStreamTests {
     @Test("init(data:) and init(bytes:) over any sequence hold the same bytes")
     func initializers() throws {
         let content: [UInt8] = [0, 1, 2, 250, 255]
-        #expect(try MemoryInputStream(data: Data(content)).readToEnd() == content)
+        expectSameBytes(try MemoryInputStream(data: Data(content)).readToEnd(), content)
         #expect(try MemoryInputStream(bytes: content[1...]).readToEnd() == Array(content[1...]))
         #expect(try MemoryInputStream(bytes: (0..<UInt8(10)).lazy.map { $0 * 2 }).readToEnd()
                 == (0..<UInt8(10)).map { $0 * 2 })
@@ -161,7 +161,7 @@ struct MemoryStreamTests {
         #expect(output.streamStatus == .open)
         #expect(output.hasSpaceAvailable)
         #expect(output.writtenCount == size)
-        #expect(output.data == Data(content))
+        expectSameBytes(output.data, content)
         output.close()
     }
 

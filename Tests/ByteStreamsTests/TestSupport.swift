@@ -1,4 +1,5 @@
 import ByteStreams
+import Testing
 import Dispatch
 import Foundation
 #if canImport(Glibc)
@@ -317,4 +318,21 @@ final class LockedBox<Value>: @unchecked Sendable {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
     }
+}
+
+/// Expects two byte sequences to be equal, reporting the sizes and the first differing offset
+/// rather than a diff: `#expect(a == b)` on a failure diffs the arrays, which takes minutes
+/// for a megabyte.
+func expectSameBytes<Actual: Sequence, Expected: Sequence>(
+    _ actual: Actual, _ expected: Expected, _ comment: Comment? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) where Actual.Element == UInt8, Expected.Element == UInt8 {
+    let actual = Array(actual)
+    let expected = Array(expected)
+    if actual == expected { return }
+    let common = min(actual.count, expected.count)
+    let offset = (0..<common).first { actual[$0] != expected[$0] } ?? common
+    var message = "bytes differ: got \(actual.count), expected \(expected.count); first difference at offset \(offset)"
+    if let comment { message += " (\(comment))" }
+    Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
 }

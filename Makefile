@@ -1,0 +1,52 @@
+# gzstream — build, test, demo, benchmark, install.
+SWIFT ?= swift
+PREFIX ?= /usr/local
+RELEASE_BIN := .build/release/gzstream
+
+.PHONY: all build test demo bench install deps test-deps clean
+
+all: build
+
+# zlib's headers (Debian: zlib1g-dev) are all the build needs beyond the Swift toolchain.
+deps:
+	@if [ ! -f /usr/include/zlib.h ]; then \
+	  echo "installing zlib1g-dev"; \
+	  apt-get update -qq && apt-get install -y -qq zlib1g-dev pkg-config; \
+	fi
+
+# The tests also compare against GNU gzip, pigz and bgzip (Debian: gzip, pigz, tabix) and use
+# script(1) for a pseudo-terminal (Debian: bsdutils).
+test-deps: deps
+	@missing=""; \
+	for tool in gzip:gzip pigz:pigz bgzip:tabix script:bsdutils sha256sum:coreutils; do \
+	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing"; \
+	  apt-get update -qq && apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+test: test-deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+# Packs and unpacks a tar of /usr/include with the release binary and checks it with gzip.
+demo: deps
+	$(SWIFT) build -c release
+	scripts/demo.sh $(RELEASE_BIN)
+
+# Time and peak RSS of gzstream, gzip and pigz on 1 MiB and 1 GiB inputs.
+bench: test-deps
+	$(SWIFT) build -c release
+	scripts/bench.sh $(RELEASE_BIN)
+
+install: deps
+	$(SWIFT) build -c release
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/gzstream
+
+clean:
+	rm -rf .build bench-out

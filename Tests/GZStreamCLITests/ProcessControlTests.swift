@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Quotes `text` for `/bin/sh`.
+func shellQuoted(_ text: String) -> String {
+    "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+}
+
+/// Runs a shell command line with a pseudo-terminal as its standard input, output and error:
+/// util-linux `script`, or Python's `pty` module where `script` is missing. Redirections in
+/// `command` replace the terminal where the test needs the bytes. - Returns: the command's status.
+func runOnTerminal(_ command: String, in scratch: Scratch) throws -> RunResult {
+    if let script = Locations.tool("script") {
+        return try run(script, ["-qec", command, "/dev/null"], in: scratch, timeout: 30)
+    }
+    Issue.record("script(1) is not installed: using python3's pty module", severity: .warning)
+    let python = #"import os, pty, sys; status = pty.spawn(["/bin/sh", "-c", sys.argv[1]]); sys.exit(os.waitstatus_to_exitcode(status))"#
+    return try run("/usr/bin/env", ["python3", "-c", python, command], in: scratch, timeout: 30)
+}
+
+/// Makes a Foundation file handle for a child's standard stream.
+private func handle(_ path: String, writing: Bool) -> FileHandle? {
+    if writing && !FileManager.default.fileExists(atPath: path) {
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+    }
+    return writing ? FileHandle(forWritingAtPath: path) : FileHandle(forReadingAtPath: path)
+}
+
+@Suite("gzstream under signals and on terminals")
+struct ProcessControlTests {
+    @Test("a signal during a file-mode run removes the temporary file and leaves no output",
+          .timeLimit(.minutes(1)), arguments: ["pack", "unpack"], [SIGINT, SIGTERM, SIGHUP])
+    func interrupted(mode: String, signalNumber: Int32) throws {
+        try withScratch { scratch in
+            // The input is a FIFO (hence -f) that a slow writer feeds: 64 KiB every 50 ms, gzipped
+            // for unpack, until the reader is gone.
+            let name = mode == "pack" ? "fifo" : "fifo.gz"
+            let temporaryPrefix = mode == "pack" ? ".fifo.gz.gzstream-" : ".fifo.gzstream-"
+            let fifo = scratch.path(name)
+            #expect(mkfifo(fifo, 0o644) == 0)
+            let feed = #"while :; do head -c 65536 /dev/urandom || exit 1; sleep 0.05; done"#
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", #"exec >"$0"; "# + feed + (mode == "pack" ? "" : " | /usr/bin/gzip -1"), fifo]
+            writer.standardInput = handle("/dev/null", writing: false)
+            writer.standardOutput = handle("/dev/null", writing: true)
+            writer.standardError = handle("/dev/null", writing: true)
+            try withDefaultSignalMask { try writer.run() }
+            defer {
+                if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
+                _ = waitForExit(writer, timeout: 10)
+            }
+
+            let errPath = scratch.ioPath("stderr")
+            let packer = Process()
+            packer.executableURL = URL(fileURLWithPath: Locations.binary)
+            packer.arguments = [mode, "-f", name]
+            packer.currentDirectoryURL = scratch.work
+            packer.standardInput = handle("/dev/null", writing: false)
+            packer.standardOutput = handle(scratch.ioPath("stdout"), writing: true)
+            packer.standardError = handle(errPath, writing: true)
+            try withDefaultSignalMask { try packer.run() }
+            defer {
+                if packer.isRunning { kill(packer.processIdentifier, SIGKILL) }
+                _ = waitForExit(packer, timeout: 10)
+            }
+
+            let deadline = Date().addingTimeInterval(20)
+            var temporary: String?
+            while temporary == nil && packer.isRunning && Date() < deadline {
+                temporary = try scratch.listing().first { $0.hasPrefix(temporaryPrefix) }
+                if temporary == nil { usleep(10_000) }
+            }
+            let listing = try scratch.listing()
+            try #require(temporary != nil, "no temporary file appeared: \(listing)")
+            usleep(300_000) // let some data through
+            #expect(packer.isRunning)
+            kill(packer.processIdentifier, signalNumber)
+            let timedOut = waitForExit(packer, timeout: 20)
+            #expect(!timedOut)
+            #expect(packer.terminationReason == .uncaughtSignal)
+            #expect(packer.terminationStatus == signalNumber)
+            #expect(try scratch.listing() == [name])
+            #expect(try readBytes(errPath) == [])
+        }
+    }
+
+    static let packRefusal = "gzstream: standard output: compressed data not written to a terminal (use -f to force)\n"
+    static let unpackRefusal = "gzstream: standard input: compressed data not read from a terminal (use -f to force)\n"
+
+    @Test("compressed data is neither written to nor read from a terminal without -f", arguments: [
+        ("pack", packRefusal),
+        ("pack -c plain", packRefusal),
+        ("pack - <plain", packRefusal),
+        ("unpack >OUT", unpackRefusal),
+        ("unpack -c - >OUT", unpackRefusal),
+        ("unpack -o target", unpackRefusal),
+    ])
+    func terminalRefused(command: String, message: String) throws {
+        try withScratch { scratch in
+            try scratch.write("plain", "plain\n")
+            let out = scratch.ioPath("out")
+            let err = scratch.ioPath("err")
+            let line = shellQuoted(Locations.binary) + " " + command.replacingOccurrences(of: "OUT", with: shellQuoted(out))
+                + " 2>" + shellQuoted(err)
+            let result = try runOnTerminal(line, in: scratch)
+            #expect(result.status == 1 && !result.timedOut, "\(result)")
+            #expect(try String(contentsOfFile: err, encoding: .utf8) == message)
+            #expect(try (FileManager.default.fileExists(atPath: out) ? readBytes(out) : []) == [])
+            #expect(try scratch.listing() == ["plain"])
+        }
+    }
+
+    @Test("a terminal is fine where no compressed data crosses it, or with -f", arguments: [
+        "pack -f <plain",          // -f: compressed data to the terminal
+        "pack -o made.gz <plain",  // output is a file
+        "pack plain",              // output is a file
+        "unpack <plain.gz",        // plain data to the terminal
+        "unpack plain.gz",         // input is a file, not the terminal
+    ])
+    func terminalAllowed(command: String) throws {
+        try withScratch { scratch in
+            try scratch.write("plain", "plain\n")
+            #expect(try run("/usr/bin/gzip", ["-k", "plain"], in: scratch).status == 0)
+            if command == "unpack plain.gz" { try FileManager.default.removeItem(atPath: scratch.path("plain")) }
+            if command == "pack plain" { try FileManager.default.removeItem(atPath: scratch.path("plain.gz")) }
+            let err = scratch.ioPath("err")
+            let line = shellQuoted(Locations.binary) + " " + command + " 2>" + shellQuoted(err)
+            let result = try runOnTerminal(line, in: scratch)
+            #expect(result.status == 0 && !result.timedOut, "\(result)")
+            #expect(try String(contentsOfFile: err, encoding: .utf8) == "")
+            if command.contains("made.gz") {
+                #expect(try gunzip(scratch.path("made.gz"), in: scratch) == Array("plain\n".utf8))
+            }
+            #expect(try scratch.read("plain") == Array("plain\n".utf8))
+        }
+    }
+
+    @Test("unpack -f reads a terminal instead of refusing")
+    func unpackForcedFromTerminal() throws {
+        try withScratch { scratch in
+            let err = scratch.ioPath("err")
+            let line = shellQuoted(Locations.binary) + " unpack -f >/dev/null 2>" + shellQuoted(err)
+            let result = try runOnTerminal(line, in: scratch)
+            #expect(!result.timedOut, "\(result)")
+            // The terminal gives end of input at once: not gzip, but no refusal either.
+            let message = try String(contentsOfFile: err, encoding: .utf8)
+            #expect(!message.contains("terminal"), "\(message)")
+        }
+    }
+}

@@ -1,0 +1,382 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Helpers for tests that run the real `gzstream` binary (and gzip, pigz, bgzip, sh, script)
+// as child processes, each in its own temporary directory.
+
+// MARK: Where things are
+
+enum Locations {
+    /// The package root, found from this file: `<repo>/Tests/GZStreamCLITests/Support.swift`.
+    static let repository: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static let fixtures: URL = repository.appendingPathComponent("fixtures")
+
+    /// The built `gzstream`: `$GZSTREAM_BIN`, else the `gzstream` next to the test bundle, else
+    /// `<repo>/.build/debug/gzstream`.
+    static let binary: String = {
+        if let path = ProcessInfo.processInfo.environment["GZSTREAM_BIN"], !path.isEmpty { return path }
+        var candidates: [URL] = []
+        if let executable = Bundle.main.executableURL {
+            var directory = executable.deletingLastPathComponent()
+            candidates.append(directory.appendingPathComponent("gzstream"))
+            // Inside an `.xctest` bundle (Darwin): <dir>/X.xctest/Contents/MacOS/X.
+            while directory.path != "/" {
+                if directory.pathExtension == "xctest" {
+                    candidates.append(directory.deletingLastPathComponent().appendingPathComponent("gzstream"))
+                    break
+                }
+                directory = directory.deletingLastPathComponent()
+            }
+        }
+        if let first = CommandLine.arguments.first {
+            candidates.append(URL(fileURLWithPath: first).deletingLastPathComponent().appendingPathComponent("gzstream"))
+        }
+        candidates.append(repository.appendingPathComponent(".build/debug/gzstream"))
+        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        return (found ?? candidates.last!).path
+    }()
+
+    /// The absolute path of a command such as `pigz`, or `nil` when it is not installed.
+    static func tool(_ name: String) -> String? {
+        for directory in ["/usr/bin", "/bin", "/usr/local/bin"] {
+            let path = directory + "/" + name
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+}
+
+// MARK: A temporary directory per test
+
+/// A fresh directory `<tmp>/gzstream-cli-<UUID>` with `work/` (where the commands run and
+/// which tests list) and `io/` (captured standard output and error). Removed by `remove()`.
+final class Scratch: Sendable {
+    let root: URL
+    let work: URL
+    let io: URL
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("gzstream-cli-\(UUID().uuidString)")
+        work = root.appendingPathComponent("work")
+        io = root.appendingPathComponent("io")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: io, withIntermediateDirectories: true)
+    }
+
+    func remove() {
+        // A test may have made something read-only; make it removable first.
+        _ = chmod(work.path, 0o755)
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// A path in `work/`.
+    func path(_ name: String) -> String { work.appendingPathComponent(name).path }
+
+    /// A path in `io/` that nothing else uses.
+    func ioPath(_ label: String) -> String { io.appendingPathComponent("\(label)-\(UUID().uuidString)").path }
+
+    @discardableResult
+    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let path = self.path(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @discardableResult
+    func write(_ name: String, _ text: String) throws -> String {
+        try write(name, Array(text.utf8))
+    }
+
+    func read(_ name: String) throws -> [UInt8] {
+        try readBytes(path(name))
+    }
+
+    /// The names in `work/`, hidden ones included, sorted.
+    func listing() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: work.path).sorted()
+    }
+
+    func exists(_ name: String) -> Bool {
+        var info = stat()
+        return lstat(path(name), &info) == 0
+    }
+
+    /// Copies a fixture into `work/` under `name`.
+    @discardableResult
+    func copyFixture(_ relativePath: String, as name: String) throws -> String {
+        let destination = path(name)
+        try FileManager.default.copyItem(atPath: Locations.fixtures.appendingPathComponent(relativePath).path,
+                                         toPath: destination)
+        return destination
+    }
+}
+
+/// Runs `body` with a fresh scratch directory and removes it afterwards.
+func withScratch<T>(_ body: (Scratch) throws -> T) throws -> T {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    return try body(scratch)
+}
+
+func readBytes(_ path: String) throws -> [UInt8] {
+    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+}
+
+// MARK: Running processes
+
+/// How a child process ended and what it wrote.
+struct RunResult: CustomStringConvertible {
+    /// The exit status, or 128 + the signal number when a signal ended it.
+    var status: Int32
+    /// The signal that ended it, if one did.
+    var signal: Int32?
+    var stdout: [UInt8]
+    var stderr: [UInt8]
+    var timedOut: Bool
+
+    var out: String { String(decoding: stdout, as: UTF8.self) }
+    var err: String { String(decoding: stderr, as: UTF8.self) }
+    var errLines: [Substring] { err.split(separator: "\n", omittingEmptySubsequences: false).dropLast() }
+
+    var description: String {
+        "status \(status)\(signal.map { " (signal \($0))" } ?? "")\(timedOut ? " TIMED OUT" : ""), "
+            + "stdout \(stdout.count) bytes \(String(out.prefix(200)).debugDescription), stderr \(err.debugDescription)"
+    }
+}
+
+/// Where a child's standard input comes from.
+enum Input {
+    case null
+    case file(String)
+    case bytes([UInt8])
+}
+
+/// Runs `executable` with `arguments` in `directory` and waits for it (at most `timeout`
+/// seconds, then SIGKILL and `timedOut`). Standard input is `/dev/null`, a file or given bytes
+/// (written to a file first): never the terminal. Standard output goes to `stdoutPath` when
+/// given (and `stdout` is then empty), else it is captured through a file in `io/`, as is
+/// standard error.
+func run(_ executable: String, _ arguments: [String], in scratch: Scratch, directory: URL? = nil,
+         input: Input = .null, stdoutPath: String? = nil, timeout: Double = 120) throws -> RunResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.currentDirectoryURL = directory ?? scratch.work
+
+    let inputPath: String
+    switch input {
+    case .null: inputPath = "/dev/null"
+    case .file(let path): inputPath = path
+    case .bytes(let bytes):
+        inputPath = scratch.ioPath("stdin")
+        try Data(bytes).write(to: URL(fileURLWithPath: inputPath))
+    }
+    guard let stdin = FileHandle(forReadingAtPath: inputPath) else {
+        throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: inputPath])
+    }
+    let capturedOut = stdoutPath == nil ? scratch.ioPath("stdout") : nil
+    let outPath = stdoutPath ?? capturedOut!
+    let errPath = scratch.ioPath("stderr")
+    if stdoutPath == nil || !FileManager.default.fileExists(atPath: outPath) {
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    }
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+    guard let stdout = FileHandle(forWritingAtPath: outPath), let stderr = FileHandle(forWritingAtPath: errPath) else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: outPath])
+    }
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try withDefaultSignalMask { try process.run() }
+    try? stdin.close()
+    try? stdout.close()
+    try? stderr.close()
+
+    let timedOut = waitForExit(process, timeout: timeout)
+    let signal: Int32? = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+    return RunResult(status: signal.map { 128 + $0 } ?? process.terminationStatus,
+                     signal: signal,
+                     stdout: try capturedOut.map(readBytes) ?? [],
+                     stderr: try readBytes(errPath),
+                     timedOut: timedOut)
+}
+
+/// Runs `body` (which starts a child) with no signal blocked in the calling thread, so the child
+/// starts as it would from a shell. Swift's worker threads block SIGINT, SIGTERM, SIGHUP and
+/// others, and `posix_spawn` hands the caller's mask to the child.
+func withDefaultSignalMask<T>(_ body: () throws -> T) rethrows -> T {
+    var empty = sigset_t()
+    var saved = sigset_t()
+    sigemptyset(&empty)
+    pthread_sigmask(SIG_SETMASK, &empty, &saved)
+    defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+    return try body()
+}
+
+/// Waits for `process`; after `timeout` seconds kills it. - Returns: whether it timed out.
+func waitForExit(_ process: Process, timeout: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    var timedOut = false
+    while process.isRunning {
+        if !timedOut && Date() > deadline {
+            timedOut = true
+            kill(process.processIdentifier, SIGKILL)
+        }
+        usleep(2_000)
+    }
+    process.waitUntilExit()
+    return timedOut
+}
+
+/// Runs the `gzstream` under test.
+func gzstream(_ arguments: [String], in scratch: Scratch, input: Input = .null, stdoutPath: String? = nil,
+              timeout: Double = 120) throws -> RunResult {
+    try run(Locations.binary, arguments, in: scratch, input: input, stdoutPath: stdoutPath, timeout: timeout)
+}
+
+/// Runs a `/bin/sh -c` script; `$0` is the `gzstream` binary, `$1`… are `arguments`.
+func shell(_ script: String, _ arguments: [String] = [], in scratch: Scratch, timeout: Double = 120) throws -> RunResult {
+    try run("/bin/sh", ["-c", script, Locations.binary] + arguments, in: scratch, timeout: timeout)
+}
+
+/// `gzip -dc FILE`: the bytes GNU gzip reads from `path`, or `nil` (recorded) when it fails.
+func gunzip(_ path: String, in scratch: Scratch) throws -> [UInt8]? {
+    let result = try run("/usr/bin/gzip", ["-dc", path], in: scratch)
+    #expect(result.status == 0 && result.stderr.isEmpty, "gzip -dc \(path): \(result)")
+    return result.status == 0 ? result.stdout : nil
+}
+
+// MARK: Checksums and data
+
+/// The SHA-256 of a file as `/usr/bin/sha256sum` prints it (lowercase hex).
+func sha256(ofFile path: String, in scratch: Scratch) throws -> String {
+    let result = try run("/usr/bin/sha256sum", ["-b", path], in: scratch)
+    #expect(result.status == 0, "sha256sum \(path): \(result)")
+    return String(result.out.prefix { $0 != " " })
+}
+
+func sha256(of bytes: [UInt8], in scratch: Scratch) throws -> String {
+    let path = scratch.ioPath("hash-input")
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    return try sha256(ofFile: path, in: scratch)
+}
+
+/// A seeded generator (SplitMix64): big inputs are made, never committed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Compressible text: lines of words drawn from a small vocabulary.
+func sampleText(byteCount: Int, seed: UInt64 = 1) -> [UInt8] {
+    let words = ["stream", "gzip", "member", "header", "trailer", "deflate", "window", "chunk", "level",
+                 "inflate", "crc", "isize", "mtime", "fname", "block", "sync", "flush", "byte", "zlib", "pipe"]
+        .map { Array($0.utf8) }
+    var generator = SeededGenerator(seed: seed)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(byteCount + 16)
+    var column = 0
+    while bytes.count < byteCount {
+        let word = words[Int(generator.next() % UInt64(words.count))]
+        bytes += word
+        column += word.count + 1
+        if column > 60 { bytes.append(0x0A); column = 0 } else { bytes.append(0x20) }
+    }
+    return Array(bytes.prefix(byteCount))
+}
+
+/// Incompressible bytes.
+func randomBytes(byteCount: Int, seed: UInt64 = 2) -> [UInt8] {
+    var generator = SeededGenerator(seed: seed)
+    var bytes = [UInt8](repeating: 0, count: byteCount)
+    var index = 0
+    while index < byteCount {
+        var word = generator.next()
+        for _ in 0..<8 where index < byteCount {
+            bytes[index] = UInt8(truncatingIfNeeded: word)
+            word >>= 8
+            index += 1
+        }
+    }
+    return bytes
+}
+
+// MARK: Files and headers
+
+struct FileStatus {
+    var mode: mode_t
+    var modificationSeconds: Int
+    var modificationNanoseconds: Int
+    var size: Int64
+    var permissions: mode_t { mode & 0o7777 }
+}
+
+func fileStatus(_ path: String) -> FileStatus? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return FileStatus(mode: info.st_mode, modificationSeconds: Int(info.st_mtim.tv_sec),
+                      modificationNanoseconds: Int(info.st_mtim.tv_nsec), size: Int64(info.st_size))
+}
+
+/// Sets the access and modification times of `path` (seconds and nanoseconds since 1970).
+func setModificationTime(_ path: String, seconds: Int, nanoseconds: Int = 0) {
+    var times = [timespec(tv_sec: time_t(seconds), tv_nsec: nanoseconds),
+                 timespec(tv_sec: time_t(seconds), tv_nsec: nanoseconds)]
+    let result = utimensat(AT_FDCWD, path, &times, 0)
+    precondition(result == 0, "utimensat \(path)")
+}
+
+/// The process's umask, read without changing it (from `/proc/self/status`; 022 elsewhere).
+func currentUmask() -> mode_t {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+          let value = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+    else { return 0o022 }
+    return value
+}
+
+/// The fixed fields of a gzip member header and its FNAME (RFC 1952 §2.3).
+struct HeaderFields: Equatable {
+    var flags: UInt8
+    var modificationTime: UInt32
+    var fileName: String?
+}
+
+func headerFields(_ bytes: [UInt8]) -> HeaderFields? {
+    guard bytes.count >= 10, bytes[0] == 0x1F, bytes[1] == 0x8B, bytes[2] == 8 else { return nil }
+    let flags = bytes[3]
+    let mtime = UInt32(bytes[4]) | UInt32(bytes[5]) << 8 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 24
+    var index = 10
+    if flags & 0x04 != 0 {
+        guard bytes.count >= 12 else { return nil }
+        index += 2 + (Int(bytes[10]) | Int(bytes[11]) << 8)
+    }
+    var name: String?
+    if flags & 0x08 != 0 {
+        guard let end = bytes[min(index, bytes.count)...].firstIndex(of: 0) else { return nil }
+        name = String(decoding: bytes[index..<end], as: UTF8.self)
+    }
+    return HeaderFields(flags: flags, modificationTime: mtime, fileName: name)
+}
+
+/// The usage lines that follow every `gzstream: Error: …` line.
+let usageLines = """
+Usage: gzstream pack [OPTIONS] [FILE ...]
+       gzstream unpack [OPTIONS] [FILE ...]
+Try 'gzstream --help' for more information.
+
+"""

@@ -1,0 +1,130 @@
+import ByteStreams
+import Foundation
+import GzipStreams
+import Testing
+
+/// One row of `fixtures/manifest.tsv` (see `fixtures/README.md`).
+struct Fixture: Sendable, CustomTestStringConvertible {
+    enum Expectation: Sendable, Equatable {
+        /// Unpacks to bytes with this SHA-256.
+        case ok(sha256: String)
+        /// Unpacking fails with a ``GzipError`` of one of these kinds.
+        case error(kinds: [String])
+        /// A raw file with this SHA-256: pack then unpack must give it back.
+        case roundtrip(sha256: String)
+    }
+
+    var file: String
+    var source: String
+    var expectation: Expectation
+    var notes: String
+
+    var path: String { fixturesDirectory.appendingPathComponent(file).path }
+    var testDescription: String { file }
+
+    /// The output size the notes state ("152089 bytes out / …"), when they state one.
+    var statedOutputSize: Int64? {
+        guard let range = notes.range(of: #"^[0-9]+ bytes out"#, options: .regularExpression) else { return nil }
+        return Int64(notes[range].prefix { $0.isNumber })
+    }
+
+    /// The size of the file in bytes.
+    var fileSize: Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// Every row of the manifest; empty when it cannot be read (a test then fails on the count).
+    static let all: [Fixture] = {
+        let url = fixturesDirectory.appendingPathComponent("manifest.tsv")
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").dropFirst().compactMap { line in
+            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard columns.count >= 4 else { return nil }
+            let expectation: Expectation
+            switch columns[2] {
+            case "ok": expectation = .ok(sha256: columns[3])
+            case "error": expectation = .error(kinds: columns[3].split(separator: "|").map(String.init))
+            case "roundtrip": expectation = .roundtrip(sha256: columns[3])
+            default: return nil
+            }
+            return Fixture(file: columns[0], source: columns[1], expectation: expectation,
+                           notes: columns.count > 4 ? columns[4] : "")
+        }
+    }()
+
+    /// Second passes through a one-byte-per-read inner stream are skipped above this size (the
+    /// 4 GiB + 7 file and the 100,000-member CVE file), to keep the run short.
+    static let oneBytePassLimit = 1 << 20
+}
+
+@Suite("Fixtures: fixtures/manifest.tsv through the library")
+struct FixtureTests {
+    @Test("The manifest lists 177 fixtures, every one present, with a known expectation")
+    func manifestIsComplete() throws {
+        let url = fixturesDirectory.appendingPathComponent("manifest.tsv")
+        let rows = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").dropFirst()
+        #expect(rows.count == 177)
+        #expect(Fixture.all.count == rows.count, "a manifest row has an unknown expectation")
+        for fixture in Fixture.all {
+            #expect(FileManager.default.fileExists(atPath: fixture.path), "missing \(fixture.file)")
+        }
+    }
+
+    @Test("Each fixture gives the manifest's result", arguments: Fixture.all)
+    func fixture(_ fixture: Fixture) throws {
+        switch fixture.expectation {
+        case .ok(let sha256):
+            let stream = GzipInputStream(wrapping: FileInputStream(path: fixture.path))
+            let output = try sha256OfOutput(stream, readSize: 256 * 1024)
+            stream.close()
+            #expect(output.error == nil, "unexpected error: \(String(describing: output.error))")
+            #expect(output.sha256 == sha256)
+            if let size = fixture.statedOutputSize {
+                #expect(output.byteCount == size)
+            }
+            #expect(stream.uncompressedByteCount == output.byteCount)
+            #expect(stream.memberCount >= 1)
+            #expect(stream.streamStatus == .closed)
+            try checkOneBytePass(fixture, firstPass: output)
+
+        case .error(let kinds):
+            let stream = GzipInputStream(wrapping: FileInputStream(path: fixture.path))
+            let output = try sha256OfOutput(stream, readSize: 256 * 1024)
+            stream.close()
+            let error = try #require(output.gzipError, "expected \(kinds), got \(String(describing: output.error))")
+            #expect(kinds.contains(error.kind), "expected \(kinds), got \(error)")
+            #expect(stream.streamStatus == .error)
+            try checkOneBytePass(fixture, firstPass: output)
+
+        case .roundtrip(let sha256):
+            let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixture.path)))
+            #expect(try GzipStreamsTests.sha256(of: raw) == sha256, "the raw file is not the one the manifest names")
+            for level in [0, 6, 9] {
+                let packed = try pack(raw, level: level)
+                let unpacked = unpack(packed)
+                #expect(unpacked.error == nil, "level \(level): \(String(describing: unpacked.error))")
+                #expect(unpacked.bytes == raw, "level \(level): the round trip changed the bytes")
+            }
+            let direct = unpack(raw)
+            #expect(direct.gzipError?.kind == "bad-magic", "raw input: \(String(describing: direct.error))")
+            #expect(direct.gzipError == .notGzip(offset: 0))
+        }
+    }
+
+    /// Decodes the fixture again from memory through an inner stream that gives one byte per
+    /// read; the output's SHA-256, or the error with its offsets, must be the first pass's.
+    private func checkOneBytePass(_ fixture: Fixture, firstPass: HashedOutput) throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: fixture.path)))
+        guard bytes.count <= Fixture.oneBytePassLimit else { return }
+        let stream = gunzipStream(bytes, oneByteInner: true)
+        let output = try sha256OfOutput(stream, readSize: 256 * 1024)
+        stream.close()
+        if let firstError = firstPass.gzipError {
+            #expect(output.gzipError == firstError, "one byte per read: \(String(describing: output.error))")
+        } else {
+            #expect(output.error == nil, "one byte per read: \(String(describing: output.error))")
+            #expect(output.sha256 == firstPass.sha256, "one byte per read gave other bytes")
+            #expect(output.byteCount == firstPass.byteCount)
+        }
+    }
+}

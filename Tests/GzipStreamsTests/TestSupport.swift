@@ -1,0 +1,375 @@
+import ByteStreams
+import Foundation
+@testable import GzipStreams
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Helpers shared by the GzipStreams tests: the package root, seeded data, packing and
+// unpacking in memory, an independent CRC-32, child processes (sha256sum, gzip, python3), a
+// one-byte-per-read inner stream and a probe for the z_stream inside a gzip stream.
+
+/// The package root, found from this file's path (`Tests/GzipStreamsTests/TestSupport.swift`).
+let packageRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// `fixtures/` below the package root.
+let fixturesDirectory = packageRoot.appendingPathComponent("fixtures", isDirectory: true)
+
+/// The edge sizes every path is tried with (STYLE.md, "Tests").
+let edgeSizes = [0, 1, 4095, 4096, 4097, (1 << 20) + 1]
+
+// MARK: Seeded data
+
+/// SplitMix64: the same numbers on every run for the same seed.
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// `count` incompressible bytes from a generator started at `seed`.
+func randomBytes(count: Int, seed: UInt64 = 1) -> [UInt8] {
+    var generator = SplitMix64(seed: seed)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count + 8)
+    while bytes.count < count {
+        withUnsafeBytes(of: generator.next().littleEndian) { bytes.append(contentsOf: $0) }
+    }
+    return Array(bytes.prefix(count))
+}
+
+/// `count` bytes of text-like data (words picked by a generator started at `seed`): it
+/// deflates well and gives dynamic Huffman blocks.
+func textBytes(count: Int, seed: UInt64 = 2) -> [UInt8] {
+    let words = ["gzip", "member", "header", "trailer", "deflate", "block", "window", "the", "of",
+                 "and", "stream", "CRC-32", "ISIZE", "MTIME", "\n", "zlib", "level"].map { Array($0.utf8) }
+    var generator = SplitMix64(seed: seed)
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count + 16)
+    while bytes.count < count {
+        bytes += words[Int(generator.next() % UInt64(words.count))]
+        bytes.append(0x20)
+    }
+    return Array(bytes.prefix(count))
+}
+
+// MARK: CRC-32, independent of zlib
+
+private let crcTable: [UInt32] = (0..<256).map { index in
+    var value = UInt32(index)
+    for _ in 0..<8 { value = value & 1 != 0 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+    return value
+}
+
+/// CRC-32 (RFC 1952 §8), computed bit-table style without zlib, to check the library's value.
+func referenceCRC32<Bytes: Sequence>(_ bytes: Bytes) -> UInt32 where Bytes.Element == UInt8 {
+    var crc: UInt32 = 0xFFFF_FFFF
+    for byte in bytes { crc = crcTable[Int((crc ^ UInt32(byte)) & 0xff)] ^ (crc >> 8) }
+    return crc ^ 0xFFFF_FFFF
+}
+
+/// The little-endian `UInt32` at `offset` in `bytes`.
+func littleEndianUInt32(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+    (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << UInt32(8 * $1) }
+}
+
+/// The little-endian `UInt16` at `offset` in `bytes`.
+func littleEndianUInt16(_ bytes: [UInt8], at offset: Int) -> UInt16 {
+    UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+}
+
+// MARK: Packing and unpacking in memory
+
+/// `data` packed as one gzip member through ``GzipOutputStream`` into memory.
+/// - Parameter writeSize: The most bytes offered per write.
+func pack(_ data: [UInt8], level: Int = GzipOutputStream.defaultLevel, header: GzipHeader = GzipHeader(),
+          chunkSize: Int = ByteStream.defaultChunkSize, writeSize: Int = 1 << 20) throws -> [UInt8] {
+    let memory = MemoryOutputStream()
+    let gzip = GzipOutputStream(wrapping: memory, level: level, header: header, chunkSize: chunkSize)
+    try gzip.openOrThrow()
+    var start = 0
+    while start < data.count {
+        let end = min(data.count, start + writeSize)
+        try gzip.writeAll(data[start..<end])
+        start = end
+    }
+    try gzip.closeOrThrow()
+    #expect(gzip.compressedCount == Int64(memory.writtenCount))
+    #expect(gzip.uncompressedByteCount == Int64(data.count))
+    return [UInt8](memory.data)
+}
+
+/// What a gzip stream gave before it ended or failed.
+struct Decoded {
+    /// Every byte the reads returned.
+    var bytes: [UInt8]
+    /// The stream's error, or `nil` when a read returned `0`.
+    var error: (any Error)?
+    var gzipError: GzipError? { error as? GzipError }
+}
+
+/// Reads `stream` (opening it) until a read returns `0` or `-1`, `readSize` bytes at a time;
+/// leaves it open.
+func drain(_ stream: ByteInputStream, readSize: Int = 64 * 1024) -> Decoded {
+    if stream.streamStatus == .notOpen { stream.open() }
+    if stream.streamStatus == .error { return Decoded(bytes: [], error: stream.streamError) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: readSize)
+    while true {
+        let count = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: readSize) }
+        if count < 0 { return Decoded(bytes: bytes, error: stream.streamError) }
+        if count == 0 { return Decoded(bytes: bytes, error: nil) }
+        bytes += buffer[0..<count]
+    }
+}
+
+/// A gzip stream over a copy of `compressed` in memory, not yet opened.
+func gunzipStream(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChunkSize,
+                  trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail,
+                  maximumOutputSize: Int64? = nil, oneByteInner: Bool = false) -> GzipInputStream {
+    let memory = MemoryInputStream(bytes: compressed)
+    let inner: ByteInputStream = oneByteInner ? OneByteInputStream(wrapping: memory) : memory
+    return GzipInputStream(wrapping: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
+                           maximumOutputSize: maximumOutputSize)
+}
+
+/// Unpacks `compressed` and closes the stream; returns what it gave.
+func unpack(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChunkSize, readSize: Int = 64 * 1024,
+            trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+            oneByteInner: Bool = false) -> Decoded {
+    let stream = gunzipStream(compressed, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
+                              maximumOutputSize: maximumOutputSize, oneByteInner: oneByteInner)
+    let result = drain(stream, readSize: readSize)
+    stream.close()
+    return result
+}
+
+// MARK: Inner streams for tests
+
+/// Hands out at most one byte per read, whatever was asked, to drive every state of the gzip
+/// reader through its slowest path. Opens and closes the stream it wraps.
+final class OneByteInputStream: ByteInputStream, @unchecked Sendable {
+    private let inner: ByteInputStream
+
+    init(wrapping inner: ByteInputStream) {
+        self.inner = inner
+        super.init()
+    }
+
+    override func openBacking() throws {
+        inner.open()
+        try inner.throwIfFailed()
+    }
+
+    override func closeBacking() throws {
+        inner.close()
+    }
+
+    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        let count = inner.read(buffer, maxLength: 1)
+        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        return count
+    }
+}
+
+/// Gives `bytes` up to `failAt`, then fails with ``failure`` as an I/O error would.
+final class FailingInputStream: ByteInputStream, @unchecked Sendable {
+    static let failure = ByteStreamError(.system(errno: EIO), operation: "read", target: "failing test stream")
+    private let bytes: [UInt8]
+    private let failAt: Int
+    private var position = 0
+
+    init(bytes: [UInt8], failAt: Int) {
+        self.bytes = bytes
+        self.failAt = failAt
+        super.init()
+    }
+
+    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        let count = min(maxLength, failAt - position)
+        if count <= 0 { throw Self.failure }
+        for index in 0..<count { buffer[index] = bytes[position + index] }
+        position += count
+        return count
+    }
+}
+
+// MARK: The z_stream inside a gzip stream
+
+/// The `ZStream` a gzip stream holds right now, found by reflection (it is private), or `nil`.
+func currentZStream(of stream: AnyObject) -> ZStream? {
+    Mirror(reflecting: stream).children.first { $0.label == "zstream" }?.value as? ZStream
+}
+
+/// A weak reference, to learn whether an object was deallocated.
+struct Weak<Object: AnyObject> {
+    weak var object: Object?
+}
+
+// MARK: Files and child processes
+
+/// A fresh folder under the system's temporary directory, removed when the body returns.
+func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("GzipStreamsTests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    return try body(directory)
+}
+
+/// Writes `bytes` to `name` in `directory` and returns the path.
+func makeFile(_ name: String, in directory: URL, bytes: [UInt8]) throws -> String {
+    let url = directory.appendingPathComponent(name)
+    try Data(bytes).write(to: url)
+    return url.path
+}
+
+struct ProcessResult {
+    var status: Int32
+    var stdout: [UInt8]
+    var stderr: [UInt8]
+    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+}
+
+/// Runs `executable` with `arguments` and standard input from /dev/null; its standard output
+/// and error go to temporary files (no pipe can fill up), read back after it exits.
+func runProcess(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
+    try withTemporaryDirectory { directory in
+        let outURL = directory.appendingPathComponent("stdout")
+        let errURL = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        defer {
+            try? out.close()
+            try? err.close()
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = out
+        process.standardError = err
+        try spawnLock.withLock { try process.run() }
+        process.waitUntilExit()
+        return ProcessResult(status: process.terminationStatus,
+                             stdout: [UInt8](try Data(contentsOf: outURL)),
+                             stderr: [UInt8](try Data(contentsOf: errURL)))
+    }
+}
+
+/// `python3` from the system, not a version manager's shim.
+let python3 = "/usr/bin/python3"
+
+/// Held from the creation of a pipe until its ends are close-on-exec and, for the helpers
+/// here, until the child is spawned: no child spawned by another test at the same time may
+/// inherit a pipe end (a stray write end would hold back the end of a child's input).
+let spawnLock = NSLock()
+
+/// A pipe whose two ends are close-on-exec (Glibc's Swift module has no `pipe2`).
+/// Call with ``spawnLock`` held.
+private func closeOnExecPipe() throws -> (read: Int32, write: Int32) {
+    var fds: [Int32] = [-1, -1]
+    guard pipe(&fds) == 0 else {
+        throw ByteStreamError(.system(errno: errno), operation: "pipe")
+    }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    return (fds[0], fds[1])
+}
+
+private let ignoringSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+/// The SHA-256 of everything a stream gave, computed by `/usr/bin/sha256sum`.
+struct HashedOutput {
+    var sha256: String
+    var byteCount: Int64
+    /// The stream's error, or `nil` when it ended cleanly.
+    var error: (any Error)?
+    var gzipError: GzipError? { error as? GzipError }
+}
+
+/// Reads `input` (opening it, leaving it open) until it ends or fails, `readSize` bytes at a
+/// time, and streams every byte into a `sha256sum` child through a pipe, written with our
+/// ``FileOutputStream``. Memory: one buffer of `readSize` bytes, whatever the output's size.
+func sha256OfOutput(_ input: ByteInputStream, readSize: Int = 256 * 1024) throws -> HashedOutput {
+    _ = ignoringSIGPIPE
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = []
+    let (toChild, fromChild) = try spawnLock.withLock {
+        let toChild = try closeOnExecPipe()
+        let fromChild: (read: Int32, write: Int32)
+        do { fromChild = try closeOnExecPipe() } catch {
+            close(toChild.read)
+            close(toChild.write)
+            throw error
+        }
+        process.standardInput = FileHandle(fileDescriptor: toChild.read, closeOnDealloc: false)
+        process.standardOutput = FileHandle(fileDescriptor: fromChild.write, closeOnDealloc: false)
+        do { try process.run() } catch {
+            [toChild.read, toChild.write, fromChild.read, fromChild.write].forEach { _ = close($0) }
+            throw error
+        }
+        return (toChild, fromChild)
+    }
+    close(toChild.read)
+    close(fromChild.write)
+
+    let sink = FileOutputStream(fileDescriptor: toChild.write, closesDescriptor: true)
+    let source = FileInputStream(fileDescriptor: fromChild.read, closesDescriptor: true)
+    defer {
+        sink.close()
+        source.close()
+    }
+    sink.open()
+    if input.streamStatus == .notOpen { input.open() }
+    let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: readSize)
+    defer { buffer.deallocate() }
+    var total: Int64 = 0
+    var failure: (any Error)? = input.streamStatus == .error ? input.streamError : nil
+    var sinkError: (any Error)?
+    while failure == nil {
+        let count = input.read(buffer, maxLength: readSize)
+        if count < 0 {
+            failure = input.streamError
+            break
+        }
+        if count == 0 { break }
+        total += Int64(count)
+        do {
+            try sink.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
+        } catch {
+            sinkError = error
+            break
+        }
+    }
+    sink.close()
+    let answer = try source.readToEnd()
+    process.waitUntilExit()
+    if let sinkError { throw sinkError }
+    guard process.terminationStatus == 0, answer.count >= 64 else {
+        throw ByteStreamError(.innerStreamFailed, operation: "sha256sum")
+    }
+    return HashedOutput(sha256: String(decoding: answer.prefix(64), as: UTF8.self), byteCount: total,
+                        error: failure)
+}
+
+/// The SHA-256 of `bytes`, by `sha256sum`.
+func sha256(of bytes: [UInt8]) throws -> String {
+    let stream = MemoryInputStream(bytes: bytes)
+    defer { stream.close() }
+    return try sha256OfOutput(stream).sha256
+}
