@@ -101,6 +101,7 @@ open class ByteStream: @unchecked Sendable {
     /// Blocks while the backing opens (for a file, `open(2)`).
     public final func open() {
         guard streamStatus == .notOpen else { return }
+        streamError = nil  // a misuse before open (a read) is not the opened stream's error
         streamStatus = .opening
         do {
             try openBacking()
@@ -122,12 +123,11 @@ open class ByteStream: @unchecked Sendable {
     public final func close() {
         if !backingReleased {
             backingReleased = true
-            if streamStatus != .notOpen {
-                do {
-                    try closeBacking()
-                } catch {
-                    fail(error)
-                }
+            // Also for a stream never opened: it may own a descriptor it was handed.
+            do {
+                try closeBacking()
+            } catch {
+                fail(error)
             }
         }
         if streamStatus != .error { streamStatus = .closed }
@@ -162,8 +162,8 @@ open class ByteStream: @unchecked Sendable {
     /// Opens the backing. Called once by ``open()``; throw to put the stream in `.error`.
     open func openBacking() throws {}
 
-    /// Releases the backing. Called once by ``close()`` when the stream had been opened; a
-    /// thrown error is recorded (the backing must still be released).
+    /// Releases the backing. Called once by ``close()``, also when the stream was never
+    /// opened; a thrown error is recorded (the backing must still be released).
     open func closeBacking() throws {}
 
     /// Posts `event` to the delegate on the scheduled queue; does nothing when unscheduled.

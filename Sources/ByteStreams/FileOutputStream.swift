@@ -72,6 +72,11 @@ public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
         }
     }
 
+    /// A stream dropped without ``ByteStream/close()`` still releases a descriptor it owns.
+    deinit {
+        if fd >= 0, closesDescriptor { try? SystemCalls.close(fd, target: displayName) }
+    }
+
     override public func closeBacking() throws {
         guard fd >= 0, closesDescriptor else { return }
         let descriptor = fd

@@ -157,7 +157,10 @@ final class Command {
 
     private func toFile(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, outputPath: String) throws -> ExitStatus {
         if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
-        if !options.force, let existing = FileInfo(path: outputPath) {
+        // unpack -N names the output after the header, known only once it is read: the
+        // publish step checks that name.
+        let outputNamedByHeader = options.mode == .unpack && options.useName == true && options.outputPath == nil
+        if !options.force, !outputNamedByHeader, let existing = FileInfo(path: outputPath) {
             if let inputInfo, existing.isSameFile(as: inputInfo) {
                 throw Reported(status: reportError(inputName, "input and output are the same file"))
             }
@@ -182,6 +185,9 @@ final class Command {
         if options.mode == .unpack, options.useName == true, options.outputPath == nil,
            let stored = outcome.header?.fileName, let name = safeFileName(stored) {
             finalPath = directory(of: outputPath) + name
+        }
+        if let inputInfo, let existing = FileInfo(path: finalPath), existing.isSameFile(as: inputInfo) {
+            throw Reported(status: reportError(inputName, "input and output are the same file"))
         }
         temporary.setAttributes(mode: inputInfo?.permissions ?? defaultPermissions(),
                                 times: outputTimes(inputInfo: inputInfo, header: outcome.header),

@@ -382,6 +382,28 @@ struct FileStreamTests {
         }
     }
 
+    @Test("A descriptor stream given a displayName uses it in errors")
+    func descriptorDisplayName() throws {
+        let input = FileInputStream(fileDescriptor: -1, displayName: "in.gz")
+        #expect(input.displayName == "in.gz")
+        input.open()
+        #expect(readOnce(input, maxLength: 1).result == -1)
+        let readError = try #require(input.streamError as? ByteStreamError)
+        #expect(readError.target == "in.gz")
+        #expect(readError.description == "read in.gz: \(String(cString: strerror(EBADF)))")
+
+        ignoreSIGPIPE()
+        let pipe = try TestPipe()
+        pipe.closeReadEnd()
+        let output = FileOutputStream(fileDescriptor: pipe.writeEnd, displayName: "out.gz")
+        #expect(output.displayName == "out.gz")
+        let thrown = #expect(throws: ByteStreamError.self) { try output.writeAll([1]) }
+        #expect(thrown?.target == "out.gz")
+        #expect(thrown?.errno == EPIPE)
+        #expect(FileOutputStream(fileDescriptor: STDOUT_FILENO, displayName: "named").displayName == "named")
+        #expect(FileInputStream(fileDescriptor: STDIN_FILENO, displayName: "named").displayName == "named")
+    }
+
     @Test("Standard streams are named and not opened by creating them")
     func standardStreams() {
         #expect(FileInputStream.standardInput().displayName == "standard input")
