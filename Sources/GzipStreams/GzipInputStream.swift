@@ -277,7 +277,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         var capacity = min(maxLength, Int(UInt32.max))
         if let limit = maximumOutputSize {
             // One byte past the limit is enough to know it is exceeded.
-            capacity = Int(min(Int64(capacity), limit - uncompressedByteCount + 1))
+            let remaining = limit - uncompressedByteCount
+            if remaining < Int64(capacity) { capacity = Int(remaining) + 1 }
         }
         z.pointee.next_out = buffer
         z.pointee.avail_out = UInt32(capacity)

@@ -31,6 +31,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     private let chunkSize: Int
     private var zstream: ZStream?
     private let outputBuffer: UnsafeMutablePointer<UInt8>
+    private let outputCapacity: Int
     private var crc: UInt32 = 0
     private var uncompressedCount: Int64 = 0
     /// The number of compressed bytes written to the inner stream so far, header included.
@@ -53,7 +54,10 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         self.header = header
         self.chunkSize = chunkSize
         self.closesInnerStream = closesInnerStream
-        self.outputBuffer = .allocate(capacity: chunkSize)
+        // zlib needs more than 6 bytes of room for a sync flush, or it repeats the flush
+        // marker forever; chunks handed to the inner stream are still at most chunkSize.
+        self.outputCapacity = max(chunkSize, 64)
+        self.outputBuffer = .allocate(capacity: outputCapacity)
         super.init()
     }
 
@@ -142,14 +146,17 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         z.pointee.avail_in = UInt32(count)
         while true {
             z.pointee.next_out = outputBuffer
-            z.pointee.avail_out = UInt32(chunkSize)
+            z.pointee.avail_out = UInt32(outputCapacity)
             let code = CZlib.deflate(z, flush)
             guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
                 throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
             }
-            let produced = chunkSize - Int(z.pointee.avail_out)
-            if produced > 0 {
-                try emit(UnsafeRawBufferPointer(start: outputBuffer, count: produced))
+            let produced = outputCapacity - Int(z.pointee.avail_out)
+            var start = 0
+            while start < produced {
+                let length = min(chunkSize, produced - start)
+                try emit(UnsafeRawBufferPointer(start: outputBuffer + start, count: length))
+                start += length
             }
             if flush == Z_FINISH {
                 if code == Z_STREAM_END { break }
