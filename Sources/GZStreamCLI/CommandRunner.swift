@@ -104,9 +104,17 @@ final class Command {
     func run() -> ExitStatus {
         let operands = options.files.isEmpty ? ["-"] : options.files
         var status = ExitStatus.success
+        let listing = options.mode == .list ? MemberListing(command: self) : nil
+        listing?.begin()
+        defer { listing?.end() }
         for operand in operands {
             do {
-                let result = try process(operand)
+                let result: ExitStatus
+                if options.mode == .test || options.mode == .list {
+                    result = try inspect(operand, listing: listing)
+                } else {
+                    result = try process(operand)
+                }
                 status = max(status, result)
             } catch let reported as Reported {
                 status = max(status, reported.status)
@@ -253,6 +261,8 @@ final class Command {
                 }
                 return Outcome(status: status, bytesIn: gzip.compressedByteCount,
                                bytesOut: gzip.uncompressedByteCount, header: gzip.header)
+            case .test, .list:
+                preconditionFailure("test and list do not transform")
             }
         } catch let error as ByteStreamError where error.errno == EPIPE && error.target == "standard output" {
             brokenPipe = true
@@ -284,7 +294,7 @@ final class Command {
 
     // MARK: Checks and names
 
-    private func inputInfo(_ path: String) throws -> FileInfo {
+    func inputInfo(_ path: String) throws -> FileInfo {
         guard let info = FileInfo(path: path) else {
             throw Reported(status: reportError(path, String(cString: strerror(errno))))
         }
@@ -297,13 +307,14 @@ final class Command {
         return info
     }
 
-    private func refuseTerminal(readingStandardInput: Bool) throws {
+    func refuseTerminal(readingStandardInput: Bool) throws {
         guard !options.force else { return }
         switch options.mode {
         case .pack where environment.outputIsTerminal && options.outputPath == nil:
             throw Reported(status: reportError("standard output",
                                                "compressed data not written to a terminal (use -f to force)"))
-        case .unpack where readingStandardInput && environment.inputIsTerminal:
+        case .unpack, .test, .list:
+            guard readingStandardInput && environment.inputIsTerminal else { break }
             throw Reported(status: reportError("standard input",
                                                "compressed data not read from a terminal (use -f to force)"))
         default:
@@ -329,12 +340,14 @@ final class Command {
             }
             diagnostics.warning(input, "unknown suffix -- ignored")
             return nil
+        case .test, .list:
+            return nil
         }
     }
 
     // MARK: Reporting
 
-    private func reportError(_ subject: String, _ problem: String) -> ExitStatus {
+    func reportError(_ subject: String, _ problem: String) -> ExitStatus {
         diagnostics.error(subject, problem)
         return .error
     }

@@ -2,7 +2,7 @@ import ByteStreams
 
 /// What the command line asked for.
 struct Options: Equatable {
-    enum Mode: String { case pack, unpack }
+    enum Mode: String { case pack, unpack, test, list }
 
     var mode: Mode
     var files: [String] = []
@@ -18,6 +18,8 @@ struct Options: Equatable {
     var quiet = false
     var verbose = false
     var maximumOutputSize: Int64?
+    /// `list --json`: machine-readable output.
+    var json = false
 }
 
 /// What parsing found: options to run, or a request for help or the version.
@@ -41,7 +43,7 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
     guard let first = arguments.first else { throw UsageError(message: "missing command: pack or unpack") }
     if first == "help" { return .help }
     guard let mode = Options.Mode(rawValue: first) else {
-        throw UsageError(message: "unknown command '\(first)': use pack or unpack")
+        throw UsageError(message: "unknown command '\(first)': use pack, unpack, test or list")
     }
     var options = Options(mode: mode)
     var rest = arguments.dropFirst()[...]
@@ -84,6 +86,7 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             case "name": try noValue(); options.useName = true
             case "rm": try noValue(); options.removeInput = true
             case "keep": try noValue(); options.removeInput = false
+            case "json": try noValue(); options.json = true
             case "quiet": try noValue(); options.quiet = true; options.verbose = false
             case "verbose": try noValue(); options.verbose = true; options.quiet = false
             default: throw UsageError(message: "unknown option '--\(name)'")
@@ -108,6 +111,14 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
                 throw UsageError(message: "unknown option '-\(letter)'")
             }
         }
+    }
+    if options.mode == .test || options.mode == .list {
+        if options.outputPath != nil || options.toStandardOutput || options.removeInput {
+            throw UsageError(message: "\(mode.rawValue) writes no output: -c, -o and --rm do not apply")
+        }
+    }
+    if options.json && options.mode != .list {
+        throw UsageError(message: "--json applies to list only")
     }
     if options.outputPath != nil {
         if options.toStandardOutput { throw UsageError(message: "-o and -c cannot be used together") }

@@ -12,6 +12,8 @@ gzstream 0.1.0: streaming gzip (RFC 1952) in constant memory.
 
 Usage: gzstream pack [OPTIONS] [FILE ...]     compress each FILE to FILE.gz
        gzstream unpack [OPTIONS] [FILE ...]   decompress each FILE.gz (or .tgz) to FILE (.tar)
+       gzstream test [OPTIONS] [FILE ...]     decode and check every member; write nothing
+       gzstream list [--json] [FILE ...]      one row per member: offset, header, sizes, CRC-32
 
 With no FILE, or when FILE is -, read standard input and write standard output.
 Inputs are kept unless --rm is given; an existing output is never replaced without -f.
@@ -23,7 +25,8 @@ Options:
   -1 ... -9             compression level: -1 fastest, -9 best (default 6)
       --level N         compression level 0 to 9 (0 stores without compressing)
       --chunk-size N    bytes per read and per write (default 4096; K, M suffixes allowed)
-      --max-output N    unpack: stop with an error past N decompressed bytes
+      --max-output N    unpack, test, list: stop with an error past N decompressed bytes
+      --json            list: JSON instead of a table
   -N, --name            pack: store the file name and modification time (the default);
                         unpack: restore them from the header
   -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)
@@ -80,7 +83,7 @@ struct CLITests {
 
     @Test("usage errors: exit 1, Error: line and usage on stderr, nothing on stdout", arguments: [
         ([], "missing command: pack or unpack"),
-        (["compress", "a"], "unknown command 'compress': use pack or unpack"),
+        (["compress", "a"], "unknown command 'compress': use pack, unpack, test or list"),
         (["pack", "-x", "a"], "unknown option '-x'"),
         (["unpack", "--bogus"], "unknown option '--bogus'"),
         (["pack", "--level", "10"], "compression level must be 0 to 9, not '10'"),

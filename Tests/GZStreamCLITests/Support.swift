@@ -377,6 +377,8 @@ func headerFields(_ bytes: [UInt8]) -> HeaderFields? {
 let usageLines = """
 Usage: gzstream pack [OPTIONS] [FILE ...]
        gzstream unpack [OPTIONS] [FILE ...]
+       gzstream test [OPTIONS] [FILE ...]
+       gzstream list [--json] [FILE ...]
 Try 'gzstream --help' for more information.
 
 """

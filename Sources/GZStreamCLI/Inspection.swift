@@ -1,0 +1,221 @@
+import ByteStreams
+import GzipStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Command {
+    /// `test` and `list`: decodes every member of `operand`, checking CRC-32 and ISIZE, and
+    /// writes no data. `list` adds a row per member through `listing`.
+    func inspect(_ operand: String, listing: MemberListing?) throws -> ExitStatus {
+        let name = operand == "-" ? "standard input" : operand
+        let input: ByteInputStream
+        if operand == "-" {
+            try refuseTerminal(readingStandardInput: true)
+            input = environment.standardInput
+        } else {
+            _ = try inputInfo(operand)
+            input = FileInputStream(path: operand)
+        }
+        let gzip = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
+                                   maximumOutputSize: options.maximumOutputSize, closesInnerStream: operand != "-")
+        defer { gzip.close() }
+        listing?.beginFile(name)
+        gzip.memberHandler = { member in listing?.row(member) }
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: options.chunkSize)
+        defer { scratch.deallocate() }
+        gzip.open()
+        while gzip.read(scratch, maxLength: options.chunkSize) > 0 {}
+        if let error = gzip.streamError {
+            listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,
+                             trailingGarbage: nil, error: error)
+            let subject = (error as? ByteStreamError)?.target ?? name
+            throw Reported(status: reportError(subject, describe(error)))
+        }
+        listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,
+                         trailingGarbage: gzip.trailingGarbage, error: nil)
+        if gzip.trailingGarbage != nil {
+            diagnostics.warning(name, "decompression OK, trailing garbage ignored")
+            return .warning
+        }
+        if options.verbose && options.mode == .test {
+            diagnostics.write("gzstream: \(name): OK (\(gzip.memberCount) member\(gzip.memberCount == 1 ? "" : "s"), "
+                + "\(gzip.uncompressedByteCount) bytes)\n")
+        }
+        return .success
+    }
+}
+
+/// The output of `list`: a table, or with `--json` one JSON array of file objects. Rows are
+/// written as members are decoded, so memory stays flat for files of many members.
+final class MemberListing {
+    private unowned let command: Command
+    private var fileCount = 0
+    private var memberRows = 0
+    private var totals = (compressed: Int64(0), uncompressed: Int64(0), members: 0, files: 0)
+
+    init(command: Command) {
+        self.command = command
+    }
+
+    private var json: Bool { command.options.json }
+
+    private func emit(_ text: String) {
+        try? command.environment.standardOutput.writeAll(Array(text.utf8))
+    }
+
+    func begin() {
+        if json { emit("[") }
+    }
+
+    func beginFile(_ name: String) {
+        memberRows = 0
+        if json {
+            emit((fileCount == 0 ? "\n" : ",\n") + "{\"file\":\(jsonString(name)),\"members\":[")
+        } else {
+            if fileCount > 0 { emit("\n") }
+            emit("\(name):\n")
+            emit(pad("member", 6) + pad("offset", 13) + pad("compressed", 14) + pad("uncompressed", 16)
+                 + pad("saved", 10) + "  crc32     mtime                 os  name\n")
+        }
+        fileCount += 1
+    }
+
+    func row(_ member: GzipInputStream.Member) {
+        let header = member.header
+        if json {
+            var fields = ["\"index\":\(member.index)", "\"offset\":\(member.offset)",
+                          "\"compressedSize\":\(member.compressedSize)",
+                          "\"uncompressedSize\":\(member.uncompressedSize)",
+                          "\"crc32\":\"\(hex(member.crc32, 8))\"",
+                          "\"mtime\":\(header.modificationTime)",
+                          "\"os\":\(header.operatingSystem)",
+                          "\"xfl\":\(header.extraFlags ?? 0)",
+                          "\"text\":\(header.isText)",
+                          "\"headerCRC\":\(header.hasHeaderCRC)"]
+            fields.append("\"name\":" + (header.fileName.map { jsonString(displayText($0)) } ?? "null"))
+            fields.append("\"comment\":" + (header.comment.map { jsonString(displayText($0)) } ?? "null"))
+            fields.append("\"extra\":" + (header.extraField.map { "\"\(hexBytes($0))\"" } ?? "null"))
+            emit((memberRows == 0 ? "\n" : ",\n") + "{" + fields.joined(separator: ",") + "}")
+        } else {
+            var line = pad(String(member.index), 6) + pad(String(member.offset), 13)
+                + pad(String(member.compressedSize), 14) + pad(String(member.uncompressedSize), 16)
+                + pad(saved(member.compressedSize, member.uncompressedSize), 10)
+                + "  " + hex(member.crc32, 8) + "  " + padRight(isoDate(header.modificationTime), 20)
+                + "  " + padRight(String(header.operatingSystem), 3)
+                + " " + (header.fileName.map(displayText) ?? "-")
+            if let comment = header.comment { line += "  comment: " + displayText(comment) }
+            if let extra = header.extraField { line += "  extra: \(extra.count) bytes \(hexBytes(Array(extra.prefix(16))))\(extra.count > 16 ? "…" : "")" }
+            emit(line + "\n")
+        }
+        memberRows += 1
+        totals.members += 1
+    }
+
+    func endFile(compressedSize: Int64, uncompressedSize: Int64, trailingGarbage: GzipInputStream.TrailingGarbage?,
+                 error: (any Error)?) {
+        totals.compressed += compressedSize
+        totals.uncompressed += uncompressedSize
+        totals.files += 1
+        if json {
+            var fields = ["\"memberCount\":\(memberRows)", "\"compressedSize\":\(compressedSize)",
+                          "\"uncompressedSize\":\(uncompressedSize)"]
+            fields.append("\"trailingGarbage\":" + (trailingGarbage.map { "{\"offset\":\($0.offset),\"length\":\($0.length)}" } ?? "null"))
+            if let error {
+                let kind = (error as? GzipError)?.kind ?? "io"
+                let offset = (error as? GzipError)?.offset.map(String.init) ?? "null"
+                fields.append("\"error\":{\"kind\":\"\(kind)\",\"offset\":\(offset),\"message\":\(jsonString(describe(error)))}")
+            } else {
+                fields.append("\"error\":null")
+            }
+            emit("\n]," + fields.joined(separator: ",") + "}")
+        } else {
+            var line = pad("total", 6) + pad("", 13) + pad(String(compressedSize), 14)
+                + pad(String(uncompressedSize), 16) + pad(saved(compressedSize, uncompressedSize), 10)
+                + "  \(memberRows) member\(memberRows == 1 ? "" : "s")"
+            if let trailingGarbage {
+                line += ", \(trailingGarbage.length) bytes of trailing garbage at \(trailingGarbage.offset)"
+            }
+            if error != nil { line += ", stopped by an error" }
+            emit(line + "\n")
+        }
+    }
+
+    func end() {
+        if json {
+            emit("\n]\n")
+        } else if totals.files > 1 {
+            emit("\nall \(totals.files) files: \(totals.members) members, \(totals.compressed) -> "
+                 + "\(totals.uncompressed) bytes, \(saved(totals.compressed, totals.uncompressed)) saved\n")
+        }
+    }
+}
+
+private func pad(_ text: String, _ width: Int) -> String {
+    String(repeating: " ", count: max(0, width - text.count)) + text
+}
+
+private func padRight(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(0, width - text.count))
+}
+
+private func saved(_ compressed: Int64, _ uncompressed: Int64) -> String {
+    uncompressed == 0 ? "-" : formatPercent((1 - Double(compressed) / Double(uncompressed)) * 100)
+}
+
+private func hex<T: BinaryInteger>(_ value: T, _ width: Int) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: max(0, width - digits.count)) + digits
+}
+
+private func hexBytes(_ bytes: [UInt8]) -> String {
+    bytes.map { hex($0, 2) }.joined()
+}
+
+/// Header text for display: UTF-8 when it is valid UTF-8, else ISO 8859-1 (RFC 1952 §2.3.1),
+/// with control characters shown as `\u{…}` so a hostile name cannot drive the terminal.
+private func displayText(_ bytes: [UInt8]) -> String {
+    let decoded = String(validating: bytes, as: UTF8.self)
+        ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    var result = ""
+    for scalar in decoded.unicodeScalars {
+        if scalar.value < 0x20 || scalar.value == 0x7f || (0x80..<0xa0).contains(scalar.value) {
+            result += "\\u{\(String(scalar.value, radix: 16))}"
+        } else {
+            result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}
+
+/// MTIME as `YYYY-MM-DDTHH:MM:SSZ`, or `-` when it is 0 (none stored).
+private func isoDate(_ mtime: UInt32) -> String {
+    guard mtime != 0 else { return "-" }
+    var time = time_t(mtime)
+    var parts = tm()
+    guard gmtime_r(&time, &parts) != nil else { return String(mtime) }
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+        + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+}
+
+/// A JSON string literal (RFC 8259 §7).
+func jsonString(_ text: String) -> String {
+    var result = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": result += "\\\""
+        case "\\": result += "\\\\"
+        case "\n": result += "\\n"
+        case "\r": result += "\\r"
+        case "\t": result += "\\t"
+        case _ where scalar.value < 0x20:
+            result += "\\u" + hex(scalar.value, 4)
+        default:
+            result.unicodeScalars.append(scalar)
+        }
+    }
+    return result + "\""
+}
