@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
-.PHONY: all build test demo bench install deps test-deps clean
+.PHONY: all build test demo bench fuzz install deps test-deps clean
 
 all: build
 
@@ -43,10 +43,15 @@ bench: test-deps
 	$(SWIFT) build -c release
 	scripts/bench.sh $(RELEASE_BIN)
 
+# libFuzzer (with the address sanitizer) on GzipInputStream, seeded with the fixtures;
+# FUZZ_SECONDS=600 by default. Crashes land in fuzz-out/.
+fuzz: deps
+	scripts/fuzz.sh
+
 install: deps
 	$(SWIFT) build -c release
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/gzstream
 
 clean:
-	rm -rf .build bench-out
+	rm -rf .build bench-out fuzz-out
