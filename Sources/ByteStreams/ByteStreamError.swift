@@ -17,6 +17,8 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case noSpaceAvailable
         /// The inner stream of a wrapping stream reported an error with no error value.
         case innerStreamFailed
+        /// `readToEnd(limit:)` met more than `limit` bytes.
+        case lengthLimitExceeded(limit: Int)
     }
 
     /// What went wrong.
@@ -45,6 +47,7 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .system(let number): String(cString: strerror(number))
         case .noSpaceAvailable: "no space left in the buffer"
         case .innerStreamFailed: "inner stream failed"
+        case .lengthLimitExceeded(let limit): "more than the limit of \(limit) bytes"
         }
     }
 

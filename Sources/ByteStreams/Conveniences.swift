@@ -49,8 +49,8 @@ extension ByteInputStream {
     /// Reads everything up to the end, for small inputs.
     /// - Parameter limit: The most bytes to accept; more is an error so a huge input cannot
     ///   exhaust memory.
-    /// - Throws: The stream's error, or ``ByteStreamError/Code-swift.enum/noSpaceAvailable`` when
-    ///   the input is longer than `limit` bytes.
+    /// - Throws: The stream's error, or ``ByteStreamError/Code-swift.enum/lengthLimitExceeded(limit:)``
+    ///   when the input is longer than `limit` bytes.
     public func readToEnd(limit: Int = Int.max) throws -> [UInt8] {
         if streamStatus == .notOpen { try openOrThrow() }
         var result: [UInt8] = []
@@ -60,7 +60,7 @@ extension ByteInputStream {
             if count < 0 { throw throwStreamError(operation: "read") }
             if count == 0 { return result }
             if result.count + count > limit {
-                throw ByteStreamError(.noSpaceAvailable, operation: "read to end")
+                throw ByteStreamError(.lengthLimitExceeded(limit: limit), operation: "read to end")
             }
             result.append(contentsOf: chunk[0..<count])
         }

@@ -146,6 +146,10 @@ final class Command {
             return try toFile(input: FileInputStream(path: operand), inputName: operand, inputInfo: info,
                               outputPath: outputPath)
         }
+        if !options.force, FileInfo.isSymbolicLink(operand) {
+            // As GNU gzip: replacing a link's target by name is rarely what was meant.
+            throw Reported(status: reportError(operand, "is a symbolic link (use -f to follow it)"))
+        }
         guard let outputPath = try defaultOutputPath(for: operand) else { return .warning }
         return try toFile(input: FileInputStream(path: operand), inputName: operand, inputInfo: info,
                           outputPath: outputPath)
@@ -327,14 +331,16 @@ final class Command {
     private func defaultOutputPath(for input: String) throws -> String? {
         switch options.mode {
         case .pack:
-            for suffix in [".gz", ".tgz"] where input.hasSuffix(suffix) {
+            for suffix in [".gz", ".tgz"] where input.lowercased().hasSuffix(suffix) {
                 diagnostics.warning(input, "already has \(suffix) suffix -- unchanged")
                 return nil
             }
             return input + ".gz"
         case .unpack:
-            let name = baseName(input)
-            for (suffix, replacement) in [(".gz", ""), (".tgz", ".tar"), ("-gz", ""), (".z", ""), ("_z", "")]
+            // GNU gzip's suffixes, in any case.
+            let name = baseName(input).lowercased()
+            for (suffix, replacement) in [(".gz", ""), (".tgz", ".tar"), (".taz", ".tar"), ("-gz", ""), (".z", ""),
+                                          ("-z", ""), ("_z", "")]
             where name.hasSuffix(suffix) && name.count > suffix.count {
                 return String(input.dropLast(suffix.count)) + replacement
             }

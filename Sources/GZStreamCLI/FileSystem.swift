@@ -33,6 +33,12 @@ struct FileInfo {
         modificationTime = Timestamp(seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
     }
 
+    /// Whether `path` itself is a symbolic link (`lstat(2)`).
+    static func isSymbolicLink(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+    }
+
     var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
     var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
     /// The permission bits, without set-user-ID and set-group-ID.

@@ -22,12 +22,15 @@ Inputs are kept unless --rm is given; an existing output is never replaced witho
 
 Options:
   -c, --stdout          write to standard output, keep the input files
-  -o, --output PATH     write to PATH (one input only)
-  -f, --force           overwrite existing outputs; read or write compressed data on a terminal
+  -o, --output PATH     write to PATH (one input only; - is standard output)
+  -f, --force           overwrite existing outputs; read or write compressed data on a
+                        terminal; follow symbolic links; read non-regular files
   -1 ... -9             compression level: -1 fastest, -9 best (default 6)
+      --fast, --best    the same as -1 and -9
       --level N         compression level 0 to 9 (0 stores without compressing)
-      --chunk-size N    bytes per read and per write (default 4096; K, M suffixes allowed)
+      --chunk-size N    bytes per read and per write, at most (default 4096; K, M, G suffixes)
       --max-output N    unpack, test, list: stop with an error past N decompressed bytes
+                        (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
       --json            list: JSON instead of a table
   -N, --name            pack: store the file name and modification time (the default);
                         unpack: restore them from the header

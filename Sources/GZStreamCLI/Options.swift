@@ -117,6 +117,14 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             throw UsageError(message: "\(mode.rawValue) writes no output: -c, -o and --rm do not apply")
         }
     }
+    if options.maximumOutputSize != nil && options.mode == .pack {
+        throw UsageError(message: "--max-output applies to unpack, test and list")
+    }
+    if options.outputPath == "-" {
+        // `-o -` is standard output, as `-` is standard input among the files.
+        options.outputPath = nil
+        options.toStandardOutput = true
+    }
     if options.json && options.mode != .list {
         throw UsageError(message: "--json applies to list only")
     }
@@ -138,7 +146,7 @@ private func parseChunkSize(_ text: String) throws(UsageError) -> Int {
     try parseSize(text, option: "--chunk-size", range: 1...(1 << 30))
 }
 
-/// A byte count, with an optional binary suffix: `4096`, `64K`, `1M`, `2G` (KiB, MiB, GiB).
+/// A byte count, with an optional binary suffix: `4096`, `64K`, `1M`, `2G`, `1T` (KiB, MiB, GiB, TiB).
 private func parseSize(_ text: String, option: String, range: ClosedRange<Int>) throws(UsageError) -> Int {
     var digits = Substring(text)
     var multiplier = 1
@@ -146,6 +154,7 @@ private func parseSize(_ text: String, option: String, range: ClosedRange<Int>) 
     case "k", "K": multiplier = 1 << 10
     case "m", "M": multiplier = 1 << 20
     case "g", "G": multiplier = 1 << 30
+    case "t", "T": multiplier = 1 << 40
     default: break
     }
     if multiplier != 1 { digits = digits.dropLast() }

@@ -30,8 +30,9 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
     case lengthMismatch(member: Int, stored: UInt32, computed: UInt32, offset: Int64)
     /// `length` bytes after the last member are neither a member nor zero padding.
     case trailingGarbage(offset: Int64, length: Int64)
-    /// Decoding would produce more than `limit` bytes (the caller's decompression limit).
-    case outputLimitExceeded(limit: Int64)
+    /// Decoding would produce more than `limit` bytes (the caller's decompression limit);
+    /// `offset` is how far the compressed input had been read when it was found.
+    case outputLimitExceeded(limit: Int64, offset: Int64)
     /// zlib itself failed (out of memory, version mismatch).
     case zlibFailure(code: Int32, message: String)
 
@@ -57,7 +58,8 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The byte offset in the compressed input where the fault was found, when it has one.
     public var offset: Int64? {
         switch self {
-        case .emptyInput, .outputLimitExceeded, .zlibFailure: nil
+        case .emptyInput, .zlibFailure: nil
+        case .outputLimitExceeded(_, let offset): offset
         case .notGzip(let offset), .trailingGarbage(let offset, _): offset
         case .unsupportedMethod(_, _, let offset), .reservedFlags(_, _, let offset): offset
         case .headerCRCMismatch(_, _, _, let offset), .crcMismatch(_, _, _, let offset),
@@ -88,8 +90,8 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
             return "length mismatch in member \(member) at byte \(offset) (ISIZE \(stored), decoded \(computed) mod 2^32)"
         case .trailingGarbage(let offset, let length):
             return "trailing garbage: \(length) bytes at byte \(offset) after the last member"
-        case .outputLimitExceeded(let limit):
-            return "output exceeds the limit of \(limit) bytes"
+        case .outputLimitExceeded(let limit, let offset):
+            return "output exceeds the limit of \(limit) bytes (at byte \(offset) of the input)"
         case .zlibFailure(let code, let message):
             return "zlib failure \(code): \(message)"
         }

@@ -99,7 +99,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     ///   - chunkSize: The size in bytes of each read from `inner`; default 4096.
     ///   - trailingGarbage: What to do with non-gzip bytes after the last member; default `.fail`.
     ///   - maximumOutputSize: A decompression limit in bytes: decoding more is
-    ///     ``GzipError/outputLimitExceeded(limit:)``; default none.
+    ///     ``GzipError/outputLimitExceeded(limit:offset:)``; default none.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     public init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
                 trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
@@ -316,7 +316,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             memberSize += Int64(produced)
             uncompressedByteCount += Int64(produced)
             if let limit = maximumOutputSize, uncompressedByteCount > limit {
-                throw GzipError.outputLimitExceeded(limit: limit)
+                throw GzipError.outputLimitExceeded(limit: limit, offset: position)
             }
         }
         return produced

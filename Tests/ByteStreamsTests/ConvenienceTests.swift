@@ -72,7 +72,7 @@ struct ConvenienceTests {
             #expect(input.streamStatus == .atEnd)
         } else {
             let error = #expect(throws: ByteStreamError.self) { try input.readToEnd(limit: limitCase.limit) }
-            #expect(error?.code == .noSpaceAvailable)
+            #expect(error?.code == .lengthLimitExceeded(limit: limitCase.limit))
         }
     }
 

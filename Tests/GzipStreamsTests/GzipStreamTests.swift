@@ -622,7 +622,12 @@ struct ErrorTests {
         let size = Int64(data.count)
         for limit in [0, 1, size - 1] {
             let result = failure(bytes, maximumOutputSize: limit)
-            #expect(result.gzipError == .outputLimitExceeded(limit: limit))
+            guard case .outputLimitExceeded(let reported, let offset)? = result.gzipError else {
+                Issue.record("expected outputLimitExceeded, got \(String(describing: result.error))")
+                continue
+            }
+            #expect(reported == limit)
+            #expect(offset > 0 && offset <= Int64(bytes.count), "the offset lies in the input")
             #expect(result.gzipError?.kind == "output-limit")
             #expect(Int64(result.bytes.count) <= limit)
         }
@@ -634,7 +639,12 @@ struct ErrorTests {
         #expect(failure(try pack([]), maximumOutputSize: 0).error == nil)
         // Across members: the limit counts the whole output.
         let twice = failure(bytes + bytes, maximumOutputSize: size + 1)
-        #expect(twice.gzipError == .outputLimitExceeded(limit: size + 1))
+        guard case .outputLimitExceeded(let reported, let offset)? = twice.gzipError else {
+            Issue.record("expected outputLimitExceeded across members, got \(String(describing: twice.error))")
+            return
+        }
+        #expect(reported == size + 1)
+        #expect(offset > Int64(bytes.count), "found in the second member")
     }
 
     @Test("maximumOutputSize: .max is no limit at all, and must not overflow")
