@@ -95,8 +95,8 @@ final class MemberListing {
                           "\"xfl\":\(header.extraFlags ?? 0)",
                           "\"text\":\(header.isText)",
                           "\"headerCRC\":\(header.hasHeaderCRC)"]
-            fields.append("\"name\":" + (header.fileName.map { jsonString(displayText($0)) } ?? "null"))
-            fields.append("\"comment\":" + (header.comment.map { jsonString(displayText($0)) } ?? "null"))
+            fields.append("\"name\":" + (header.fileName.map { jsonString(decodedText($0)) } ?? "null"))
+            fields.append("\"comment\":" + (header.comment.map { jsonString(decodedText($0)) } ?? "null"))
             fields.append("\"extra\":" + (header.extraField.map { "\"\(hexBytes($0))\"" } ?? "null"))
             emit((memberRows == 0 ? "\n" : ",\n") + "{" + fields.joined(separator: ",") + "}")
         } else {
@@ -174,11 +174,15 @@ private func hexBytes(_ bytes: [UInt8]) -> String {
     bytes.map { hex($0, 2) }.joined()
 }
 
-/// Header text for display: UTF-8 when it is valid UTF-8, else ISO 8859-1 (RFC 1952 §2.3.1),
-/// with control characters shown as `\u{…}` so a hostile name cannot drive the terminal.
+/// Header text: UTF-8 when it is valid UTF-8, else ISO 8859-1 (RFC 1952 §2.3.1).
+private func decodedText(_ bytes: [UInt8]) -> String {
+    String(validating: bytes, as: UTF8.self) ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+}
+
+/// Header text for the table, with control characters shown as `\u{…}` so a hostile name
+/// cannot drive the terminal.
 private func displayText(_ bytes: [UInt8]) -> String {
-    let decoded = String(validating: bytes, as: UTF8.self)
-        ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    let decoded = decodedText(bytes)
     var result = ""
     for scalar in decoded.unicodeScalars {
         if scalar.value < 0x20 || scalar.value == 0x7f || (0x80..<0xa0).contains(scalar.value) {

@@ -81,6 +81,9 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     private var memberCRC: UInt32 = 0
     private var memberSize: Int64 = 0
     private var headerCRC: UInt32 = 0
+    /// An error met after some bytes of the same inflate call: those bytes are returned first,
+    /// so what a caller gets does not depend on buffer sizes.
+    private var pendingError: GzipError?
 
     /// The first member's header, once it has been read (after the first read).
     public private(set) var header: GzipHeader?
@@ -138,6 +141,9 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        if let pendingError {
+            throw pendingError
+        }
         while true {
             switch state {
             case .streamStart:
@@ -302,9 +308,12 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
                     throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
                 }
             case Z_DATA_ERROR, Z_NEED_DICT:
-                throw GzipError.invalidDeflateData(member: memberIndex,
-                                                   message: ZStream.message(for: code, stream: z),
-                                                   offset: position)
+                let error = GzipError.invalidDeflateData(member: memberIndex,
+                                                         message: ZStream.message(for: code, stream: z),
+                                                         offset: position)
+                if produced == 0 { throw error }
+                pendingError = error
+                break loop
             default:
                 throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
             }
