@@ -56,13 +56,26 @@ public func runCommand(arguments: [String], environment: CommandEnvironment) -> 
     }
     switch parsed {
     case .help:
-        try? environment.standardOutput.writeAll(Array(helpText.utf8))
-        return .success
+        return printOrFail(helpText, environment: environment)
     case .version:
-        try? environment.standardOutput.writeAll(Array("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n".utf8))
-        return .success
+        return printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
     case .run(let options):
         return Command(options: options, environment: environment).run()
+    }
+}
+
+/// Writes `text` to standard output; a failed write is an error (`--help > /dev/full`).
+private func printOrFail(_ text: String, environment: CommandEnvironment) -> ExitStatus {
+    let output = environment.standardOutput
+    if output.streamStatus == .notOpen { output.open() }
+    do {
+        try output.writeAll(Array(text.utf8))
+        return .success
+    } catch let error as ByteStreamError where error.errno == EPIPE {
+        return .error
+    } catch {
+        Diagnostics(stream: environment.standardError, quiet: false).error("standard output", describe(error))
+        return .error
     }
 }
 
@@ -75,8 +88,10 @@ struct Diagnostics {
         try? stream.writeAll(Array(text.utf8))
     }
 
+    /// `gzstream: SUBJECT: PROBLEM` on one line: control characters in either (a file name
+    /// with a newline, a header's FNAME) are shown escaped.
     func error(_ subject: String, _ problem: String) {
-        write("gzstream: \(subject): \(problem)\n")
+        write("gzstream: \(escapingControlCharacters(subject)): \(escapingControlCharacters(problem))\n")
     }
 
     func warning(_ subject: String, _ problem: String) {
@@ -169,6 +184,10 @@ final class Command {
 
     private func toFile(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, outputPath: String) throws -> ExitStatus {
         if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
+        if options.outputPath != nil, let target = FileInfo(path: outputPath), !target.isRegularFile, !target.isDirectory {
+            return try toDevice(input: input, inputName: inputName, inputInfo: inputInfo, target: target,
+                                outputPath: outputPath)
+        }
         // unpack -N names the output after the header, known only once it is read: the
         // publish step checks that name.
         let outputNamedByHeader = options.mode == .unpack && options.useName == true && options.outputPath == nil
@@ -214,6 +233,24 @@ final class Command {
             diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
             return max(outcome.status, .warning)
         }
+        return outcome.status
+    }
+
+    /// `-o` naming a device or FIFO (`-o /dev/null`): written into as a shell redirection would,
+    /// never replaced by a regular file.
+    private func toDevice(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, target: FileInfo,
+                          outputPath: String) throws -> ExitStatus {
+        if let inputInfo, target.isSameFile(as: inputInfo) {
+            throw Reported(status: reportError(inputName, "input and output are the same file"))
+        }
+        let output = FileOutputStream(path: outputPath)
+        output.open()
+        if let error = output.streamError {
+            throw Reported(status: reportError(outputPath, describe(error)))
+        }
+        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
+                                    outputName: outputPath, closesOutput: true)
+        report(outcome, inputName: inputName, outputName: outputPath)
         return outcome.status
     }
 
@@ -378,6 +415,24 @@ func describe(_ error: any Error) -> String {
     }
 }
 
+/// `text` with C0 controls, DEL and C1 controls written as `\u{…}`.
+func escapingControlCharacters(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: isControl) else { return text }
+    var result = ""
+    for scalar in text.unicodeScalars {
+        if isControl(scalar) {
+            result += "\\u{\(String(scalar.value, radix: 16))}"
+        } else {
+            result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}
+
+private func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || scalar.value == 0x7f || (0x80..<0xa0).contains(scalar.value)
+}
+
 func formatPercent(_ value: Double) -> String {
     let tenths = Int((value * 10).rounded())
     let sign = tenths < 0 ? "-" : ""
@@ -394,12 +449,13 @@ func directory(of path: String) -> String {
     return String(path[...slash])
 }
 
-/// The last path component of a stored FNAME, or `nil` when it is empty, `.` or `..`
-/// (a header must not write outside the output's directory).
+/// The last path component of a stored FNAME, or `nil` when it is empty, `.`, `..` or longer
+/// than a file name can be (a header must not write outside the output's directory).
 func safeFileName(_ stored: [UInt8]) -> String? {
     let text = String(decoding: stored, as: UTF8.self)
     let name = baseName(text)
-    guard !name.isEmpty, name != ".", name != "..", !name.contains("\0") else { return nil }
+    guard !name.isEmpty, name != ".", name != "..", !name.contains("\0"),
+          name.utf8.count <= Int(NAME_MAX) else { return nil }
     return name
 }
 

@@ -65,10 +65,11 @@ final class TemporaryFile {
     private var ownsDescriptor = true
     private var published = false
 
-    /// Creates `.NAME.XXXXXX` (mode 0600) in the directory of `finalPath`.
+    /// Creates `.gzstream-XXXXXX` (mode 0600) in the directory of `finalPath`: a name of fixed
+    /// length, so that a final name of up to NAME_MAX bytes still works.
     /// The corresponding C function is `mkstemp(3)`.
     init(besides finalPath: String) throws {
-        let template = directory(of: finalPath) + "." + baseName(finalPath) + ".gzstream-XXXXXX"
+        let template = directory(of: finalPath) + ".gzstream-XXXXXX"
         var bytes = Array(template.utf8CString)
         let fd = bytes.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {

@@ -28,7 +28,8 @@ Options:
   -1 ... -9             compression level: -1 fastest, -9 best (default 6)
       --fast, --best    the same as -1 and -9
       --level N         compression level 0 to 9 (0 stores without compressing)
-      --chunk-size N    bytes per read and per write, at most (default 4096; K, M, G suffixes)
+      --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
+                        K, M suffixes: KiB, MiB)
       --max-output N    unpack, test, list: stop with an error past N decompressed bytes
                         (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
       --json            list: JSON instead of a table

@@ -182,16 +182,7 @@ private func decodedText(_ bytes: [UInt8]) -> String {
 /// Header text for the table, with control characters shown as `\u{…}` so a hostile name
 /// cannot drive the terminal.
 private func displayText(_ bytes: [UInt8]) -> String {
-    let decoded = decodedText(bytes)
-    var result = ""
-    for scalar in decoded.unicodeScalars {
-        if scalar.value < 0x20 || scalar.value == 0x7f || (0x80..<0xa0).contains(scalar.value) {
-            result += "\\u{\(String(scalar.value, radix: 16))}"
-        } else {
-            result.unicodeScalars.append(scalar)
-        }
-    }
-    return result
+    escapingControlCharacters(decodedText(bytes))
 }
 
 /// MTIME as `YYYY-MM-DDTHH:MM:SSZ`, or `-` when it is 0 (none stored).

@@ -142,8 +142,12 @@ private func parseLevel(_ text: String) throws(UsageError) -> Int {
     return level
 }
 
+/// The largest `--chunk-size`: 64 MiB. Each stream holds one buffer of this size, so a larger
+/// one buys no speed and only risks memory.
+let maximumChunkSize = 64 << 20
+
 private func parseChunkSize(_ text: String) throws(UsageError) -> Int {
-    try parseSize(text, option: "--chunk-size", range: 1...(1 << 30))
+    try parseSize(text, option: "--chunk-size", range: 1...maximumChunkSize)
 }
 
 /// A byte count, with an optional binary suffix: `4096`, `64K`, `1M`, `2G`, `1T` (KiB, MiB, GiB, TiB).

@@ -42,12 +42,17 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     ///   - inner: Where the gzip member goes.
     ///   - level: Compression level, `0...9`; default 6.
     ///   - header: The member's header fields; default: no name, MTIME 0, OS 3 (Unix).
+    ///     Preconditions: FEXTRA of at most 65535 bytes; no zero byte in FNAME or FCOMMENT,
+    ///     which RFC 1952 §2.3.1 ends with one.
     ///   - chunkSize: The size in bytes of the compressed chunks handed to `inner`; default 4096.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     public init(wrapping inner: ByteOutputStream, level: Int = GzipOutputStream.defaultLevel,
                 header: GzipHeader = GzipHeader(), chunkSize: Int = ByteStream.defaultChunkSize,
                 closesInnerStream: Bool = true) {
         precondition((0...9).contains(level), "compression level must be 0...9")
+        precondition((header.extraField?.count ?? 0) <= 0xffff, "FEXTRA holds at most 65535 bytes")
+        precondition(!(header.fileName ?? []).contains(0) && !(header.comment ?? []).contains(0),
+                      "FNAME and FCOMMENT must not contain a zero byte (RFC 1952 §2.3.1)")
         precondition(chunkSize > 0, "chunkSize must be positive")
         self.inner = inner
         self.level = level

@@ -7,6 +7,18 @@ import Darwin
 
 // A closed pipe on standard output is reported as EPIPE by write(2) and handled quietly.
 signal(SIGPIPE, SIG_IGN)
+
+// A standard descriptor the caller closed (`<&-`) must not be reused by the next open (a
+// temporary output would become "standard input"): hold it with /dev/null opened the other
+// way round, so that reading fd 0 or writing fd 1 and 2 still fails with EBADF.
+for (descriptor, flags) in [(STDIN_FILENO, O_WRONLY), (STDOUT_FILENO, O_RDONLY), (STDERR_FILENO, O_RDONLY)]
+where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+    let placeholder = open("/dev/null", flags)
+    if placeholder >= 0 && placeholder != descriptor {
+        dup2(placeholder, descriptor)
+        close(placeholder)
+    }
+}
 installInterruptCleanup()
 let status = runCommand(arguments: Array(CommandLine.arguments.dropFirst()), environment: .process())
 exit(status.rawValue)

@@ -26,7 +26,8 @@ Options:
   -1 ... -9             compression level: -1 fastest, -9 best (default 6)
       --fast, --best    the same as -1 and -9
       --level N         compression level 0 to 9 (0 stores without compressing)
-      --chunk-size N    bytes per read and per write, at most (default 4096; K, M, G suffixes)
+      --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
+                        K, M suffixes: KiB, MiB)
       --max-output N    unpack, test, list: stop with an error past N decompressed bytes
                         (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
       --json            list: JSON instead of a table
@@ -96,7 +97,9 @@ struct CLITests {
         (["pack", "-o"], "option -o needs a value"),
         (["pack", "--level"], "option --level needs a value"),
         (["unpack", "--max-output"], "option --max-output needs a value"),
-        (["pack", "--chunk-size", "0"], "--chunk-size must be 1 to 1073741824 bytes, not '0'"),
+        (["pack", "--chunk-size", "0"], "--chunk-size must be 1 to 67108864 bytes, not '0'"),
+        (["pack", "--chunk-size", "65M"], "--chunk-size must be 1 to 67108864 bytes, not '65M'"),
+        (["pack", "--max-output", "1K"], "--max-output applies to unpack, test and list"),
         (["pack", "--chunk-size", "lots"], "--chunk-size takes a size in bytes, not 'lots'"),
         (["pack", "--stdout=yes"], "option --stdout takes no value"),
     ] as [([String], String)])

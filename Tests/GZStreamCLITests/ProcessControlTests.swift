@@ -40,7 +40,7 @@ struct ProcessControlTests {
             // The input is a FIFO (hence -f) that a slow writer feeds: 64 KiB every 50 ms, gzipped
             // for unpack, until the reader is gone.
             let name = mode == "pack" ? "fifo" : "fifo.gz"
-            let temporaryPrefix = mode == "pack" ? ".fifo.gz.gzstream-" : ".fifo.gzstream-"
+            let temporaryPrefix = ".gzstream-"
             let fifo = scratch.path(name)
             #expect(mkfifo(fifo, 0o644) == 0)
             let feed = #"while :; do head -c 65536 /dev/urandom || exit 1; sleep 0.05; done"#

@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Each test here is a defect found by a trial run (a new user's, or an attack with bad input
+/// and hostile environments), kept with its right result.
+@Suite("Regressions found by trial runs")
+struct RegressionCLITests {
+    @Test("A closed standard input is EBADF, not the temporary output read back (pack -o x <&-)")
+    func closedStandardInput() throws {
+        try withScratch { scratch in
+            for mode in ["pack", "unpack"] {
+                let result = try shell(#""$0" "$1" -o out <&-"#, [mode], in: scratch)
+                #expect(result.status == 1, "\(mode): \(result)")
+                #expect(result.err == "gzstream: standard input: read failed: Bad file descriptor\n", "\(mode)")
+                #expect(try scratch.listing() == [], "\(mode): nothing is left behind")
+            }
+        }
+    }
+
+    @Test("A closed standard output is EBADF for -c, and exit 1")
+    func closedStandardOutput() throws {
+        try withScratch { scratch in
+            try scratch.write("a", "data\n")
+            let result = try shell(#""$0" pack -c a >&-"#, in: scratch)
+            #expect(result.status == 1, "\(result)")
+            #expect(result.err == "gzstream: standard output: write failed: Bad file descriptor\n")
+        }
+    }
+
+    @Test("Output names up to NAME_MAX bytes work (the temporary name has a fixed length)")
+    func longNames() throws {
+        try withScratch { scratch in
+            let name = String(repeating: "P", count: Int(NAME_MAX) - 3)
+            let content = sampleText(byteCount: 1000)
+            try scratch.write(name, content)
+            let packed = try gzstream(["pack", "--rm", name], in: scratch)
+            #expect(packed.status == 0 && packed.err == "", "\(packed)")
+            #expect(try scratch.listing() == [name + ".gz"])
+            let unpacked = try gzstream(["unpack", name + ".gz"], in: scratch)
+            #expect(unpacked.status == 0 && unpacked.err == "", "\(unpacked)")
+            #expect(try scratch.read(name) == content)
+        }
+    }
+
+    @Test("-o naming a device or FIFO writes into it and never replaces it", .timeLimit(.minutes(1)))
+    func outputIntoDevice() throws {
+        try withScratch { scratch in
+            try scratch.write("a", sampleText(byteCount: 5000))
+            let result = try gzstream(["pack", "-f", "-o", "/dev/null", "a"], in: scratch)
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            var info = stat()
+            #expect(stat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR)
+
+            #expect(mkfifo(scratch.path("fifo"), 0o644) == 0)
+            let piped = try shell(#"timeout 30 cat fifo > read-back & "$0" pack -o fifo a; status=$?; wait; exit $status"#,
+                                  in: scratch)
+            #expect(piped.status == 0 && piped.err == "", "\(piped)")
+            #expect(stat(scratch.path("fifo"), &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "still a FIFO")
+            #expect(try gunzip(scratch.path("read-back"), in: scratch) == (try scratch.read("a")))
+        }
+    }
+
+    @Test("-o - writes to standard output")
+    func outputDash() throws {
+        try withScratch { scratch in
+            let text = sampleText(byteCount: 3000)
+            try scratch.write("a.txt", text)
+            let result = try gzstream(["pack", "-o", "-", "a.txt"], in: scratch)
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            #expect(try scratch.listing() == ["a.txt"])
+            let back = try gzstream(["unpack"], in: scratch, input: .bytes(result.stdout))
+            #expect(back.stdout == text)
+        }
+    }
+
+    @Test("--help and --version fail when standard output cannot be written")
+    func helpToFullDisk() throws {
+        try withScratch { scratch in
+            for argument in ["--help", "--version"] {
+                let result = try shell(#""$0" "$1" > /dev/full"#, [argument], in: scratch)
+                #expect(result.status == 1, "\(argument): \(result)")
+                #expect(result.err == "gzstream: standard output: write failed: No space left on device\n")
+            }
+        }
+    }
+
+    @Test("A file name with a newline still gives a one-line message")
+    func controlCharactersInNames() throws {
+        try withScratch { scratch in
+            try scratch.write("bad\nname.gz", [])
+            let result = try gzstream(["unpack", "bad\nname.gz"], in: scratch)
+            #expect(result.status == 1)
+            #expect(result.err == "gzstream: bad\\u{a}name.gz: empty input: no gzip member\n")
+        }
+    }
+
+    @Test("A symbolic link given as FILE needs -f in file mode; -c reads it")
+    func symbolicLinks() throws {
+        try withScratch { scratch in
+            let text = sampleText(byteCount: 2000)
+            try scratch.write("target.txt", text)
+            #expect(symlink("target.txt", scratch.path("link")) == 0)
+            let refused = try gzstream(["pack", "link"], in: scratch)
+            #expect(refused.status == 1)
+            #expect(refused.err == "gzstream: link: is a symbolic link (use -f to follow it)\n")
+            #expect(try scratch.listing() == ["link", "target.txt"])
+            let viaStdout = try gzstream(["pack", "-c", "link"], in: scratch)
+            #expect(viaStdout.status == 0)
+            let forced = try gzstream(["pack", "-f", "link"], in: scratch)
+            #expect(forced.status == 0 && forced.err == "", "\(forced)")
+            #expect(try gunzip(scratch.path("link.gz"), in: scratch) == text)
+        }
+    }
+
+    @Test("unpack knows GNU gzip's suffixes in any case", arguments: [
+        ("d.GZ", "d"), ("d.TGZ", "d.tar"), ("d.taz", "d.tar"), ("d-z", "d"), ("d_z", "d"), ("d-gz", "d"), ("d.Z", "d"),
+    ])
+    func suffixes(name: String, expected: String) throws {
+        try withScratch { scratch in
+            try scratch.write("d", "payload\n")
+            let packed = try gzstream(["pack", "-c", "d"], in: scratch)
+            try scratch.write(name, packed.stdout)
+            #expect(unlink(scratch.path("d")) == 0)
+            let result = try gzstream(["unpack", name], in: scratch)
+            #expect(result.status == 0 && result.err == "", "\(name): \(result)")
+            #expect(try scratch.read(expected) == Array("payload\n".utf8))
+        }
+    }
+
+    @Test("--max-output at its largest accepted value is no limit, not a crash")
+    func largestOutputLimit() throws {
+        try withScratch { scratch in
+            let text = sampleText(byteCount: 4000)
+            let packed = try gzstream(["pack"], in: scratch, input: .bytes(text))
+            let result = try gzstream(["unpack", "--max-output", String(Int64.max)], in: scratch,
+                                      input: .bytes(packed.stdout))
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            #expect(result.stdout == text)
+        }
+    }
+}
