@@ -65,5 +65,5 @@ for op in pack unpack; do
   small=${rss[gzstream-$op-small]} big=${rss[gzstream-$op-big]}
   delta=$((big - small))
   verdict=$([ "$delta" -le 2048 ] && echo "within 2 MiB" || echo "OVER 2 MiB")
-  echo "gzstream $op peak RSS: $small KiB at 1 MiB, $big KiB at $((big_size >> 20)) MiB: +$delta KiB ($verdict)"
+  printf "gzstream %s peak RSS: %d KiB at 1 MiB, %d KiB at %d MiB: %+d KiB (%s)\n" "$op" "$small" "$big" "$((big_size >> 20))" "$delta" "$verdict"
 done
