@@ -7,7 +7,8 @@ import Darwin
 /// Writes a file by path, or any writable file descriptor (standard output, a pipe).
 ///
 /// Ownership: a stream opened by path owns its descriptor and closes it on ``ByteStream/close()``;
-/// a stream made from a descriptor closes it only when `closesDescriptor` is `true`.
+/// a stream made from a descriptor closes it only when `closesDescriptor` is `true`. A stream
+/// dropped without being closed still closes a descriptor it owns.
 ///
 /// Property ``ByteStream/PropertyKey/fileCurrentOffset``: the write offset in bytes as `Int64`;
 /// setting it seeks.
@@ -16,21 +17,12 @@ import Darwin
 /// `errno == EPIPE` (ignore `SIGPIPE` in the process to get it rather than a signal).
 /// The corresponding C functions are `open(2)`, `write(2)`, `lseek(2)`, `close(2)`.
 public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
-    private let path: String?
-    private let append: Bool
-    private var fd: Int32
-    private let closesDescriptor: Bool
-    /// A name for messages: the path, or "standard output" / "descriptor N".
-    public let displayName: String
+    private let backing: FileDescriptorBacking
 
     /// A stream that creates or truncates `path` on ``ByteStream/open()`` (mode 0666 less the
     /// umask), or appends to it when `append` is `true`.
     public init(path: String, append: Bool = false) {
-        self.path = path
-        self.append = append
-        self.fd = -1
-        self.closesDescriptor = true
-        self.displayName = path
+        backing = FileDescriptorBacking(path: path, flags: O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC))
         super.init()
     }
 
@@ -40,16 +32,13 @@ public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
     ///   - displayName: The name errors give (a path); default "standard output",
     ///     "standard error" or "descriptor N".
     public init(fileDescriptor: Int32, closesDescriptor: Bool = false, displayName: String? = nil) {
-        self.path = nil
-        self.append = false
-        self.fd = fileDescriptor
-        self.closesDescriptor = closesDescriptor
-        switch (displayName, fileDescriptor) {
-        case (let name?, _): self.displayName = name
-        case (nil, STDOUT_FILENO): self.displayName = "standard output"
-        case (nil, STDERR_FILENO): self.displayName = "standard error"
-        default: self.displayName = "descriptor \(fileDescriptor)"
+        let defaultName = switch fileDescriptor {
+        case STDOUT_FILENO: "standard output"
+        case STDERR_FILENO: "standard error"
+        default: "descriptor \(fileDescriptor)"
         }
+        backing = FileDescriptorBacking(descriptor: fileDescriptor, closesDescriptor: closesDescriptor,
+                                        displayName: displayName ?? defaultName)
         super.init()
     }
 
@@ -63,38 +52,29 @@ public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
         FileOutputStream(fileDescriptor: STDERR_FILENO)
     }
 
+    /// A name for messages: the path, or "standard output" / "descriptor N".
+    public var displayName: String { backing.displayName }
+
     /// The descriptor, or `-1` before a stream made from a path is opened or after it is closed.
-    public var fileDescriptor: Int32 { fd }
+    public var fileDescriptor: Int32 { backing.descriptor }
 
     override public func openBacking() throws {
-        if let path {
-            fd = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC))
-        }
-    }
-
-    /// A stream dropped without ``ByteStream/close()`` still releases a descriptor it owns.
-    deinit {
-        if fd >= 0, closesDescriptor { try? SystemCalls.close(fd, target: displayName) }
+        try backing.open()
     }
 
     override public func closeBacking() throws {
-        guard fd >= 0, closesDescriptor else { return }
-        let descriptor = fd
-        fd = -1
-        try SystemCalls.close(descriptor, target: displayName)
+        try backing.close()
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
-        try SystemCalls.write(fd, buffer, maxLength, target: displayName)
+        try SystemCalls.write(backing.descriptor, buffer, maxLength, target: backing.displayName)
     }
 
     override public func property(forKey key: ByteStream.PropertyKey) -> Any? {
-        guard key == .fileCurrentOffset, fd >= 0 else { return nil }
-        return try? SystemCalls.seek(fd, to: 0, whence: SEEK_CUR, target: displayName)
+        key == .fileCurrentOffset ? backing.offset : nil
     }
 
     override public func setProperty(_ value: Any?, forKey key: ByteStream.PropertyKey) -> Bool {
-        guard key == .fileCurrentOffset, fd >= 0, let offset = int64(value) else { return false }
-        return (try? SystemCalls.seek(fd, to: offset, whence: SEEK_SET, target: displayName)) != nil
+        key == .fileCurrentOffset && backing.seek(to: value)
     }
 }
