@@ -102,6 +102,8 @@ struct Diagnostics {
 /// A failure that has been reported already, or must stay quiet (a closed pipe).
 struct Reported: Error {
     var status: ExitStatus
+    /// What was reported, for a listing that records it too.
+    var problem: String?
 }
 
 /// One run of `pack` or `unpack` over its operands.
@@ -121,8 +123,8 @@ final class Command {
         var status = ExitStatus.success
         let listing = options.mode == .list ? MemberListing(command: self) : nil
         listing?.begin()
-        defer { listing?.end() }
         for operand in operands {
+            if listing?.writeError != nil { break }
             do {
                 let result: ExitStatus
                 if options.mode == .test || options.mode == .list {
@@ -137,6 +139,16 @@ final class Command {
             } catch {
                 diagnostics.error(operand == "-" ? "standard input" : operand, describe(error))
                 status = max(status, .error)
+            }
+        }
+        if let listing {
+            listing.end()
+            if let error = listing.writeError {
+                // A closed pipe stays quiet, as for unpack -c.
+                if (error as? ByteStreamError)?.errno != EPIPE {
+                    diagnostics.error("standard output", describe(error))
+                }
+                status = .error
             }
         }
         return status
@@ -336,14 +348,13 @@ final class Command {
     // MARK: Checks and names
 
     func inputInfo(_ path: String) throws -> FileInfo {
-        guard let info = FileInfo(path: path) else {
-            throw Reported(status: reportError(path, String(cString: strerror(errno))))
+        func refuse(_ problem: String) -> Reported {
+            Reported(status: reportError(path, problem), problem: problem)
         }
-        if info.isDirectory {
-            throw Reported(status: reportError(path, "is a directory"))
-        }
+        guard let info = FileInfo(path: path) else { throw refuse(String(cString: strerror(errno))) }
+        if info.isDirectory { throw refuse("is a directory") }
         if !info.isRegularFile && !options.force && !options.toStandardOutput {
-            throw Reported(status: reportError(path, "not a regular file (use -f or -c to read it)"))
+            throw refuse("not a regular file (use -f or -c to read it)")
         }
         return info
     }

@@ -16,7 +16,12 @@ extension Command {
             try refuseTerminal(readingStandardInput: true)
             input = environment.standardInput
         } else {
-            _ = try inputInfo(operand)
+            do {
+                _ = try inputInfo(operand)
+            } catch let reported as Reported {
+                listing?.unreadableFile(name, problem: reported.problem ?? "cannot be read")
+                throw reported
+            }
             input = FileInputStream(path: operand)
         }
         let gzip = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
@@ -27,7 +32,8 @@ extension Command {
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: options.chunkSize)
         defer { scratch.deallocate() }
         gzip.open()
-        while gzip.read(scratch, maxLength: options.chunkSize) > 0 {}
+        while listing?.writeError == nil, gzip.read(scratch, maxLength: options.chunkSize) > 0 {}
+        if listing?.writeError != nil { throw Reported(status: .error) }
         if let error = gzip.streamError {
             listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,
                              trailingGarbage: nil, error: error)
@@ -55,6 +61,8 @@ final class MemberListing {
     private var fileCount = 0
     private var memberRows = 0
     private var totals = (compressed: Int64(0), uncompressed: Int64(0), members: 0, files: 0)
+    /// The first failure to write the listing; nothing more is written after it.
+    private(set) var writeError: (any Error)?
 
     init(command: Command) {
         self.command = command
@@ -63,7 +71,22 @@ final class MemberListing {
     private var json: Bool { command.options.json }
 
     private func emit(_ text: String) {
-        try? command.environment.standardOutput.writeAll(Array(text.utf8))
+        guard writeError == nil else { return }
+        do {
+            try command.environment.standardOutput.writeAll(Array(text.utf8))
+        } catch {
+            writeError = error
+        }
+    }
+
+    /// A file that could not be opened: in JSON an object with no members and an `io` error,
+    /// so that every file named has its entry.
+    func unreadableFile(_ name: String, problem: String) {
+        guard json else { return }
+        emit((fileCount == 0 ? "\n" : ",\n") + "{\"file\":\(jsonString(name)),\"members\":[],\"memberCount\":0,"
+             + "\"compressedSize\":0,\"uncompressedSize\":0,\"trailingGarbage\":null,"
+             + "\"error\":{\"kind\":\"io\",\"offset\":null,\"message\":\(jsonString(problem))}}")
+        fileCount += 1
     }
 
     func begin() {
@@ -94,18 +117,20 @@ final class MemberListing {
                           "\"os\":\(header.operatingSystem)",
                           "\"xfl\":\(header.extraFlags ?? 0)",
                           "\"text\":\(header.isText)",
-                          "\"headerCRC\":\(header.hasHeaderCRC)"]
+                          "\"headerCRC\":\(header.hasHeaderCRC)",
+                          "\"headerFieldCut\":\(member.isHeaderFieldCut)"]
             fields.append("\"name\":" + (header.fileName.map { jsonString(decodedText($0)) } ?? "null"))
             fields.append("\"comment\":" + (header.comment.map { jsonString(decodedText($0)) } ?? "null"))
             fields.append("\"extra\":" + (header.extraField.map { "\"\(hexBytes($0))\"" } ?? "null"))
             emit((memberRows == 0 ? "\n" : ",\n") + "{" + fields.joined(separator: ",") + "}")
         } else {
-            var line = pad(String(member.index), 6) + pad(String(member.offset), 13)
-                + pad(String(member.compressedSize), 14) + pad(String(member.uncompressedSize), 16)
-                + pad(saved(member.compressedSize, member.uncompressedSize), 10)
+            var line = pad(String(member.index), 6) + " " + pad(String(member.offset), 12)
+                + " " + pad(String(member.compressedSize), 13) + " " + pad(String(member.uncompressedSize), 15)
+                + " " + pad(saved(member.compressedSize, member.uncompressedSize), 9)
                 + "  " + hex(member.crc32, 8) + "  " + padRight(isoDate(header.modificationTime), 20)
                 + "  " + padRight(String(header.operatingSystem), 3)
                 + " " + (header.fileName.map(displayText) ?? "-")
+            if member.isHeaderFieldCut { line += "  (name or comment cut at \(GzipInputStream.maximumHeaderFieldLength) bytes)" }
             if let comment = header.comment { line += "  comment: " + displayText(comment) }
             if let extra = header.extraField { line += "  extra: \(extra.count) bytes \(hexBytes(Array(extra.prefix(16))))\(extra.count > 16 ? "…" : "")" }
             emit(line + "\n")
@@ -132,8 +157,8 @@ final class MemberListing {
             }
             emit("\n]," + fields.joined(separator: ",") + "}")
         } else {
-            var line = pad("total", 6) + pad("", 13) + pad(String(compressedSize), 14)
-                + pad(String(uncompressedSize), 16) + pad(saved(compressedSize, uncompressedSize), 10)
+            var line = pad("total", 6) + " " + pad("", 12) + " " + pad(String(compressedSize), 13)
+                + " " + pad(String(uncompressedSize), 15) + " " + pad(saved(compressedSize, uncompressedSize), 9)
                 + "  \(memberRows) member\(memberRows == 1 ? "" : "s")"
             if let trailingGarbage {
                 line += ", \(trailingGarbage.length) bytes of trailing garbage at \(trailingGarbage.offset)"

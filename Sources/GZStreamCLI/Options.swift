@@ -40,7 +40,7 @@ struct UsageError: Error, Equatable {
 func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand {
     if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help }
     if arguments.contains("--version") || arguments.contains("-V") { return .version }
-    guard let first = arguments.first else { throw UsageError(message: "missing command: pack or unpack") }
+    guard let first = arguments.first else { throw UsageError(message: "missing command: pack, unpack, test or list") }
     if first == "help" { return .help }
     guard let mode = Options.Mode(rawValue: first) else {
         throw UsageError(message: "unknown command '\(first)': use pack, unpack, test or list")

@@ -53,6 +53,9 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         public var uncompressedSize: Int64
         /// The CRC-32 of the decoded bytes, equal to the trailer's.
         public var crc32: UInt32
+        /// `true` when FNAME or FCOMMENT was longer than ``maximumHeaderFieldLength`` and
+        /// `header` holds only its start (the whole field was still read and checked).
+        public var isHeaderFieldCut = false
     }
 
     /// The most bytes of FNAME or FCOMMENT kept in ``header``: 64 KiB.
@@ -78,6 +81,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     private var memberIndex = 0
     private var memberOffset: Int64 = 0
     private var memberHeader = GzipHeader()
+    private var memberHeaderFieldCut = false
     private var memberCRC: UInt32 = 0
     private var memberSize: Int64 = 0
     private var headerCRC: UInt32 = 0
@@ -212,7 +216,11 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         while true {
             let byte = try headerByte()
             if byte == 0 { return bytes }
-            if bytes.count < Self.maximumHeaderFieldLength { bytes.append(byte) }
+            if bytes.count < Self.maximumHeaderFieldLength {
+                bytes.append(byte)
+            } else {
+                memberHeaderFieldCut = true
+            }
         }
     }
 
@@ -238,6 +246,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             throw GzipError.reservedFlags(flags, member: memberIndex, offset: memberOffset + 3)
         }
         var fields = GzipHeader()
+        memberHeaderFieldCut = false
         fields.isText = flags & GzipHeader.flagText != 0
         var mtime: UInt32 = 0
         for shift in stride(from: 0, to: 32, by: 8) {
@@ -361,7 +370,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         memberCount += 1
         memberHandler?(Member(index: memberIndex, offset: memberOffset, header: memberHeader,
                               compressedSize: position - memberOffset, uncompressedSize: memberSize,
-                              crc32: memberCRC))
+                              crc32: memberCRC, isHeaderFieldCut: memberHeaderFieldCut))
         state = .betweenMembers
     }
 

@@ -86,7 +86,7 @@ struct CLITests {
     }
 
     @Test("usage errors: exit 1, Error: line and usage on stderr, nothing on stdout", arguments: [
-        ([], "missing command: pack or unpack"),
+        ([], "missing command: pack, unpack, test or list"),
         (["compress", "a"], "unknown command 'compress': use pack, unpack, test or list"),
         (["pack", "-x", "a"], "unknown option '-x'"),
         (["unpack", "--bogus"], "unknown option '--bogus'"),

@@ -143,4 +143,60 @@ struct RegressionCLITests {
             #expect(result.stdout == text)
         }
     }
+
+    @Test("list fails when its output cannot be written: one line for a full disk, quiet for a closed pipe")
+    func listWriteErrors() throws {
+        try withScratch { scratch in
+            try scratch.write("a", sampleText(byteCount: 2000))
+            #expect(try gzstream(["pack", "a"], in: scratch).status == 0)
+            for arguments in [["list", "a.gz"], ["list", "--json", "a.gz"]] {
+                let full = try shell(#""$0" "$@" > /dev/full"#, arguments, in: scratch)
+                #expect(full.status == 1, "\(arguments): \(full)")
+                #expect(full.err == "gzstream: standard output: write failed: No space left on device\n")
+            }
+            let piped = try shell(#"("$0" list --json a.gz a.gz a.gz; echo $? > status) | head -c 1 > /dev/null"#,
+                                  in: scratch)
+            #expect(piped.err == "")
+            #expect(try scratch.read("status") == Array("1\n".utf8))
+        }
+    }
+
+    @Test("list --json has an entry for every file named, also one that cannot be read")
+    func listJSONUnreadableFiles() throws {
+        try withScratch { scratch in
+            try scratch.write("a", "text\n")
+            #expect(try gzstream(["pack", "a"], in: scratch).status == 0)
+            #expect(mkdir(scratch.path("dir"), 0o755) == 0)
+            let result = try gzstream(["list", "--json", "a.gz", "missing.gz", "dir"], in: scratch)
+            #expect(result.status == 1)
+            #expect(result.errLines == ["gzstream: missing.gz: No such file or directory", "gzstream: dir: is a directory"])
+            let files = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [[String: Any]])
+            #expect(files.map { $0["file"] as? String } == ["a.gz", "missing.gz", "dir"])
+            #expect(files[0]["error"] is NSNull)
+            let missing = try #require(files[1]["error"] as? [String: Any])
+            #expect(missing["kind"] as? String == "io")
+            #expect(missing["message"] as? String == "No such file or directory")
+            #expect((files[2]["error"] as? [String: Any])?["message"] as? String == "is a directory")
+        }
+    }
+
+    @Test("A name longer than the 64 KiB kept is marked as cut in list, not silently shortened")
+    func listMarksCutNames() throws {
+        try withScratch { scratch in
+            let name = [UInt8](repeating: UInt8(ascii: "N"), count: 100_000)
+            var header: [UInt8] = [0x1f, 0x8b, 8, 0x08, 0, 0, 0, 0, 0, 3]
+            header += name + [0]
+            // An empty final stored block, then CRC-32 0 and ISIZE 0.
+            let member = header + [0x01, 0x00, 0x00, 0xff, 0xff] + [UInt8](repeating: 0, count: 8)
+            try scratch.write("long.gz", member)
+            let json = try gzstream(["list", "--json", "long.gz"], in: scratch)
+            #expect(json.status == 0, "\(json)")
+            let files = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [[String: Any]])
+            let row = try #require((files.first?["members"] as? [[String: Any]])?.first)
+            #expect((row["name"] as? String)?.count == 65536)
+            #expect(row["headerFieldCut"] as? Bool == true)
+            let table = try gzstream(["list", "long.gz"], in: scratch)
+            #expect(table.out.contains("(name or comment cut at 65536 bytes)"))
+        }
+    }
 }
