@@ -43,13 +43,14 @@ public struct GzipHeader: Equatable, Sendable {
         self.hasHeaderCRC = hasHeaderCRC
     }
 
-    /// FNAME decoded as ISO 8859-1, or `nil`.
+    /// FNAME decoded as ISO 8859-1, or `nil`. Setting it stores ISO 8859-1 when every character
+    /// fits in it, else UTF-8 (as gzip stores a name from a UTF-8 file system).
     public var fileNameString: String? {
         get { fileName.map { String(decoding: $0, latin1: ()) } }
         set { fileName = newValue.map(Array.init(latin1OrUTF8:)) }
     }
 
-    /// FCOMMENT decoded as ISO 8859-1, or `nil`.
+    /// FCOMMENT decoded as ISO 8859-1, or `nil`. Setting it encodes as ``fileNameString`` does.
     public var commentString: String? {
         get { comment.map { String(decoding: $0, latin1: ()) } }
         set { comment = newValue.map(Array.init(latin1OrUTF8:)) }
