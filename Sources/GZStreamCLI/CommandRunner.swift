@@ -177,7 +177,7 @@ final class Command {
             // As GNU gzip: replacing a link's target by name is rarely what was meant.
             throw Reported(status: reportError(operand, "is a symbolic link (use -f to follow it)"))
         }
-        guard let outputPath = try defaultOutputPath(for: operand) else { return .warning }
+        guard let outputPath = defaultOutputPath(for: operand) else { return .warning }
         return try toFile(input: FileInputStream(path: operand), inputName: operand, inputInfo: info,
                           outputPath: outputPath)
     }
@@ -200,17 +200,13 @@ final class Command {
             return try toDevice(input: input, inputName: inputName, inputInfo: inputInfo, target: target,
                                 outputPath: outputPath)
         }
+        let existing = FileInfo(path: outputPath)
+        try rejectSameFile(inputInfo, existing, inputName: inputName)
         // unpack -N names the output after the header, known only once it is read: the
         // publish step checks that name.
         let outputNamedByHeader = options.mode == .unpack && options.useName == true && options.outputPath == nil
-        if !options.force, !outputNamedByHeader, let existing = FileInfo(path: outputPath) {
-            if let inputInfo, existing.isSameFile(as: inputInfo) {
-                throw Reported(status: reportError(inputName, "input and output are the same file"))
-            }
+        if !options.force, !outputNamedByHeader, existing != nil {
             throw Reported(status: reportError(outputPath, "already exists; not overwritten (use -f to overwrite)"))
-        }
-        if let inputInfo, let existing = FileInfo(path: outputPath), existing.isSameFile(as: inputInfo) {
-            throw Reported(status: reportError(inputName, "input and output are the same file"))
         }
         let temporary: TemporaryFile
         do {
@@ -229,9 +225,7 @@ final class Command {
            let stored = outcome.header?.fileName, let name = safeFileName(stored) {
             finalPath = directory(of: outputPath) + name
         }
-        if let inputInfo, let existing = FileInfo(path: finalPath), existing.isSameFile(as: inputInfo) {
-            throw Reported(status: reportError(inputName, "input and output are the same file"))
-        }
+        try rejectSameFile(inputInfo, FileInfo(path: finalPath), inputName: inputName)
         temporary.setAttributes(mode: inputInfo?.permissions ?? defaultPermissions(),
                                 times: outputTimes(inputInfo: inputInfo, header: outcome.header),
                                 owner: inputInfo.map { ($0.owner, $0.group) })
@@ -252,9 +246,7 @@ final class Command {
     /// never replaced by a regular file.
     private func toDevice(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, target: FileInfo,
                           outputPath: String) throws -> ExitStatus {
-        if let inputInfo, target.isSameFile(as: inputInfo) {
-            throw Reported(status: reportError(inputName, "input and output are the same file"))
-        }
+        try rejectSameFile(inputInfo, target, inputName: inputName)
         let output = FileOutputStream(path: outputPath)
         output.open()
         if let error = output.streamError {
@@ -264,6 +256,13 @@ final class Command {
                                     outputName: outputPath, closesOutput: true)
         report(outcome, inputName: inputName, outputName: outputPath)
         return outcome.status
+    }
+
+    /// Refuses to write over the input itself (also through a link): an error, input untouched.
+    private func rejectSameFile(_ inputInfo: FileInfo?, _ output: FileInfo?, inputName: String) throws {
+        if let inputInfo, let output, output.isSameFile(as: inputInfo) {
+            throw Reported(status: reportError(inputName, "input and output are the same file"))
+        }
     }
 
     // MARK: The work
@@ -309,8 +308,7 @@ final class Command {
                 if closesOutput { try output.closeOrThrow() }
                 var status = ExitStatus.success
                 if gzip.trailingGarbage != nil {
-                    diagnostics.warning(inputName, "decompression OK, trailing garbage ignored")
-                    status = .warning
+                    status = warnTrailingGarbage(inputName)
                 }
                 return Outcome(status: status, bytesIn: gzip.compressedByteCount,
                                bytesOut: gzip.uncompressedByteCount, header: gzip.header)
@@ -376,7 +374,7 @@ final class Command {
 
     /// `x` → `x.gz` for pack; `x.gz` → `x` and `x.tgz` → `x.tar` for unpack. `nil` (after a
     /// warning) when the name does not fit.
-    private func defaultOutputPath(for input: String) throws -> String? {
+    private func defaultOutputPath(for input: String) -> String? {
         switch options.mode {
         case .pack:
             for suffix in [".gz", ".tgz"] where input.lowercased().hasSuffix(suffix) {
@@ -400,6 +398,12 @@ final class Command {
     }
 
     // MARK: Reporting
+
+    /// GNU gzip's warning, word for word: the data before the garbage was kept.
+    func warnTrailingGarbage(_ subject: String) -> ExitStatus {
+        diagnostics.warning(subject, "decompression OK, trailing garbage ignored")
+        return .warning
+    }
 
     func reportError(_ subject: String, _ problem: String) -> ExitStatus {
         diagnostics.error(subject, problem)

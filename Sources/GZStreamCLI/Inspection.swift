@@ -43,8 +43,7 @@ extension Command {
         listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,
                          trailingGarbage: gzip.trailingGarbage, error: nil)
         if gzip.trailingGarbage != nil {
-            diagnostics.warning(name, "decompression OK, trailing garbage ignored")
-            return .warning
+            return warnTrailingGarbage(name)
         }
         if options.verbose && options.mode == .test {
             diagnostics.write("gzstream: \(name): OK (\(gzip.memberCount) member\(gzip.memberCount == 1 ? "" : "s"), "
