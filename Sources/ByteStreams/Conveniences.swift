@@ -23,11 +23,12 @@ extension ByteStream {
     /// Throws ``ByteStream/streamError`` when the status is `.error`.
     public func throwIfFailed() throws {
         if streamStatus == .error {
-            throw streamError ?? ByteStreamError(.innerStreamFailed, operation: "stream")
+            throw streamErrorOrFallback(operation: "stream")
         }
     }
 
-    func throwStreamError(operation: String) -> any Error {
+    /// The stream's error, or a generic one for a stream that failed without setting it.
+    func streamErrorOrFallback(operation: String) -> any Error {
         streamError ?? ByteStreamError(.innerStreamFailed, operation: operation)
     }
 }
@@ -41,7 +42,7 @@ extension ByteInputStream {
         if streamStatus == .notOpen { try openOrThrow() }
         var chunk = [UInt8](repeating: 0, count: maxLength)
         let count = chunk.withUnsafeMutableBufferPointer { read($0.baseAddress!, maxLength: maxLength) }
-        if count < 0 { throw throwStreamError(operation: "read") }
+        if count < 0 { throw streamErrorOrFallback(operation: "read") }
         chunk.removeSubrange(count...)
         return chunk
     }
@@ -57,7 +58,7 @@ extension ByteInputStream {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBufferPointer { read($0.baseAddress!, maxLength: $0.count) }
-            if count < 0 { throw throwStreamError(operation: "read") }
+            if count < 0 { throw streamErrorOrFallback(operation: "read") }
             if count == 0 { return result }
             if result.count + count > limit {
                 throw ByteStreamError(.lengthLimitExceeded(limit: limit), operation: "read to end")
@@ -82,7 +83,7 @@ extension ByteInputStream {
         var total: Int64 = 0
         while true {
             let count = read(buffer, maxLength: chunkSize)
-            if count < 0 { throw throwStreamError(operation: "read") }
+            if count < 0 { throw streamErrorOrFallback(operation: "read") }
             if count == 0 { return total }
             try output.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
             total += Int64(count)
@@ -141,7 +142,7 @@ extension ByteOutputStream {
         var remaining = bytes.count
         while remaining > 0 {
             let count = write(next, maxLength: remaining)
-            if count < 0 { throw throwStreamError(operation: "write") }
+            if count < 0 { throw streamErrorOrFallback(operation: "write") }
             if count == 0 {
                 throw ByteStreamError(.noSpaceAvailable, operation: "write")
             }
