@@ -7,18 +7,24 @@ RELEASE_BIN := .build/release/gzstream
 
 all: build
 
-# zlib's headers (Debian: zlib1g-dev) are all the build needs beyond the Swift toolchain.
+# The C libraries' headers are all the build needs beyond the Swift toolchain:
+# zlib (Debian: zlib1g-dev) and libdeflate (libdeflate-dev), found through pkg-config.
 deps:
-	@if [ ! -f /usr/include/zlib.h ]; then \
-	  echo "installing zlib1g-dev"; \
-	  apt-get update -qq && apt-get install -y -qq zlib1g-dev pkg-config; \
+	@missing=""; \
+	for header in zlib.h:zlib1g-dev libdeflate.h:libdeflate-dev; do \
+	  [ -f /usr/include/$${header%%:*} ] || missing="$$missing $${header##*:}"; \
+	done; \
+	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing"; \
+	  apt-get update -qq && apt-get install -y -qq $$missing; \
 	fi
 
-# The tests also compare against GNU gzip, pigz and bgzip (Debian: gzip, pigz, tabix) and use
-# script(1) for a pseudo-terminal (Debian: bsdutils).
+# The tests and the benchmark also compare against GNU gzip, pigz, bgzip and igzip (Debian:
+# gzip, pigz, tabix, isal) and use script(1) for a pseudo-terminal (Debian: bsdutils).
 test-deps: deps
 	@missing=""; \
-	for tool in gzip:gzip pigz:pigz bgzip:tabix script:bsdutils sha256sum:coreutils; do \
+	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal script:bsdutils sha256sum:coreutils; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \

@@ -15,8 +15,14 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // libdeflate through pkg-config; Debian's package is libdeflate-dev.
+        .systemLibrary(
+            name: "CLibdeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
+        ),
         .target(name: "ByteStreams"),
-        .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib"]),
+        .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate"]),
         .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         .testTarget(name: "ByteStreamsTests", dependencies: ["ByteStreams"]),

@@ -284,7 +284,9 @@ final class Command {
             case .pack:
                 let gzip = GzipOutputStream(wrapping: output, level: options.level,
                                             header: packHeader(inputName: inputName, inputInfo: inputInfo),
-                                            chunkSize: options.chunkSize, closesInnerStream: closesOutput)
+                                            chunkSize: options.chunkSize,
+                                            threads: options.threads ?? availableProcessorCount(),
+                                            blockSize: options.blockSize, closesInnerStream: closesOutput)
                 try gzip.openOrThrow()
                 do {
                     try input.copy(to: gzip, chunkSize: options.chunkSize)

@@ -1,4 +1,5 @@
 import ByteStreams
+import GzipStreams
 
 /// What the command line asked for.
 struct Options: Equatable {
@@ -20,6 +21,15 @@ struct Options: Equatable {
     var maximumOutputSize: Int64?
     /// `list --json`: machine-readable output.
     var json = false
+    /// `-p`/`--threads`: deflating threads for pack; `nil` is every core available to the process.
+    var threads: Int?
+    /// `-b`/`--block-size`: plain bytes per independently deflated block (pack), pigz's 128 KiB
+    /// by default. The output depends on this and the level, never on the thread count.
+    var blockSize = GzipOutputStream.defaultBlockSize
+    /// `--bgzf`: pack as BGZF (SAM/BAM specification §4.1) instead of one member.
+    var bgzf = false
+    /// `--index`: with `--bgzf`, write a bgzip-compatible `.gzi` index beside the output.
+    var index = false
 }
 
 /// What parsing found: options to run, or a request for help or the version.
@@ -87,6 +97,10 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             case "rm": try noValue(); options.removeInput = true
             case "keep": try noValue(); options.removeInput = false
             case "json": try noValue(); options.json = true
+            case "threads", "processes": options.threads = try parseThreads(try value(for: "--\(name)", inline: inline))
+            case "block-size", "blocksize": options.blockSize = try parseBlockSize(try value(for: "--\(name)", inline: inline))
+            case "bgzf": try noValue(); options.bgzf = true
+            case "index": try noValue(); options.index = true
             case "quiet": try noValue(); options.quiet = true; options.verbose = false
             case "verbose": try noValue(); options.verbose = true; options.quiet = false
             default: throw UsageError(message: "unknown option '--\(name)'")
@@ -107,6 +121,12 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             case "o":
                 options.outputPath = try value(for: "-o", inline: letters.isEmpty ? nil : String(letters))
                 letters = ""[...]
+            case "p":
+                options.threads = try parseThreads(try value(for: "-p", inline: letters.isEmpty ? nil : String(letters)))
+                letters = ""[...]
+            case "b":
+                options.blockSize = try parseBlockSize(try value(for: "-b", inline: letters.isEmpty ? nil : String(letters)))
+                letters = ""[...]
             default:
                 throw UsageError(message: "unknown option '-\(letter)'")
             }
@@ -125,6 +145,15 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
         options.outputPath = nil
         options.toStandardOutput = true
     }
+    if options.index && !options.bgzf {
+        throw UsageError(message: "--index applies to pack --bgzf")
+    }
+    if options.mode != .pack && (options.bgzf || options.index) {
+        throw UsageError(message: "--bgzf and --index apply to pack")
+    }
+    if options.index && options.outputPath == nil && (options.toStandardOutput || options.files.isEmpty || options.files == ["-"]) {
+        throw UsageError(message: "--index needs an output file (not standard output)")
+    }
     if options.json && options.mode != .list {
         throw UsageError(message: "--json applies to list only")
     }
@@ -140,6 +169,23 @@ private func parseLevel(_ text: String) throws(UsageError) -> Int {
         throw UsageError(message: "compression level must be 0 to 9, not '\(text)'")
     }
     return level
+}
+
+/// The most deflating threads `-p` accepts.
+let maximumThreads = 256
+
+private func parseThreads(_ text: String) throws(UsageError) -> Int {
+    guard let count = Int(text), (1...maximumThreads).contains(count) else {
+        throw UsageError(message: "thread count must be 1 to \(maximumThreads), not '\(text)'")
+    }
+    return count
+}
+
+/// `-b N` counts KiB as pigz's does (`-b 128` is 128 KiB); `K` and `M` suffixes are also
+/// taken. 32 KiB (one deflate window) to 64 MiB.
+private func parseBlockSize(_ text: String) throws(UsageError) -> Int {
+    let bytesText = text.last.map { $0.isNumber } == true ? text + "K" : text
+    return try parseSize(bytesText, option: "--block-size", range: (32 << 10)...(64 << 20))
 }
 
 /// The largest `--chunk-size`: 64 MiB. Each stream holds one buffer of this size, so a larger

@@ -1,0 +1,164 @@
+import CZlib
+
+/// The deflate data of one member made as pigz makes it: the plain bytes are cut into blocks of
+/// `blockSize` bytes, each deflated on a worker thread with the last 32 KiB before it as preset
+/// dictionary (so the ratio stays close to one continuous deflate), each ended by a sync flush
+/// (the last by finish), so that the pieces concatenate into one valid deflate stream
+/// (RFC 1951). Each worker also computes its block's CRC-32; the writer joins them with
+/// `crc32_combine`.
+///
+/// The output depends only on the level, the block size and where ``flush(deliver:)`` was
+/// called, never on the number of threads or on how the plain bytes were split into writes.
+///
+/// Memory: at most `2 × threads` blocks in flight, each `blockSize` plain bytes plus their
+/// deflate output, plus one zlib deflate state (about 256 KiB) per thread.
+final class BlockDeflate {
+    /// One deflated block, ready to write.
+    struct Block: Sendable {
+        var deflated: [UInt8]
+        var crc: UInt32
+        var plainCount: Int
+        var error: GzipError?
+    }
+
+    /// A worker's zlib deflater, reset for every block; used only on that worker's queue.
+    final class Worker {
+        let zstream: ZStream
+        init(level: Int) throws(GzipError) { zstream = try ZStream(deflateLevel: level) }
+    }
+
+    /// The deflate window: a preset dictionary longer than this is of no use (RFC 1951 §2).
+    static let windowSize = 32 << 10
+
+    private let pipeline: OrderedPipeline<Worker, Block>
+    private let blockSize: Int
+    private var block: [UInt8]
+    /// The last `windowSize` plain bytes before `block`: its preset dictionary.
+    private var dictionary: [UInt8] = []
+
+    /// - Parameters:
+    ///   - level: zlib compression level, 0...9.
+    ///   - blockSize: Plain bytes per block, at least `windowSize`.
+    ///   - threads: Worker threads, at least 1.
+    /// - Throws: ``GzipError/zlibFailure(code:message:)`` when a deflater cannot be set up.
+    init(level: Int, blockSize: Int, threads: Int) throws(GzipError) {
+        var workers: [Worker] = []
+        for _ in 0..<threads { workers.append(try Worker(level: level)) }
+        pipeline = OrderedPipeline(workers: workers, maximumInFlight: 2 * threads, label: "gzstream.deflate")
+        self.blockSize = blockSize
+        block = []
+        block.reserveCapacity(blockSize)
+    }
+
+    /// Takes `bytes`; each block that fills up (and is followed by more bytes) goes to a worker,
+    /// and finished blocks are passed to `deliver` in order.
+    /// - Throws: What `deliver` throws, or a block's zlib failure.
+    func write(_ bytes: UnsafeRawBufferPointer, deliver: (Block) throws -> Void) throws {
+        var offset = 0
+        while offset < bytes.count {
+            if block.count == blockSize {
+                // A full block is held until more bytes come, so the last block is ended with finish.
+                try submit(last: false, deliver: deliver)
+            }
+            let count = min(blockSize - block.count, bytes.count - offset)
+            block.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
+            offset += count
+        }
+    }
+
+    /// Ends the current block with a sync flush and delivers every block: all plain bytes so far
+    /// are then decodable from what was delivered.
+    func flush(deliver: (Block) throws -> Void) throws {
+        if !block.isEmpty { try submit(last: false, deliver: deliver) }
+        try pipeline.finish { try check($0, deliver) }
+    }
+
+    /// Ends the deflate data (the current block, possibly empty, is the last) and delivers
+    /// every block.
+    func finish(deliver: (Block) throws -> Void) throws {
+        try submit(last: true, deliver: deliver)
+        try pipeline.finish { try check($0, deliver) }
+    }
+
+    /// Stops the workers and waits for them; nothing more is delivered.
+    func cancel() {
+        pipeline.cancelAndJoin()
+    }
+
+    private func check(_ finished: Block, _ deliver: (Block) throws -> Void) throws {
+        if let error = finished.error { throw error }
+        try deliver(finished)
+    }
+
+    private func submit(last: Bool, deliver: (Block) throws -> Void) throws {
+        let plain = block
+        let dictionary = self.dictionary
+        try pipeline.submit({ worker, isCancelled in
+            if isCancelled() { return Block(deflated: [], crc: 0, plainCount: 0, error: nil) }
+            return Self.deflate(plain, dictionary: dictionary, last: last, zstream: worker.zstream)
+        }, deliver: { try check($0, deliver) })
+        if plain.count >= Self.windowSize {
+            self.dictionary = Array(plain.suffix(Self.windowSize))
+        } else {
+            self.dictionary = Array((self.dictionary + plain).suffix(Self.windowSize))
+        }
+        block = []
+        block.reserveCapacity(blockSize)
+    }
+
+    /// Deflates `plain` with `dictionary` preset, ending with a sync flush or, when `last`,
+    /// with finish. Runs on a worker. Wraps zlib's `deflateSetDictionary` and `deflate`.
+    private static func deflate(_ plain: [UInt8], dictionary: [UInt8], last: Bool, zstream: ZStream) -> Block {
+        let z = zstream.pointer
+        zstream.reset()
+        var crc: UInt32 = 0
+        var failure: GzipError?
+        var output: [UInt8] = []
+        plain.withUnsafeBytes { plainBytes in
+            crc = crc32(0, plainBytes)
+            if !dictionary.isEmpty {
+                let code = dictionary.withUnsafeBufferPointer {
+                    deflateSetDictionary(z, $0.baseAddress, UInt32($0.count))
+                }
+                guard code == Z_OK else {
+                    failure = .zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+                    return
+                }
+            }
+            // deflateBound covers the data; a sync flush adds at most an empty stored block.
+            var capacity = Int(deflateBound(z, UInt(plain.count))) + 64
+            output = [UInt8](repeating: 0, count: capacity)
+            var produced = 0
+            z.pointee.next_in = UnsafeMutablePointer(mutating: plainBytes.bindMemory(to: UInt8.self).baseAddress)
+            z.pointee.avail_in = UInt32(plain.count)
+            let flush = last ? Z_FINISH : Z_SYNC_FLUSH
+            while true {
+                let code: Int32 = output.withUnsafeMutableBufferPointer { out in
+                    z.pointee.next_out = out.baseAddress! + produced
+                    z.pointee.avail_out = UInt32(capacity - produced)
+                    let code = CZlib.deflate(z, flush)
+                    produced = capacity - Int(z.pointee.avail_out)
+                    return code
+                }
+                guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
+                    failure = .zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+                    return
+                }
+                let done = last ? code == Z_STREAM_END : (z.pointee.avail_in == 0 && z.pointee.avail_out != 0)
+                if done { break }
+                capacity *= 2
+                output += [UInt8](repeating: 0, count: capacity - output.count)
+            }
+            output.removeSubrange(produced...)
+        }
+        z.pointee.next_in = nil
+        z.pointee.next_out = nil
+        return Block(deflated: failure == nil ? output : [], crc: crc, plainCount: plain.count, error: failure)
+    }
+}
+
+/// The CRC-32 of two pieces joined, from the CRC-32 of each and the length of the second.
+/// Wraps zlib's `crc32_combine`.
+func crc32Combine(_ first: UInt32, _ second: UInt32, secondLength: Int) -> UInt32 {
+    UInt32(truncatingIfNeeded: crc32_combine(UInt(first), UInt(second), off_t(secondLength)))
+}
