@@ -30,6 +30,9 @@ Options:
       --level N         compression level 0 to 9 (0 stores without compressing)
       --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
                         K, M suffixes: KiB, MiB)
+  -p, --threads N       pack: deflate on N threads (default: every core available)
+  -b, --block-size N    pack: N KiB of input per parallel block (default 128; K, M suffixes);
+                        the output depends on the level and block size, not on -p
       --max-output N    unpack, test, list: stop with an error past N decompressed bytes
                         (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
       --json            list: JSON instead of a table

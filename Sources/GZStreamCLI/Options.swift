@@ -185,7 +185,11 @@ private func parseThreads(_ text: String) throws(UsageError) -> Int {
 /// taken. 32 KiB (one deflate window) to 64 MiB.
 private func parseBlockSize(_ text: String) throws(UsageError) -> Int {
     let bytesText = text.last.map { $0.isNumber } == true ? text + "K" : text
-    return try parseSize(bytesText, option: "--block-size", range: (32 << 10)...(64 << 20))
+    do {
+        return try parseSize(bytesText, option: "--block-size", range: (32 << 10)...(64 << 20))
+    } catch {
+        throw UsageError(message: "block size must be 32K to 64M (a number alone counts KiB), not '\(text)'")
+    }
 }
 
 /// The largest `--chunk-size`: 64 MiB. Each stream holds one buffer of this size, so a larger

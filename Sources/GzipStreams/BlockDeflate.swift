@@ -1,4 +1,5 @@
 import CZlib
+import Synchronization
 
 /// The deflate data of one member made as pigz makes it: the plain bytes are cut into blocks of
 /// `blockSize` bytes, each deflated on a worker thread with the last 32 KiB before it as preset
@@ -24,6 +25,8 @@ final class BlockDeflate {
     /// A worker's zlib deflater, reset for every block; used only on that worker's queue.
     final class Worker {
         let zstream: ZStream
+        /// The number of this worker's jobs running now (0 or 1), for tests of the join.
+        let runningJobs = Atomic<Int>(0)
         init(level: Int) throws(GzipError) { zstream = try ZStream(deflateLevel: level) }
     }
 
@@ -80,9 +83,14 @@ final class BlockDeflate {
         try pipeline.finish { try check($0, deliver) }
     }
 
-    /// Stops the workers and waits for them; nothing more is delivered.
+    /// The workers' states, for tests.
+    var workers: [Worker] { pipeline.workerStates }
+
+    /// Stops the workers, waits for them and releases their zlib states; nothing more is
+    /// delivered and nothing more can be written.
     func cancel() {
         pipeline.cancelAndJoin()
+        for worker in pipeline.workerStates { worker.zstream.end() }
     }
 
     private func check(_ finished: Block, _ deliver: (Block) throws -> Void) throws {
@@ -95,6 +103,8 @@ final class BlockDeflate {
         let dictionary = self.dictionary
         try pipeline.submit({ worker, isCancelled in
             if isCancelled() { return Block(deflated: [], crc: 0, plainCount: 0, error: nil) }
+            worker.runningJobs.add(1, ordering: .relaxed)
+            defer { worker.runningJobs.subtract(1, ordering: .relaxed) }
             return Self.deflate(plain, dictionary: dictionary, last: last, zstream: worker.zstream)
         }, deliver: { try check($0, deliver) })
         if plain.count >= Self.windowSize {

@@ -53,6 +53,9 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         self.pending = Array(repeating: nil, count: maximumInFlight)
     }
 
+    /// Each worker's state, in worker order (for tests that check the workers went away).
+    var workerStates: [Worker] { workers.map(\.worker) }
+
     /// Submits `job`, first collecting (and passing to `deliver`, oldest first) results until
     /// there is room in the window, then any later results that are already done.
     /// - Parameters:

@@ -1,0 +1,214 @@
+import ByteStreams
+import Foundation
+import Synchronization
+@testable import GzipStreams
+import Testing
+
+/// `data` packed by a parallel ``GzipOutputStream`` into memory, offered in writes whose sizes
+/// come from `writeSizes` in turn.
+func packInBlocks(_ data: [UInt8], level: Int = 6, threads: Int, blockSize: Int? = GzipOutputStream.defaultBlockSize,
+                  writeSizes: [Int] = [1 << 20], chunkSize: Int = ByteStream.defaultChunkSize) throws -> [UInt8] {
+    let memory = MemoryOutputStream()
+    let gzip = GzipOutputStream(wrapping: memory, level: level, chunkSize: chunkSize, threads: threads,
+                                blockSize: blockSize)
+    try gzip.openOrThrow()
+    var start = 0
+    var turn = 0
+    while start < data.count {
+        let end = min(data.count, start + writeSizes[turn % writeSizes.count])
+        try gzip.writeAll(data[start..<end])
+        start = end
+        turn += 1
+    }
+    try gzip.closeOrThrow()
+    #expect(gzip.compressedCount == Int64(memory.writtenCount))
+    #expect(gzip.uncompressedByteCount == Int64(data.count))
+    return [UInt8](memory.data)
+}
+
+/// Text with stretches of random bytes: both kinds of deflate block, and matches that reach
+/// back across block boundaries.
+func mixedBytes(count: Int, seed: UInt64) -> [UInt8] {
+    var result: [UInt8] = []
+    result.reserveCapacity(count)
+    var piece: UInt64 = 0
+    while result.count < count {
+        let length = min(count - result.count, 50_000 + Int(piece % 3) * 20_000)
+        result += piece % 4 == 3 ? randomBytes(count: length, seed: seed &+ piece) : textBytes(count: length, seed: seed &+ piece)
+        piece += 1
+    }
+    return result
+}
+
+/// Fails every write once `limit` bytes were taken, as a full disk would.
+final class FailingOutputStream: ByteOutputStream, @unchecked Sendable {
+    static let failure = ByteStreamError(.system(errno: ENOSPC), operation: "write", target: "failing test stream")
+    private let limit: Int
+    private(set) var taken = 0
+
+    init(failingAfter limit: Int) {
+        self.limit = limit
+        super.init()
+    }
+
+    override func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
+        if taken + maxLength > limit { throw Self.failure }
+        taken += maxLength
+        return maxLength
+    }
+}
+
+/// The worker states of a parallel gzip stream right now (empty once it closed), by reflection.
+func currentDeflateWorkers(of stream: GzipOutputStream) -> [BlockDeflate.Worker] {
+    let blockDeflate = Mirror(reflecting: stream).children.first { $0.label == "blockDeflate" }?.value as? BlockDeflate
+    return blockDeflate?.workers ?? []
+}
+
+@Suite("Parallel deflate: blocks on worker threads, one member")
+struct ParallelDeflateTests {
+    static let blockSize = GzipOutputStream.defaultBlockSize
+    /// Around the block size and the 32 KiB dictionary, and several blocks.
+    static let sizes = [0, 1, 32_767, 32_768, 32_769, blockSize - 1, blockSize, blockSize + 1,
+                        3 * blockSize, 3 * blockSize + 7, 2_500_000]
+
+    @Test("The output is the same for 1, 2, 3 and 8 threads, and decodes to the input", arguments: [0, 1, 6, 9])
+    func sameBytesForEveryThreadCount(level: Int) throws {
+        for size in Self.sizes {
+            let data = mixedBytes(count: size, seed: UInt64(size))
+            let reference = try packInBlocks(data, level: level, threads: 1)
+            for threads in [2, 3, 8] {
+                let packed = try packInBlocks(data, level: level, threads: threads)
+                #expect(packed == reference, "level \(level), \(size) bytes, \(threads) threads")
+            }
+            // RFC 1952 §2.3.1: the trailer's CRC-32 and ISIZE, joined from the blocks' CRCs.
+            #expect(littleEndianUInt32(reference, at: reference.count - 8) == referenceCRC32(data))
+            #expect(littleEndianUInt32(reference, at: reference.count - 4) == UInt32(truncatingIfNeeded: size))
+            let decoded = unpack(reference)
+            #expect(decoded.error == nil, "level \(level), \(size) bytes: \(String(describing: decoded.error))")
+            #expect(decoded.bytes == data, "level \(level), \(size) bytes")
+        }
+    }
+
+    @Test("How the input is split into writes does not change the output")
+    func writeSizesDoNotMatter() throws {
+        let data = mixedBytes(count: 700_000, seed: 5)
+        let reference = try packInBlocks(data, threads: 2)
+        for writeSizes in [[1, 4096, 77], [4096], [131_071, 1, 131_073], [700_000]] {
+            #expect(try packInBlocks(data, threads: 3, writeSizes: writeSizes) == reference, "writes \(writeSizes)")
+        }
+        // Compressed chunks handed to the inner stream are at most chunkSize; the bytes are the same.
+        #expect(try packInBlocks(data, threads: 2, chunkSize: 7) == reference)
+    }
+
+    @Test("One member that GNU gzip, pigz and bgzip read; ratio within 1% of one continuous deflate")
+    func otherToolsReadIt() throws {
+        let data = mixedBytes(count: 3_000_000, seed: 9)
+        let packed = try packInBlocks(data, threads: 2)
+        let continuous = try pack(data)
+        #expect(Double(packed.count) <= Double(continuous.count) * 1.01,
+                "parallel \(packed.count) bytes vs continuous \(continuous.count)")
+        #expect(unpack(packed).bytes == data)
+        try withTemporaryDirectory { directory in
+            let path = try makeFile("parallel.gz", in: directory, bytes: packed)
+            let expected = try sha256(of: data)
+            for (tool, arguments) in [("gzip", ["-dc", path]), ("pigz", ["-dc", path]), ("bgzip", ["-dc", path])] {
+                let result = try runProcess("/usr/bin/\(tool)", arguments)
+                #expect(result.status == 0, "\(tool): \(result.stderrText)")
+                #expect(try sha256(of: result.stdout) == expected, "\(tool) output differs")
+            }
+        }
+    }
+
+    @Test("A block size other than the default changes the cut points, not the content")
+    func otherBlockSizes() throws {
+        let data = mixedBytes(count: 1_000_000, seed: 11)
+        for blockSize in [GzipOutputStream.minimumBlockSize, 100_000, 1 << 20, 4 << 20] {
+            let packed = try packInBlocks(data, threads: 2, blockSize: blockSize)
+            #expect(try packInBlocks(data, threads: 1, blockSize: blockSize) == packed, "block size \(blockSize)")
+            #expect(unpack(packed).bytes == data, "block size \(blockSize)")
+        }
+    }
+
+    @Test("threads above 1 without a block size uses 128 KiB blocks; threads 1 alone keeps one continuous deflate")
+    func defaults() throws {
+        let data = mixedBytes(count: 400_000, seed: 3)
+        let memory = MemoryOutputStream()
+        let gzip = GzipOutputStream(wrapping: memory, threads: 4)
+        #expect(gzip.blockSize == GzipOutputStream.defaultBlockSize)
+        try gzip.openOrThrow()
+        try gzip.writeAll(data)
+        try gzip.closeOrThrow()
+        #expect([UInt8](memory.data) == (try packInBlocks(data, threads: 1)))
+        #expect(GzipOutputStream(wrapping: MemoryOutputStream()).blockSize == nil)
+        #expect(try pack(data) != (try packInBlocks(data, threads: 1)))
+    }
+
+    @Test("flush() makes every byte written so far decodable, and the stream goes on")
+    func flushMakesEverythingDecodable() throws {
+        let first = mixedBytes(count: 300_001, seed: 21)
+        let second = textBytes(count: 5000, seed: 22)
+        let memory = MemoryOutputStream()
+        let gzip = GzipOutputStream(wrapping: memory, threads: 2)
+        try gzip.openOrThrow()
+        try gzip.writeAll(first)
+        try gzip.flush()
+        // What was written up to the flush decodes to `first`, then ends as a truncated member.
+        let partial = unpack([UInt8](memory.data))
+        #expect(partial.bytes == first)
+        #expect(partial.gzipError?.kind == "truncated")
+        try gzip.flush()   // nothing new: a second flush adds nothing that changes the data
+        try gzip.writeAll(second)
+        try gzip.closeOrThrow()
+        let whole = unpack([UInt8](memory.data))
+        #expect(whole.error == nil)
+        #expect(whole.bytes == first + second)
+    }
+
+    /// After close, no job runs and every worker's zlib state was released.
+    func expectJoined(_ workers: [BlockDeflate.Worker], _ comment: Comment) {
+        #expect(workers.allSatisfy { $0.runningJobs.load(ordering: .relaxed) == 0 }, comment)
+        #expect(workers.allSatisfy { !$0.zstream.isLive }, comment)
+    }
+
+    @Test("An inner stream that fails mid-member: the error surfaces, no trailer, every worker joined")
+    func innerFailureStopsEverything() throws {
+        let data = mixedBytes(count: 2_000_000, seed: 31)
+        for limit in [5, 20_000, 300_000] {
+            let failing = FailingOutputStream(failingAfter: limit)
+            let gzip = GzipOutputStream(wrapping: failing, threads: 3)
+            var workers: [BlockDeflate.Worker] = []
+            var thrown: (any Error)?
+            do {
+                try gzip.openOrThrow()   // the 10-byte header already fails at limit 5
+                workers = currentDeflateWorkers(of: gzip)
+                #expect(workers.count == 3)
+                try gzip.writeAll(data)
+                try gzip.closeOrThrow()
+            } catch {
+                thrown = error
+            }
+            #expect(thrown as? ByteStreamError == FailingOutputStream.failure, "limit \(limit)")
+            #expect(gzip.streamStatus == .error)
+            gzip.close()
+            #expect(failing.taken <= limit)
+            expectJoined(workers, "limit \(limit)")
+        }
+    }
+
+    @Test("abandon() joins the workers and writes no trailer")
+    func abandonJoinsWorkers() throws {
+        let data = mixedBytes(count: 1_500_000, seed: 41)
+        let memory = MemoryOutputStream()
+        let gzip = GzipOutputStream(wrapping: memory, threads: 2)
+        try gzip.openOrThrow()
+        try gzip.writeAll(data)
+        let workers = currentDeflateWorkers(of: gzip)
+        #expect(workers.count == 2)
+        gzip.abandon()
+        expectJoined(workers, "after abandon")
+        let decoded = unpack([UInt8](memory.data))
+        #expect(decoded.gzipError?.kind == "truncated")
+        #expect(decoded.bytes.count < data.count)
+        #expect(decoded.bytes == Array(data.prefix(decoded.bytes.count)))
+    }
+}
