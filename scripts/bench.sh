@@ -1,69 +1,394 @@
 #!/usr/bin/env bash
-# Speed and peak memory of gzstream beside GNU gzip and pigz, on the same inputs in one run.
-# Inputs: the first 1 MiB, and 1 GiB, of a stream made by repeating a tar of /usr/include
-# (real, compressible text and binaries). Figures: wall seconds, MB/s of uncompressed data,
-# peak RSS (KiB) from /usr/bin/time -f %M. Memory flatness: gzstream's peak RSS at 1 GiB minus
-# that at 1 MiB, for pack and unpack (the project's bound is 2 MiB).
+# gzstream beside GNU gzip, pigz, igzip and bgzip on the same input, in one run (issue 6 §1).
+#
+# Prints a Markdown table (operation, tool with its exact flags, level, median seconds, MB/s of
+# plain data, output bytes, median peak RSS) and writes it to bench/results.md, drawn as a bar
+# chart in bench/results.svg. Rows: pack at levels 1, 6, 9; pack BGZF at level 6; unpack of one
+# file made by `gzip -6` and of one made by `bgzip -l 6`, by every tool. The rows run interleaved
+# (row 1, row 2, …, row n, then again), BENCH_RUNS rounds; the table shows medians. Every command
+# reads the input file on stdin and writes stdout to a file in BENCH_DIR; after each run, untimed,
+# a pack output must pass `gzip -t` (a BGZF one also htslib's reader and the EOF member) and an
+# unpack output must equal the input byte for byte, or the script stops. Then memory flatness:
+# gzstream's peak RSS for pack (default and --bgzf) and for unpack of that output, at 1 MiB and
+# at BENCH_FLAT_SIZE bytes streamed through pipes (no big file is written).
+#
+# Usage: scripts/bench.sh [path/to/gzstream]        (`make bench` builds release and runs this)
+# Environment (sizes in bytes):
+#   BENCH_SIZE       corpus size, default 268435456 (256 MiB)
+#   BENCH_RUNS       rounds, default 3
+#   BENCH_FLAT_SIZE  the big input of the memory check, default 4294967296 (4 GiB)
+#   BENCH_DIR        corpus and temporary outputs, outside the repository; default
+#                    ${XDG_CACHE_HOME:-$HOME/.cache}/gzstream-bench
 set -euo pipefail
+export LC_ALL=C
+
+die() { echo "bench: $*" >&2; exit 1; }
+log() { echo "bench: $*" >&2; }
+
 bin=$(readlink -f "${1:-.build/release/gzstream}")
-out=${BENCH_DIR:-bench-out}
-mkdir -p "$out"
-big_size=${BENCH_BIG_BYTES:-1073741824}
-small_size=1048576
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+size=${BENCH_SIZE:-268435456}
+runs=${BENCH_RUNS:-3}
+flat_size=${BENCH_FLAT_SIZE:-4294967296}
+dir=${BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gzstream-bench}
+cores=$(nproc)
+small_flat_size=1048576
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
 
-if [ ! -s "$out/seed.tar" ]; then
-  tar -cf "$out/seed.tar" -C / usr/include 2>/dev/null || tar -cf "$out/seed.tar" .
-fi
-make_input() { # size path
-  [ -s "$2" ] && [ "$(stat -c %s "$2")" = "$1" ] && return
-  local seed_size repeats
-  seed_size=$(stat -c %s "$out/seed.tar")
-  repeats=$(( $1 / seed_size + 1 ))
-  { for _ in $(seq "$repeats"); do cat "$out/seed.tar"; done | head -c "$1" > "$2"; } || true
-  return 0
-}
-make_input "$small_size" "$out/small.bin"
-make_input "$big_size" "$out/big.bin"
+for value in "$size" "$runs" "$flat_size"; do
+  [[ $value =~ ^[1-9][0-9]*$ ]] || die "BENCH_SIZE, BENCH_RUNS and BENCH_FLAT_SIZE must be positive integers (got '$value')"
+done
+[ -x "$bin" ] || die "no gzstream binary at $bin (run 'make bench', or 'swift build -c release')"
+[ -x /usr/bin/time ] || die "/usr/bin/time is missing (Debian: apt-get install time)"
+for tool in gzip pigz igzip bgzip cmp flock; do
+  command -v "$tool" >/dev/null || die "$tool is missing ('make test-deps' installs gzip, pigz, igzip, bgzip)"
+done
+case $(readlink -f "$dir")/ in
+  "$repo"/*) die "BENCH_DIR must be outside the repository ($dir)" ;;
+esac
 
-measure() { # label size input output command... ; prints a row, leaves "seconds rss" in $out/last
-  local label=$1 size=$2; shift 2
-  /usr/bin/time -f "%e %M" -o "$out/time" sh -c 'in=$1; out=$2; shift 2; exec "$@" < "$in" > "$out"' sh "$@"
-  read -r seconds rss < "$out/time"
-  echo "$seconds $rss" > "$out/last"
-  awk -v l="$label" -v s="$seconds" -v r="$rss" -v n="$size" \
-    'BEGIN { if (s > 0) t = sprintf("%9.1f MB/s", n / s / 1e6); else t = sprintf("%14s", "(too fast)"); printf "%-34s %8.2f s %s %9d KiB\n", l, s, t, r }'
-}
+mkdir -p "$dir"
+exec 9>"$dir/lock"
+flock -n 9 || die "another benchmark is running in $dir"
+work=$(mktemp -d "$dir/run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-tools=(gzstream gzip)
-command -v pigz >/dev/null && tools+=(pigz)
-echo "inputs: $small_size and $big_size bytes; gzstream: $bin"
-echo "zlib $(python3 -c 'import zlib; print(zlib.ZLIB_RUNTIME_VERSION)' 2>/dev/null || echo '?'), $(gzip --version | head -1), $(pigz --version 2>&1 | head -1)"
-printf '%-34s %10s %14s %13s\n' "run" "time" "throughput" "peak RSS"
-declare -A rss
-for size_name in small big; do
-  input="$out/$size_name.bin"
-  size=$(stat -c %s "$input")
-  gzip -c -6 < "$input" > "$input.ref.gz"   # every tool unpacks the same file
-  for tool in "${tools[@]}"; do
-    case $tool in
-      gzstream) pack=("$bin" pack -c -6); unpack=("$bin" unpack -c) ;;
-      gzip) pack=(gzip -c -6); unpack=(gzip -dc) ;;
-      pigz) pack=(pigz -c -6); unpack=(pigz -dc) ;;
-    esac
-    measure "$tool pack -6 ($size_name)" "$size" "$input" "$input.$tool.gz" "${pack[@]}"
-    rss[$tool-pack-$size_name]=$(cut -d' ' -f2 "$out/last")
-    measure "$tool unpack ($size_name)" "$size" "$input.ref.gz" "$input.out" "${unpack[@]}"
-    rss[$tool-unpack-$size_name]=$(cut -d' ' -f2 "$out/last")
-    cmp -s "$out/$size_name.bin.out" "$input" || { echo "MISMATCH: $tool unpack ($size_name)"; exit 1; }
-    rm -f "$out/$size_name.bin.out"
+# --- the corpus: tar of /usr/include and /usr/share/perl, then the toolchain's binaries -------
+corpus=$dir/corpus.bin
+corpus_sources() {
+  tar -cf - --sort=name -C / usr/include usr/share/perl
+  local file
+  for file in /opt/swift/usr/bin/*; do   # sorted (LC_ALL=C); symbolic links would repeat files
+    if [ -f "$file" ] && [ ! -L "$file" ]; then cat "$file"; fi
   done
-  gzip -t "$input.gzstream.gz"
-  echo "$size_name: gzstream .gz $(stat -c %s "$input.gzstream.gz") bytes, gzip .gz $(stat -c %s "$input.gzip.gz") bytes"
+}
+if [ "$(stat -c %s "$corpus" 2>/dev/null || echo 0)" != "$size" ]; then
+  log "building the $size-byte corpus in $corpus"
+  set +o pipefail
+  (set -e; corpus_sources) | head -c "$size" > "$corpus.tmp"
+  status=("${PIPESTATUS[@]}")
+  set -o pipefail
+  # The sources end early with SIGPIPE (141) once head has what it needs.
+  [ "${status[0]}" = 0 ] || [ "${status[0]}" = 141 ] || die "reading the corpus sources failed (status ${status[0]})"
+  [ "${status[1]}" = 0 ] || die "writing $corpus.tmp failed"
+  got=$(stat -c %s "$corpus.tmp")
+  [ "$got" = "$size" ] || { rm -f "$corpus.tmp"; die "the corpus sources give only $got bytes; lower BENCH_SIZE"; }
+  mv "$corpus.tmp" "$corpus"
+fi
+tar_bytes=$(tar -cf - --sort=name -C / usr/include usr/share/perl | wc -c)
+
+# --- the reference files every tool unpacks (made once per run, deleted at the end) -----------
+reference_gzip=$work/reference.gz
+reference_bgzf=$work/reference.bgz
+bgzf_eof=1f8b08040000000000ff0600424302001b0003000000000000000000   # SAM/BAM spec §4.1.2
+
+check_bgzf() { # file: BGZF as htslib reads it, ending with the EOF member
+  [ "$(tail -c 28 "$1" | od -An -v -tx1 | tr -d ' \n')" = "$bgzf_eof" ] || return 1
+  bgzip -r -I "$work/check.gzi" "$1" 2>/dev/null || return 1
+  rm -f "$work/check.gzi"
+}
+log "making the reference files: gzip -6, bgzip -l 6"
+gzip -c -6 < "$corpus" > "$reference_gzip"
+bgzip -c -@ "$cores" -l 6 < "$corpus" > "$reference_bgzf"
+gzip -dc < "$reference_gzip" | cmp -s - "$corpus" || die "gzip -dc does not give back the corpus"
+gzip -dc < "$reference_bgzf" | cmp -s - "$corpus" || die "gzip -dc does not give back the corpus from the BGZF file"
+check_bgzf "$reference_bgzf" || die "bgzip's output is not BGZF"
+
+# --- gzstream --bgzf is new: a build whose --help does not list it shows n/a ------------------
+help=$("$bin" --help)
+if [[ $help == *--bgzf* ]]; then
+  bgzf_missing=""
+else
+  bgzf_missing="n/a: this build's --help does not list --bgzf"
+  log "$bgzf_missing; its rows show n/a"
+fi
+
+# --- the rows ---------------------------------------------------------------------------------
+# Each row: operation, level, tool, input, check (pack, pack-bgzf, unpack), command, note.
+# Commands are single words separated by spaces; "gzstream" stands for the binary under test.
+ops=() levels=() tools=() inputs=() checks=() cmds=() notes=()
+add_row() {
+  ops+=("$1"); levels+=("$2"); tools+=("$3"); inputs+=("$4"); checks+=("$5"); cmds+=("$6"); notes+=("${7:-}")
+}
+declare -A igzip_level=([1]=1 [6]=2 [9]=3)   # igzip has levels 0-3 only: its nearest
+for level in 1 6 9; do
+  add_row pack "$level" gzstream "$corpus" pack "gzstream pack -c -$level"
+  add_row pack "$level" gzip "$corpus" pack "gzip -c -$level"
+  add_row pack "$level" pigz "$corpus" pack "pigz -c -$level -p $cores"
+  add_row pack "$level" igzip "$corpus" pack "igzip -c -${igzip_level[$level]}" \
+    "igzip level ${igzip_level[$level]} of 0–3 for $level"
+  add_row pack "$level" bgzip "$corpus" pack-bgzf "bgzip -c -@ $cores -l $level"
 done
-echo
-for op in pack unpack; do
-  small=${rss[gzstream-$op-small]} big=${rss[gzstream-$op-big]}
-  delta=$((big - small))
-  verdict=$([ "$delta" -le 2048 ] && echo "within 2 MiB" || echo "OVER 2 MiB")
-  printf "gzstream %s peak RSS: %d KiB at 1 MiB, %d KiB at %d MiB: %+d KiB (%s)\n" "$op" "$small" "$big" "$((big_size >> 20))" "$delta" "$verdict"
+add_row "pack BGZF" 6 gzstream "$corpus" pack-bgzf "gzstream pack -c --bgzf -6"
+add_row "pack BGZF" 6 bgzip "$corpus" pack-bgzf "bgzip -c -@ $cores -l 6"
+for format in gzip BGZF; do
+  if [ "$format" = gzip ]; then input=$reference_gzip op="unpack gzip -6 file"
+  else input=$reference_bgzf op="unpack BGZF file"; fi
+  add_row "$op" – gzstream "$input" unpack "gzstream unpack -c"
+  add_row "$op" – gzip "$input" unpack "gzip -dc"
+  add_row "$op" – pigz "$input" unpack "pigz -dc -p $cores"
+  add_row "$op" – igzip "$input" unpack "igzip -dc"
+  add_row "$op" – bgzip "$input" unpack "bgzip -dc -@ $cores"
 done
+missing=()
+for i in "${!cmds[@]}"; do
+  missing[i]=""
+  if [[ ${cmds[i]} == "gzstream pack"*--bgzf* ]]; then missing[i]=$bgzf_missing; fi
+done
+
+# --- the runs, interleaved --------------------------------------------------------------------
+times=() rss=() bytes=()
+disk_peak_kib=0
+output=$work/output
+run_row() { # index
+  local i=$1 words start end peak
+  read -ra words <<< "${cmds[i]}"
+  if [ "${words[0]}" = gzstream ]; then words[0]=$bin; fi
+  rm -f "$output"
+  start=${EPOCHREALTIME/./}
+  /usr/bin/time -f %M -o "$work/rss" "${words[@]}" < "${inputs[i]}" > "$output" \
+    || die "'${cmds[i]}' (${ops[i]}) failed: $(tr '\n' ' ' < "$work/rss")"
+  end=${EPOCHREALTIME/./}
+  case ${checks[i]} in
+    pack) gzip -t "$output" || die "'${cmds[i]}': gzip -t rejects the output" ;;
+    pack-bgzf)
+      gzip -t "$output" || die "'${cmds[i]}': gzip -t rejects the output"
+      check_bgzf "$output" || die "'${cmds[i]}': the output is not BGZF (htslib's reader or the EOF member)" ;;
+    unpack) cmp -s "$output" "$corpus" || die "'${cmds[i]}' (${ops[i]}): the output differs from the corpus" ;;
+  esac
+  peak=$(du -sk "$dir" | cut -f1)
+  if [ "$peak" -gt "$disk_peak_kib" ]; then disk_peak_kib=$peak; fi
+  times[i]+="$((end - start)) "
+  rss[i]+="$(tail -n 1 "$work/rss") "
+  bytes[i]+="$(stat -c %s "$output") "
+  rm -f "$output"
+  log "round $round/$runs: $(awk -v op="${ops[i]}" -v command="${cmds[i]}" -v us="$((end - start))" \
+    'BEGIN { printf "%-20s %-30s %8.2f s", op, command, us / 1e6 }')"
+}
+bench_start=$SECONDS
+for ((round = 1; round <= runs; round++)); do
+  for i in "${!cmds[@]}"; do
+    [ -n "${missing[i]}" ] || run_row "$i"
+  done
+done
+bench_seconds=$((SECONDS - bench_start))
+
+median() { # "numbers separated by spaces"
+  tr ' ' '\n' <<< "$1" | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+declare -A row_of   # "operation|level|tool" -> index
+med_us=() med_rss=() med_bytes=()
+for i in "${!cmds[@]}"; do
+  row_of["${ops[i]}|${levels[i]}|${tools[i]}"]=$i
+  if [ -z "${missing[i]}" ]; then
+    med_us[i]=$(median "${times[i]}") med_rss[i]=$(median "${rss[i]}") med_bytes[i]=$(median "${bytes[i]}")
+  fi
+done
+
+# --- memory flatness: pipes only, the big input is the corpus repeated ------------------------
+# Prints "pack-RSS unpack-RSS" in KiB for `corpus repeated | head -c N | pack | unpack | wc -c`.
+flat_measure() { # size pack-options...
+  local n=$1 status count; shift
+  set +o pipefail
+  { while cat "$corpus"; do :; done; } | head -c "$n" \
+    | /usr/bin/time -f %M -o "$work/rss.pack" "$bin" pack -c "$@" \
+    | /usr/bin/time -f %M -o "$work/rss.unpack" "$bin" unpack -c | wc -c > "$work/count"
+  status=("${PIPESTATUS[@]}")
+  set -o pipefail
+  if [ "${status[1]}" != 0 ] || [ "${status[2]}" != 0 ] || [ "${status[3]}" != 0 ]; then
+    die "memory check, gzstream pack -c $* at $n bytes failed (statuses ${status[*]})"
+  fi
+  count=$(cat "$work/count")
+  [ "$count" = "$n" ] || die "memory check, gzstream pack -c $*: $count bytes came back of $n"
+  echo "$(tail -n 1 "$work/rss.pack") $(tail -n 1 "$work/rss.unpack")"
+}
+flat_rows=()
+flat_start=$SECONDS
+for variant in default bgzf; do
+  if [ "$variant" = bgzf ]; then options=(--bgzf) label="gzstream pack -c --bgzf"; else options=() label="gzstream pack -c"; fi
+  if [ "$variant" = bgzf ] && [ -n "$bgzf_missing" ]; then
+    flat_rows+=("| \`$label\` | n/a | n/a | n/a |" "| \`gzstream unpack -c\` of that | n/a | n/a | n/a |")
+    continue
+  fi
+  log "memory check: $label, $small_flat_size and $flat_size bytes"
+  small=$(flat_measure "$small_flat_size" "${options[@]}")   # an assignment, so a failure stops here
+  big=$(flat_measure "$flat_size" "${options[@]}")
+  read -r small_pack small_unpack <<< "$small"
+  read -r big_pack big_unpack <<< "$big"
+  flat_rows+=("| \`$label\` | $small_pack | $big_pack | $(printf '%+d' $((big_pack - small_pack))) |")
+  flat_rows+=("| \`gzstream unpack -c\` of that | $small_unpack | $big_unpack | $(printf '%+d' $((big_unpack - small_unpack))) |")
+done
+flat_seconds=$((SECONDS - flat_start))
+
+# --- the report -------------------------------------------------------------------------------
+mib() { # bytes -> "256 MiB", "4 GiB"
+  awk -v b="$1" 'BEGIN { if (b % 1073741824 == 0) printf "%d GiB", b / 1073741824
+                         else printf (b % 1048576 ? "%.1f MiB" : "%d MiB"), b / 1048576 }'
+}
+cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+memory=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=" with uncommitted changes"
+gzstream_version=$("$bin" --version)
+libdeflate_version=$(dpkg-query -W -f '${Version}' libdeflate0 2>/dev/null || echo "?")
+gzip_version=$(gzip --version | head -n 1)
+pigz_version=$(pigz --version 2>&1 | head -n 1)
+igzip_version="igzip $(igzip --version 2>&1 | awk '{ print $NF; exit }') (ISA-L)"
+bgzip_version=$(bgzip --version | head -n 1)
+tar_part=$((tar_bytes < size ? tar_bytes : size))
+
+ratio() { # numerator-index denominator-index field(us|bytes)
+  local a=$1 b=$2 field=$3 x y
+  if [ -z "$a" ] || [ -z "$b" ] || [ -n "${missing[a]}" ] || [ -n "${missing[b]}" ]; then echo "n/a"; return; fi
+  if [ "$field" = us ]; then x=${med_us[a]} y=${med_us[b]}; else x=${med_bytes[a]} y=${med_bytes[b]}; fi
+  awk -v x="$x" -v y="$y" 'BEGIN { printf "%.3f", x / y }'
+}
+row() { echo "${row_of[$1]:-}"; }
+gz6=$(row "pack|6|gzstream") pigz6=$(row "pack|6|pigz")
+gzb=$(row "pack BGZF|6|gzstream") bgz=$(row "pack BGZF|6|bgzip")
+ugz=$(row "unpack gzip -6 file|–|gzstream") uig=$(row "unpack gzip -6 file|–|igzip")
+ubgz=$(row "unpack BGZF file|–|gzstream") ubig=$(row "unpack BGZF file|–|igzip") ubbg=$(row "unpack BGZF file|–|bgzip")
+
+mkdir -p "$repo/bench"
+{
+  echo "# gzstream beside gzip, pigz, igzip and bgzip"
+  echo
+  echo "Measured from $started on $cpu, $cores cores (nproc: the CORES in -p and -@ below), $memory RAM,"
+  echo "Linux $(uname -r). ${gzstream_version}, libdeflate $libdeflate_version, commit $commit, release build;"
+  echo "$gzip_version; $pigz_version; $igzip_version; $bgzip_version."
+  echo
+  echo "Input: $size bytes ($(mib "$size")): a tar of /usr/include and /usr/share/perl, then the Swift"
+  echo "toolchain's binaries (/opt/swift/usr/bin/*), concatenated and cut to size ($tar_part bytes of tar)."
+  echo "Unpack inputs, made once: \`gzip -6\` ($(stat -c %s "$reference_gzip") bytes) and \`bgzip -l 6\`"
+  echo "($(stat -c %s "$reference_bgzf") bytes, BGZF). Every command reads the input file on stdin and writes stdout"
+  echo "to a file (page cache, plenty of RAM); after each run, untimed, a pack output must pass \`gzip -t\`"
+  echo "(a BGZF one also htslib's reader, \`bgzip -r\`, and the EOF member) and an unpack output must be"
+  echo "byte-identical to the input (\`cmp\`). The rows ran interleaved, BENCH_RUNS=$runs rounds of every row"
+  echo "in table order; seconds (wall clock) and peak RSS (\`/usr/bin/time -f %M\`) are medians."
+  echo "MB/s = input size (plain bytes) / seconds / 10^6, for pack and unpack alike. gzstream packs with"
+  echo "all cores by default; igzip runs single-threaded (\`igzip -c\` as given) and has levels 0–3 only."
+  echo "Disk: at most $((disk_peak_kib / 1024)) MiB in the benchmark folder during the runs (the corpus, the two"
+  echo "unpack inputs and one output at a time)."
+  echo
+  echo "| operation | tool | level | seconds | MB/s | output bytes | peak RSS (KiB) |"
+  echo "|---|---|---|---:|---:|---:|---:|"
+  for i in "${!cmds[@]}"; do
+    tool="\`${cmds[i]}\`${notes[i]:+ (${notes[i]})}"
+    if [ -n "${missing[i]}" ]; then
+      echo "| ${ops[i]} | $tool | ${levels[i]} | n/a | n/a | n/a | n/a |"
+    else
+      awk -v op="${ops[i]}" -v tool="$tool" -v level="${levels[i]}" -v us="${med_us[i]}" \
+          -v plain="$size" -v out="${med_bytes[i]}" -v rss="${med_rss[i]}" \
+        'BEGIN { printf "| %s | %s | %s | %.2f | %.1f | %d | %d |\n", op, tool, level, us / 1e6, plain / us, out, rss }'
+    fi
+  done
+  [ -z "$bgzf_missing" ] || echo "
+gzstream --bgzf: $bgzf_missing."
+  echo
+  echo "Memory flatness: gzstream's peak RSS (KiB) at $small_flat_size bytes and at $flat_size bytes ($(mib "$flat_size")) of"
+  echo "input, one run each: the corpus repeated, through \`head -c\` into \`gzstream pack -c\` on stdin, its"
+  echo "output piped into \`gzstream unpack -c\` and counted (no file is written)."
+  echo
+  echo "| command | at $(mib "$small_flat_size") | at $(mib "$flat_size") | difference |"
+  echo "|---|---:|---:|---:|"
+  printf '%s\n' "${flat_rows[@]}"
+  echo
+  echo "Ratios (below 1: gzstream faster or smaller; the targets are issue 6's):"
+  echo
+  echo "- gzstream / pigz, pack -6: time $(ratio "$gz6" "$pigz6" us) (target ≤ 1.0), size $(ratio "$gz6" "$pigz6" bytes) (target ≤ 1.005)"
+  echo "- gzstream --bgzf / bgzip, pack -6: time $(ratio "$gzb" "$bgz" us) (target ≤ 1.0), size $(ratio "$gzb" "$bgz" bytes) (target ≤ 1.01)"
+  echo "- gzstream --bgzf / pigz -6, pack: time $(ratio "$gzb" "$pigz6" us) (target ≤ 0.6)"
+  echo "- gzstream / igzip, unpack gzip -6 file: time $(ratio "$ugz" "$uig" us)"
+  echo "- gzstream / igzip, unpack BGZF file: time $(ratio "$ubgz" "$ubig" us)"
+  echo "- gzstream / bgzip, unpack BGZF file: time $(ratio "$ubgz" "$ubbg" us)"
+} > "$work/results.md"
+
+# --- the chart: horizontal bars of MB/s, one panel (own scale) per operation and level ---------
+for i in "${!cmds[@]}"; do
+  case ${ops[i]} in
+    pack) group="pack, level ${levels[i]}" ;;
+    "pack BGZF") group="pack BGZF, level ${levels[i]}" ;;
+    *) group=${ops[i]} ;;
+  esac
+  label="${cmds[i]}${notes[i]:+ (${notes[i]})}"
+  if [ -n "${missing[i]}" ]; then value=""; else value=$(awk -v p="$size" -v us="${med_us[i]}" 'BEGIN { printf "%.1f", p / us }'); fi
+  printf '%s\t%s\t%s\t%s\n' "$group" "${tools[i]}" "$label" "$value"
+done > "$work/chart.tsv"
+awk -F'\t' -v title="gzstream beside gzip, pigz, igzip and bgzip: MB/s of plain data (higher is faster)" \
+    -v subtitle="$(mib "$size") mixed corpus; medians of $runs interleaved rounds; $cpu, $cores cores; ${started%% *}" '
+function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
+function floor_(x,   f) { f = int(x); return (f > x) ? f - 1 : f }
+function nice_step(max,   raw, p, m) {
+  raw = max / 5; p = 10 ^ floor_(log(raw) / log(10)); m = raw / p
+  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p
+}
+{
+  n++; group[n] = $1; tool[n] = $2; label[n] = $3; value[n] = $4; rows[$1]++
+  if (!($1 in seen)) { seen[$1] = 1; groups++; group_name[groups] = $1; group_max[$1] = 0 }
+  if ($4 != "" && $4 + 0 > group_max[$1]) group_max[$1] = $4 + 0
+  if (length($3) > longest) longest = length($3)
+}
+END {
+  split("gzstream gzip pigz igzip bgzip", order, " ")
+  colour["gzstream"] = "#D55E00"; colour["gzip"] = "#999999"; colour["pigz"] = "#0072B2"
+  colour["igzip"] = "#009E73"; colour["bgzip"] = "#E69F00"
+  left = 24 + longest * 7.3; bar_width = 520; width = left + bar_width + 110
+  bar = 16; step = 22; y = 78
+  body = ""
+  for (g = 1; g <= groups; g++) {
+    name = group_name[g]; max = group_max[name]; if (max <= 0) max = 1
+    tick = nice_step(max); axis_max = tick * int(max / tick)
+    if (axis_max < max) axis_max += tick
+    y += 26
+    body = body sprintf("<text x=\"12\" y=\"%d\" class=\"group\">%s</text>\n", y, esc(name))
+    y += 8; bottom = y + rows[name] * step
+    for (t = 0; t <= axis_max + tick / 2; t += tick) {   # the grid first, under the bars
+      x = left + t / axis_max * bar_width
+      body = body sprintf("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"grid\"/>\n", x, y - 2, x, bottom)
+      body = body sprintf("<text x=\"%.1f\" y=\"%d\" class=\"tick\" text-anchor=\"middle\">%s</text>\n", x, bottom + 14, (tick >= 1 ? sprintf("%d", t) : sprintf("%g", t)))
+    }
+    for (i = 1; i <= n; i++) if (group[i] == name) {
+      body = body sprintf("<text x=\"%.1f\" y=\"%d\" class=\"label\" text-anchor=\"end\">%s</text>\n", left - 8, y + 12, esc(label[i]))
+      if (value[i] == "") {
+        body = body sprintf("<text x=\"%.1f\" y=\"%d\" class=\"na\">n/a (not in this build)</text>\n", left + 4, y + 12)
+      } else {
+        w = value[i] / axis_max * bar_width
+        body = body sprintf("<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>\n", left, y, w, bar, colour[tool[i]])
+        body = body sprintf("<text x=\"%.1f\" y=\"%d\" class=\"value\">%s</text>\n", left + w + 5, y + 12, value[i])
+      }
+      y += step
+    }
+    body = body sprintf("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" class=\"axis\"/>\n", left, y, left + bar_width, y)
+    body = body sprintf("<text x=\"%.1f\" y=\"%d\" class=\"tick\">MB/s</text>\n", left + bar_width + 20, y + 14)
+    y += 20
+  }
+  height = y + 16
+  printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", width, height, width, height
+  print "<style>"
+  print "text { font-family: DejaVu Sans, Helvetica, Arial, sans-serif; font-size: 12px; fill: #222 }"
+  print ".title { font-size: 16px; font-weight: bold } .subtitle { fill: #555 } .group { font-size: 13px; font-weight: bold }"
+  print ".label { font-family: DejaVu Sans Mono, Menlo, Consolas, monospace; font-size: 11.5px }"
+  print ".value, .tick { font-size: 11px } .na { fill: #888; font-style: italic }"
+  print ".grid { stroke: #ddd; stroke-width: 1 } .axis { stroke: #444; stroke-width: 1 }"
+  print "</style>"
+  printf "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", width, height
+  printf "<text x=\"12\" y=\"24\" class=\"title\">%s</text>\n", esc(title)
+  printf "<text x=\"12\" y=\"43\" class=\"subtitle\">%s</text>\n", esc(subtitle)
+  x = 12
+  for (k = 1; k <= 5; k++) {
+    printf "<rect x=\"%d\" y=\"56\" width=\"12\" height=\"12\" fill=\"%s\"/>", x, colour[order[k]]
+    printf "<text x=\"%d\" y=\"66\">%s</text>\n", x + 17, order[k]
+    x += 30 + length(order[k]) * 8
+  }
+  printf "<text x=\"%d\" y=\"66\" class=\"subtitle\">each panel has its own scale</text>\n", x + 20
+  printf "%s", body
+  print "</svg>"
+}' "$work/chart.tsv" > "$work/results.svg"
+
+mv "$work/results.md" "$repo/bench/results.md"
+mv "$work/results.svg" "$repo/bench/results.svg"
+cat "$repo/bench/results.md"
+log "wrote bench/results.md and bench/results.svg; timed rounds took ${bench_seconds} s, the memory check ${flat_seconds} s"
+log "disk: at most $((disk_peak_kib / 1024)) MiB in $dir during the runs (the corpus, $(mib "$size"), stays there)"
