@@ -21,12 +21,14 @@ deps:
 	fi
 
 # The tests and the benchmark also compare against GNU gzip, pigz, bgzip and igzip (Debian:
-# gzip, pigz, tabix, isal) and use script(1) for a pseudo-terminal (Debian: bsdutils).
+# gzip, pigz, tabix, isal), use script(1) for a pseudo-terminal (Debian: bsdutils), and the
+# benchmark measures peak memory with /usr/bin/time (Debian: time).
 test-deps: deps
 	@missing=""; \
 	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal script:bsdutils sha256sum:coreutils; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
+	[ -x /usr/bin/time ] || missing="$$missing time"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing$$missing"; \
 	  apt-get update -qq && apt-get install -y -qq $$missing; \
