@@ -23,7 +23,9 @@ import Synchronization
 /// inner stream in input order, in pieces of at most `chunkSize` bytes; ``flush()`` ends the
 /// current member early and writes every member; ``ByteStream/close()`` writes the last
 /// member and the end-of-file member and closes the inner stream unless `closesInnerStream`
-/// is `false`. ``abandon()`` closes without the end-of-file member.
+/// is `false`. ``abandon()`` closes without the end-of-file member. A write blocks while
+/// `2 × threads` members are in flight, until the oldest is written; close and flush block
+/// until every member is written.
 ///
 /// Members are deflated by libdeflate's whole-buffer compressor, one compressor per worker
 /// thread (allocated by the worker on its first member, freed when the stream closes), and
@@ -33,8 +35,8 @@ import Synchronization
 /// member); 1 to 9 are libdeflate's levels 1 to 9, whose scale follows zlib's (its slower
 /// levels 10 to 12 are not offered). htslib 1.16 maps its levels 4 to 9 to libdeflate's 5, 6,
 /// 7, 8, 10 and 12, so the output is byte for byte bgzip's at levels 0 to 3 only; at level 6
-/// it is about 0.5% larger than `bgzip -l 6` and takes about two thirds of the CPU time. A
-/// member whose deflate data would not fit in 64 KiB is stored instead.
+/// it was 0.4% larger than `bgzip -l 6` on a mixed 256 MiB corpus, for about 20% less CPU
+/// time. A member whose deflate data would not fit in 64 KiB is stored instead.
 ///
 /// Memory: at most `2 × threads` members in flight and one being filled, each a plain buffer
 /// of 65280 bytes and an output buffer of 64 KiB, allocated as needed and reused; plus one
@@ -358,7 +360,8 @@ final class MemberCompressor {
 
     /// Encodes `member.plain` as a whole member into `member.packed`: header with BSIZE,
     /// deflate data (stored blocks at level 0 or when deflate would not fit), CRC-32, ISIZE.
-    /// Sets `member.error` when no compressor can be allocated. Runs on the worker.
+    /// Sets `member.error` when no compressor can be allocated. Runs on the worker. The CRC-32
+    /// is libdeflate's: measured here at about 10 GB/s, against 1.8 GB/s for zlib 1.2.13's.
     /// Wraps libdeflate's `libdeflate_deflate_compress` and `libdeflate_crc32`.
     func encode(_ member: BGZFMember) {
         let plainCount = member.plainCount
