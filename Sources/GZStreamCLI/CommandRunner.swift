@@ -208,6 +208,14 @@ final class Command {
         if !options.force, !outputNamedByHeader, existing != nil {
             throw Reported(status: reportError(outputPath, "already exists; not overwritten (use -f to overwrite)"))
         }
+        // pack --bgzf --index: OUTPUT.gzi, written and published with the output.
+        let indexPath = options.index ? outputPath + ".gzi" : nil
+        if let indexPath {
+            try rejectSameFile(inputInfo, FileInfo(path: indexPath), inputName: inputName)
+            if !options.force, FileInfo(path: indexPath) != nil || FileInfo.isSymbolicLink(indexPath) {
+                throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
+            }
+        }
         let temporary: TemporaryFile
         do {
             temporary = try TemporaryFile(besides: outputPath)
@@ -215,6 +223,15 @@ final class Command {
             throw Reported(status: reportError(outputPath, error.message))
         }
         defer { temporary.discard() }
+        var indexTemporary: TemporaryFile?
+        if let indexPath {
+            do {
+                indexTemporary = try TemporaryFile(besides: indexPath)
+            } catch let error as PublishError {
+                throw Reported(status: reportError(indexPath, error.message))
+            }
+        }
+        defer { indexTemporary?.discard() }
         let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true,
                                       displayName: outputPath)
         temporary.descriptorClosed()
@@ -226,12 +243,24 @@ final class Command {
             finalPath = directory(of: outputPath) + name
         }
         try rejectSameFile(inputInfo, FileInfo(path: finalPath), inputName: inputName)
-        temporary.setAttributes(mode: inputInfo?.permissions ?? defaultPermissions(),
-                                times: outputTimes(inputInfo: inputInfo, header: outcome.header),
+        let permissions = inputInfo?.permissions ?? defaultPermissions()
+        temporary.setAttributes(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
                                 owner: inputInfo.map { ($0.owner, $0.group) })
+        // The index is published first and taken back if the output cannot be, so that the
+        // two appear together or not at all.
+        if let indexTemporary, let indexPath {
+            try writeIndex(outcome.index ?? BGZFIndex(), into: indexTemporary, path: indexPath)
+            indexTemporary.setAttributes(mode: permissions, times: nil, owner: inputInfo.map { ($0.owner, $0.group) })
+            do {
+                try indexTemporary.publish(as: indexPath, replacing: options.force)
+            } catch let error as PublishError {
+                throw Reported(status: reportError(indexPath, error.message))
+            }
+        }
         do {
             try temporary.publish(as: finalPath, replacing: options.force)
         } catch let error as PublishError {
+            if let indexPath { unlink(indexPath) }
             throw Reported(status: reportError(finalPath, error.message))
         }
         report(outcome, inputName: inputName, outputName: finalPath)
@@ -243,9 +272,12 @@ final class Command {
     }
 
     /// `-o` naming a device or FIFO (`-o /dev/null`): written into as a shell redirection would,
-    /// never replaced by a regular file.
+    /// never replaced by a regular file. No index is written beside one.
     private func toDevice(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, target: FileInfo,
                           outputPath: String) throws -> ExitStatus {
+        if options.index {
+            throw Reported(status: reportError(outputPath, "not a regular file: --index needs one to write its .gzi beside"))
+        }
         try rejectSameFile(inputInfo, target, inputName: inputName)
         let output = FileOutputStream(path: outputPath)
         output.open()
@@ -256,6 +288,20 @@ final class Command {
                                     outputName: outputPath, closesOutput: true)
         report(outcome, inputName: inputName, outputName: outputPath)
         return outcome.status
+    }
+
+    /// Writes the `.gzi` bytes into the index's temporary file and closes it.
+    private func writeIndex(_ index: BGZFIndex, into temporary: TemporaryFile, path: String) throws {
+        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true, displayName: path)
+        temporary.descriptorClosed()
+        do {
+            try stream.openOrThrow()
+            try stream.writeAll(index.encoded)
+            try stream.closeOrThrow()
+        } catch {
+            stream.close()
+            throw Reported(status: reportError(path, describe(error)))
+        }
     }
 
     /// Refuses to write over the input itself (also through a link): an error, input untouched.
@@ -272,6 +318,8 @@ final class Command {
         var bytesIn: Int64
         var bytesOut: Int64
         var header: GzipHeader?
+        /// pack --bgzf --index: where each member starts.
+        var index: BGZFIndex?
     }
 
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
@@ -281,6 +329,22 @@ final class Command {
         defer { input.close() }
         do {
             switch options.mode {
+            case .pack where options.bgzf:
+                // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
+                let bgzf = BGZFOutputStream(wrapping: output, level: options.level,
+                                            threads: options.threads ?? availableProcessorCount(),
+                                            chunkSize: options.chunkSize, buildsIndex: options.index,
+                                            closesInnerStream: closesOutput)
+                try bgzf.openOrThrow()
+                do {
+                    try input.copy(to: bgzf, chunkSize: options.chunkSize)
+                } catch {
+                    bgzf.abandon()
+                    throw error
+                }
+                try bgzf.closeOrThrow()
+                return Outcome(status: .success, bytesIn: bgzf.uncompressedByteCount,
+                               bytesOut: bgzf.compressedCount, header: nil, index: bgzf.index)
             case .pack:
                 let gzip = GzipOutputStream(wrapping: output, level: options.level,
                                             header: packHeader(inputName: inputName, inputInfo: inputInfo),

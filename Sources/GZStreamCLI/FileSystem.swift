@@ -53,9 +53,11 @@ struct PublishError: Error {
     var message: String
 }
 
-/// The path of the temporary output being written, for the signal handler to remove:
-/// the address of a `strdup`ed C string, or 0.
+/// The paths of the temporary files being written, for the signal handler to remove: the
+/// addresses of `strdup`ed C strings, or 0. Two slots: an output and, for `pack --index`, the
+/// index beside it.
 let pendingTemporaryPath = Atomic<UInt>(0)
+let pendingSecondTemporaryPath = Atomic<UInt>(0)
 
 /// An output written beside its final path and renamed into place only when complete, so
 /// that a failure or an interruption never leaves a partial file under the final name.
@@ -78,9 +80,18 @@ final class TemporaryFile {
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         descriptor = fd
         path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let copy = strdup(path)
-        pendingTemporaryPath.store(UInt(bitPattern: copy), ordering: .sequentiallyConsistent)
+        let copy = UInt(bitPattern: strdup(path))
+        if pendingTemporaryPath.compareExchange(expected: 0, desired: copy, ordering: .sequentiallyConsistent).exchanged {
+            pendingSlot = 0
+        } else {
+            // At most two temporary files exist at once: the output and its index.
+            pendingSecondTemporaryPath.store(copy, ordering: .sequentiallyConsistent)
+            pendingSlot = 1
+        }
     }
+
+    /// Which of the two pending paths this file registered.
+    private var pendingSlot = 0
 
     /// The descriptor now belongs to a stream that closes it.
     func descriptorClosed() {
@@ -135,17 +146,21 @@ final class TemporaryFile {
     }
 
     private func clearPending() {
-        let old = pendingTemporaryPath.exchange(0, ordering: .sequentiallyConsistent)
+        let old = pendingSlot == 0 ? pendingTemporaryPath.exchange(0, ordering: .sequentiallyConsistent)
+            : pendingSecondTemporaryPath.exchange(0, ordering: .sequentiallyConsistent)
         free(UnsafeMutableRawPointer(bitPattern: old))
     }
 }
 
-/// Removes the temporary output when SIGINT, SIGTERM or SIGHUP arrives, then dies of the same
+/// Removes the temporary outputs when SIGINT, SIGTERM or SIGHUP arrives, then dies of the same
 /// signal, so an interrupted run leaves neither a partial output nor a stray temporary file.
 public func installInterruptCleanup() {
     for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
         signal(signalNumber) { received in
             if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryPath.load(ordering: .sequentiallyConsistent)) {
+                unlink(path)
+            }
+            if let path = UnsafePointer<CChar>(bitPattern: pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)) {
                 unlink(path)
             }
             signal(received, SIG_DFL)

@@ -36,6 +36,11 @@ Options:
       --max-output N    unpack, test, list: stop with an error past N decompressed bytes
                         (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
       --json            list: JSON instead of a table
+      --bgzf            pack: BGZF (blocked gzip, as bgzip): members of at most 64 KiB
+                        deflated by libdeflate on -p N threads (default: all cores);
+                        no name or time is stored
+      --index           with --bgzf: also write OUTPUT.gzi, bgzip's index (needs an
+                        output file; an existing one is replaced only with -f)
   -N, --name            pack: store the file name and modification time (the default);
                         unpack: restore them from the header
   -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)

@@ -35,10 +35,12 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
     case outputLimitExceeded(limit: Int64, offset: Int64)
     /// zlib itself failed (out of memory, version mismatch).
     case zlibFailure(code: Int32, message: String)
+    /// libdeflate failed (a compressor could not be allocated: out of memory).
+    case libdeflateFailure(message: String)
 
     /// A stable name for the kind of fault, as the fixtures' manifest writes it:
     /// `empty-input`, `bad-magic`, `bad-header`, `header-crc`, `truncated`, `invalid-deflate`,
-    /// `crc-mismatch`, `length-mismatch`, `trailing-garbage`, `output-limit`, `zlib`.
+    /// `crc-mismatch`, `length-mismatch`, `trailing-garbage`, `output-limit`, `zlib`, `libdeflate`.
     public var kind: String {
         switch self {
         case .emptyInput: "empty-input"
@@ -52,13 +54,14 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
         case .trailingGarbage: "trailing-garbage"
         case .outputLimitExceeded: "output-limit"
         case .zlibFailure: "zlib"
+        case .libdeflateFailure: "libdeflate"
         }
     }
 
     /// The byte offset in the compressed input where the fault was found, when it has one.
     public var offset: Int64? {
         switch self {
-        case .emptyInput, .zlibFailure: nil
+        case .emptyInput, .zlibFailure, .libdeflateFailure: nil
         case .outputLimitExceeded(_, let offset): offset
         case .notGzip(let offset), .trailingGarbage(let offset, _): offset
         case .unsupportedMethod(_, _, let offset), .reservedFlags(_, _, let offset): offset
@@ -94,6 +97,8 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
             return "output exceeds the limit of \(limit) bytes (at byte \(offset) of the input)"
         case .zlibFailure(let code, let message):
             return "zlib failure \(code): \(message)"
+        case .libdeflateFailure(let message):
+            return "libdeflate failure: \(message)"
         }
     }
 }

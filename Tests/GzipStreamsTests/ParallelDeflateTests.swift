@@ -26,20 +26,6 @@ func packInBlocks(_ data: [UInt8], level: Int = 6, threads: Int, blockSize: Int?
     return [UInt8](memory.data)
 }
 
-/// Text with stretches of random bytes: both kinds of deflate block, and matches that reach
-/// back across block boundaries.
-func mixedBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var result: [UInt8] = []
-    result.reserveCapacity(count)
-    var piece: UInt64 = 0
-    while result.count < count {
-        let length = min(count - result.count, 50_000 + Int(piece % 3) * 20_000)
-        result += piece % 4 == 3 ? randomBytes(count: length, seed: seed &+ piece) : textBytes(count: length, seed: seed &+ piece)
-        piece += 1
-    }
-    return result
-}
-
 /// Fails every write once `limit` bytes were taken, as a full disk would.
 final class FailingOutputStream: ByteOutputStream, @unchecked Sendable {
     static let failure = ByteStreamError(.system(errno: ENOSPC), operation: "write", target: "failing test stream")

@@ -89,6 +89,20 @@ func littleEndianUInt16(_ bytes: [UInt8], at offset: Int) -> UInt16 {
     UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
 }
 
+/// Text with stretches of random bytes: both kinds of deflate block, and matches that reach
+/// back across block boundaries.
+func mixedBytes(count: Int, seed: UInt64) -> [UInt8] {
+    var result: [UInt8] = []
+    result.reserveCapacity(count)
+    var piece: UInt64 = 0
+    while result.count < count {
+        let length = min(count - result.count, 50_000 + Int(piece % 3) * 20_000)
+        result += piece % 4 == 3 ? randomBytes(count: length, seed: seed &+ piece) : textBytes(count: length, seed: seed &+ piece)
+        piece += 1
+    }
+    return result
+}
+
 // MARK: Packing and unpacking in memory
 
 /// `data` packed as one gzip member through ``GzipOutputStream`` into memory.
