@@ -96,15 +96,6 @@ gzip -dc < "$reference_gzip" | cmp -s - "$corpus" || die "gzip -dc does not give
 gzip -dc < "$reference_bgzf" | cmp -s - "$corpus" || die "gzip -dc does not give back the corpus from the BGZF file"
 check_bgzf "$reference_bgzf" || die "bgzip's output is not BGZF"
 
-# --- gzstream --bgzf is new: a build whose --help does not list it shows n/a ------------------
-help=$("$bin" --help)
-if [[ $help == *--bgzf* ]]; then
-  bgzf_missing=""
-else
-  bgzf_missing="n/a: this build's --help does not list --bgzf"
-  log "$bgzf_missing; its rows show n/a"
-fi
-
 # --- the rows ---------------------------------------------------------------------------------
 # Each row: operation, level, tool, input, check (pack, pack-bgzf, unpack), command, note.
 # Commands are single words separated by spaces; "gzstream" stands for the binary under test.
@@ -131,11 +122,6 @@ for format in gzip BGZF; do
   add_row "$op" – pigz "$input" unpack "pigz -dc -p $cores"
   add_row "$op" – igzip "$input" unpack "igzip -dc"
   add_row "$op" – bgzip "$input" unpack "bgzip -dc -@ $cores"
-done
-missing=()
-for i in "${!cmds[@]}"; do
-  missing[i]=""
-  if [[ ${cmds[i]} == "gzstream pack"*--bgzf* ]]; then missing[i]=$bgzf_missing; fi
 done
 
 # --- the runs, interleaved --------------------------------------------------------------------
@@ -170,7 +156,7 @@ run_row() { # index
 bench_start=$SECONDS
 for ((round = 1; round <= runs; round++)); do
   for i in "${!cmds[@]}"; do
-    [ -n "${missing[i]}" ] || run_row "$i"
+    run_row "$i"
   done
 done
 bench_seconds=$((SECONDS - bench_start))
@@ -182,9 +168,7 @@ declare -A row_of   # "operation|level|tool" -> index
 med_us=() med_rss=() med_bytes=()
 for i in "${!cmds[@]}"; do
   row_of["${ops[i]}|${levels[i]}|${tools[i]}"]=$i
-  if [ -z "${missing[i]}" ]; then
-    med_us[i]=$(median "${times[i]}") med_rss[i]=$(median "${rss[i]}") med_bytes[i]=$(median "${bytes[i]}")
-  fi
+  med_us[i]=$(median "${times[i]}") med_rss[i]=$(median "${rss[i]}") med_bytes[i]=$(median "${bytes[i]}")
 done
 
 # --- memory flatness: pipes only, the big input is the corpus repeated ------------------------
@@ -208,10 +192,6 @@ flat_rows=()
 flat_start=$SECONDS
 for variant in default bgzf; do
   if [ "$variant" = bgzf ]; then options=(--bgzf) label="gzstream pack -c --bgzf"; else options=() label="gzstream pack -c"; fi
-  if [ "$variant" = bgzf ] && [ -n "$bgzf_missing" ]; then
-    flat_rows+=("| \`$label\` | n/a | n/a | n/a |" "| \`gzstream unpack -c\` of that | n/a | n/a | n/a |")
-    continue
-  fi
   log "memory check: $label, $small_flat_size and $flat_size bytes"
   small=$(flat_measure "$small_flat_size" "${options[@]}")   # an assignment, so a failure stops here
   big=$(flat_measure "$flat_size" "${options[@]}")
@@ -241,7 +221,7 @@ tar_part=$((tar_bytes < size ? tar_bytes : size))
 
 ratio() { # numerator-index denominator-index field(us|bytes)
   local a=$1 b=$2 field=$3 x y
-  if [ -z "$a" ] || [ -z "$b" ] || [ -n "${missing[a]}" ] || [ -n "${missing[b]}" ]; then echo "n/a"; return; fi
+  if [ -z "$a" ] || [ -z "$b" ]; then echo "n/a"; return; fi
   if [ "$field" = us ]; then x=${med_us[a]} y=${med_us[b]}; else x=${med_bytes[a]} y=${med_bytes[b]}; fi
   awk -v x="$x" -v y="$y" 'BEGIN { printf "%.3f", x / y }'
 }
@@ -276,16 +256,10 @@ mkdir -p "$repo/bench"
   echo "|---|---|---|---:|---:|---:|---:|"
   for i in "${!cmds[@]}"; do
     tool="\`${cmds[i]}\`${notes[i]:+ (${notes[i]})}"
-    if [ -n "${missing[i]}" ]; then
-      echo "| ${ops[i]} | $tool | ${levels[i]} | n/a | n/a | n/a | n/a |"
-    else
-      awk -v op="${ops[i]}" -v tool="$tool" -v level="${levels[i]}" -v us="${med_us[i]}" \
-          -v plain="$size" -v out="${med_bytes[i]}" -v rss="${med_rss[i]}" \
-        'BEGIN { printf "| %s | %s | %s | %.2f | %.1f | %d | %d |\n", op, tool, level, us / 1e6, plain / us, out, rss }'
-    fi
+    awk -v op="${ops[i]}" -v tool="$tool" -v level="${levels[i]}" -v us="${med_us[i]}" \
+        -v plain="$size" -v out="${med_bytes[i]}" -v rss="${med_rss[i]}" \
+      'BEGIN { printf "| %s | %s | %s | %.2f | %.1f | %d | %d |\n", op, tool, level, us / 1e6, plain / us, out, rss }'
   done
-  [ -z "$bgzf_missing" ] || echo "
-gzstream --bgzf: $bgzf_missing."
   echo
   echo "Memory flatness: gzstream's peak RSS (KiB) at $small_flat_size bytes and at $flat_size bytes ($(mib "$flat_size")) of"
   echo "input, one run each: the corpus repeated, through \`head -c\` into \`gzstream pack -c\` on stdin, its"
@@ -313,7 +287,7 @@ for i in "${!cmds[@]}"; do
     *) group=${ops[i]} ;;
   esac
   label="${cmds[i]}${notes[i]:+ (${notes[i]})}"
-  if [ -n "${missing[i]}" ]; then value=""; else value=$(awk -v p="$size" -v us="${med_us[i]}" 'BEGIN { printf "%.1f", p / us }'); fi
+  value=$(awk -v p="$size" -v us="${med_us[i]}" 'BEGIN { printf "%.1f", p / us }')
   printf '%s\t%s\t%s\t%s\n' "$group" "${tools[i]}" "$label" "$value"
 done > "$work/chart.tsv"
 awk -F'\t' -v title="gzstream beside gzip, pigz, igzip and bgzip: MB/s of plain data (higher is faster)" \
