@@ -360,9 +360,8 @@ final class MemberCompressor {
 
     /// Encodes `member.plain` as a whole member into `member.packed`: header with BSIZE,
     /// deflate data (stored blocks at level 0 or when deflate would not fit), CRC-32, ISIZE.
-    /// Sets `member.error` when no compressor can be allocated. Runs on the worker. The CRC-32
-    /// is libdeflate's: measured here at about 10 GB/s, against 1.8 GB/s for zlib 1.2.13's.
-    /// Wraps libdeflate's `libdeflate_deflate_compress` and `libdeflate_crc32`.
+    /// Sets `member.error` when no compressor can be allocated. Runs on the worker.
+    /// Wraps libdeflate's `libdeflate_deflate_compress`.
     func encode(_ member: BGZFMember) {
         let plainCount = member.plainCount
         let packed = member.packed
@@ -390,7 +389,7 @@ final class MemberCompressor {
         let total = deflatedCount + Self.framingSize
         Self.headerStart.withUnsafeBufferPointer { packed.update(from: $0.baseAddress!, count: 16) }
         store16(UInt16(total - 1), at: packed + 16)
-        let crc = libdeflate_crc32(0, member.plain, plainCount)
+        let crc = crc32(0, UnsafeRawBufferPointer(start: member.plain, count: plainCount))
         store32(crc, at: packed + 18 + deflatedCount)
         store32(UInt32(plainCount), at: packed + 22 + deflatedCount)
         member.packedCount = total

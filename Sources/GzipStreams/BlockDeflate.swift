@@ -166,9 +166,3 @@ final class BlockDeflate {
         return Block(deflated: failure == nil ? output : [], crc: crc, plainCount: plain.count, error: failure)
     }
 }
-
-/// The CRC-32 of two pieces joined, from the CRC-32 of each and the length of the second.
-/// Wraps zlib's `crc32_combine`.
-func crc32Combine(_ first: UInt32, _ second: UInt32, secondLength: Int) -> UInt32 {
-    UInt32(truncatingIfNeeded: crc32_combine(UInt(first), UInt(second), off_t(secondLength)))
-}

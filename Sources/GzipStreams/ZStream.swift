@@ -80,21 +80,5 @@ final class ZStream {
     }
 }
 
-/// CRC-32 as RFC 1952 §8 defines it (ISO 3309), continued from `crc` over `bytes`.
-/// Wraps zlib's `crc32`.
-func crc32(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
-    guard var base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return crc }
-    var remaining = bytes.count
-    var value = UInt(crc)
-    // zlib takes a 32-bit length.
-    while remaining > 0 {
-        let step = min(remaining, Int(UInt32.max >> 1))
-        value = CZlib.crc32(value, base, UInt32(step))
-        base += step
-        remaining -= step
-    }
-    return UInt32(truncatingIfNeeded: value)
-}
-
 /// The version of the zlib library loaded at run time, such as "1.2.13". Wraps zlib's `zlibVersion`.
 public var zlibRuntimeVersion: String { String(cString: zlibVersion()) }
