@@ -329,38 +329,32 @@ final class Command {
         defer { input.close() }
         do {
             switch options.mode {
-            case .pack where options.bgzf:
-                // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
-                let bgzf = BGZFOutputStream(wrapping: output, level: options.level,
-                                            threads: options.threads ?? availableProcessorCount(),
-                                            chunkSize: options.chunkSize, buildsIndex: options.index,
-                                            closesInnerStream: closesOutput)
-                try bgzf.openOrThrow()
-                do {
-                    try input.copy(to: bgzf, chunkSize: options.chunkSize)
-                } catch {
-                    bgzf.abandon()
-                    throw error
-                }
-                try bgzf.closeOrThrow()
-                return Outcome(status: .success, bytesIn: bgzf.uncompressedByteCount,
-                               bytesOut: bgzf.compressedCount, header: nil, index: bgzf.index)
             case .pack:
-                let gzip = GzipOutputStream(wrapping: output, level: options.level,
-                                            header: packHeader(inputName: inputName, inputInfo: inputInfo),
-                                            chunkSize: options.chunkSize,
-                                            threads: options.threads ?? availableProcessorCount(),
-                                            blockSize: options.blockSize, closesInnerStream: closesOutput)
-                try gzip.openOrThrow()
+                let threads = options.threads ?? availableProcessorCount()
+                let packer: any PackingOutputStream
+                if options.bgzf {
+                    // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
+                    packer = BGZFOutputStream(wrapping: output, level: options.level, threads: threads,
+                                              chunkSize: options.chunkSize, buildsIndex: options.index,
+                                              closesInnerStream: closesOutput)
+                } else {
+                    packer = GzipOutputStream(wrapping: output, level: options.level,
+                                              header: packHeader(inputName: inputName, inputInfo: inputInfo),
+                                              chunkSize: options.chunkSize, threads: threads,
+                                              blockSize: options.blockSize, closesInnerStream: closesOutput)
+                }
+                try packer.openOrThrow()
                 do {
-                    try input.copy(to: gzip, chunkSize: options.chunkSize)
+                    try input.copy(to: packer, chunkSize: options.chunkSize)
                 } catch {
-                    gzip.abandon()
+                    // No trailer (or BGZF end-of-file member): partial output never looks whole.
+                    packer.abandon()
                     throw error
                 }
-                try gzip.closeOrThrow()
-                return Outcome(status: .success, bytesIn: gzip.uncompressedByteCount,
-                               bytesOut: gzip.compressedCount, header: nil)
+                try packer.closeOrThrow()
+                return Outcome(status: .success, bytesIn: packer.uncompressedByteCount,
+                               bytesOut: packer.compressedCount, header: nil,
+                               index: (packer as? BGZFOutputStream)?.index)
             case .unpack:
                 let gzip = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
                                            maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
@@ -484,6 +478,17 @@ final class Command {
             + "\(formatPercent(saved)) saved -> \(outputName)\n")
     }
 }
+
+/// What pack needs of a compressing stream.
+protocol PackingOutputStream: ByteOutputStream {
+    /// Closes without ending the data, so that a reader sees it truncated.
+    func abandon()
+    var uncompressedByteCount: Int64 { get }
+    var compressedCount: Int64 { get }
+}
+
+extension GzipOutputStream: PackingOutputStream {}
+extension BGZFOutputStream: PackingOutputStream {}
 
 func describe(_ error: any Error) -> String {
     switch error {

@@ -120,49 +120,45 @@ final class BlockDeflate {
     /// with finish. Runs on a worker. Wraps zlib's `deflateSetDictionary` and `deflate`.
     private static func deflate(_ plain: [UInt8], dictionary: [UInt8], last: Bool, zstream: ZStream) -> Block {
         let z = zstream.pointer
-        zstream.reset()
-        var crc: UInt32 = 0
-        var failure: GzipError?
-        var output: [UInt8] = []
-        plain.withUnsafeBytes { plainBytes in
-            crc = crc32(0, plainBytes)
-            if !dictionary.isEmpty {
-                let code = dictionary.withUnsafeBufferPointer {
-                    deflateSetDictionary(z, $0.baseAddress, UInt32($0.count))
+        let crc = plain.withUnsafeBytes { crc32(0, $0) }
+        // deflateBound covers the data; a sync flush adds at most an empty stored block. Should
+        // that ever be short, the block is deflated again into twice the room.
+        var capacity = Int(deflateBound(z, UInt(plain.count))) + 64
+        while true {
+            var failure: GzipError?
+            var complete = false
+            let output = [UInt8](unsafeUninitializedCapacity: capacity) { out, initializedCount in
+                zstream.reset()
+                defer {
+                    z.pointee.next_in = nil
+                    z.pointee.next_out = nil
                 }
-                guard code == Z_OK else {
-                    failure = .zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
-                    return
+                if !dictionary.isEmpty {
+                    let code = dictionary.withUnsafeBufferPointer {
+                        deflateSetDictionary(z, $0.baseAddress, UInt32($0.count))
+                    }
+                    guard code == Z_OK else {
+                        failure = .zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+                        return
+                    }
+                }
+                plain.withUnsafeBufferPointer { input in
+                    z.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+                    z.pointee.avail_in = UInt32(input.count)
+                    z.pointee.next_out = out.baseAddress
+                    z.pointee.avail_out = UInt32(out.count)
+                    let code = CZlib.deflate(z, last ? Z_FINISH : Z_SYNC_FLUSH)
+                    guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
+                        failure = .zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+                        return
+                    }
+                    initializedCount = out.count - Int(z.pointee.avail_out)
+                    complete = last ? code == Z_STREAM_END : (z.pointee.avail_in == 0 && z.pointee.avail_out != 0)
                 }
             }
-            // deflateBound covers the data; a sync flush adds at most an empty stored block.
-            var capacity = Int(deflateBound(z, UInt(plain.count))) + 64
-            output = [UInt8](repeating: 0, count: capacity)
-            var produced = 0
-            z.pointee.next_in = UnsafeMutablePointer(mutating: plainBytes.bindMemory(to: UInt8.self).baseAddress)
-            z.pointee.avail_in = UInt32(plain.count)
-            let flush = last ? Z_FINISH : Z_SYNC_FLUSH
-            while true {
-                let code: Int32 = output.withUnsafeMutableBufferPointer { out in
-                    z.pointee.next_out = out.baseAddress! + produced
-                    z.pointee.avail_out = UInt32(capacity - produced)
-                    let code = CZlib.deflate(z, flush)
-                    produced = capacity - Int(z.pointee.avail_out)
-                    return code
-                }
-                guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
-                    failure = .zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
-                    return
-                }
-                let done = last ? code == Z_STREAM_END : (z.pointee.avail_in == 0 && z.pointee.avail_out != 0)
-                if done { break }
-                capacity *= 2
-                output += [UInt8](repeating: 0, count: capacity - output.count)
-            }
-            output.removeSubrange(produced...)
+            if let failure { return Block(deflated: [], crc: crc, plainCount: plain.count, error: failure) }
+            if complete { return Block(deflated: output, crc: crc, plainCount: plain.count, error: nil) }
+            capacity *= 2
         }
-        z.pointee.next_in = nil
-        z.pointee.next_out = nil
-        return Block(deflated: failure == nil ? output : [], crc: crc, plainCount: plain.count, error: failure)
     }
 }

@@ -1,17 +1,19 @@
 import Dispatch
 import Synchronization
 
-/// Runs jobs on a fixed set of workers and hands their results back, on the submitting thread,
-/// in the order the jobs were submitted: the parallel part of pigz's design.
+/// Runs jobs on a fixed set of worker threads and hands their results back, on the submitting
+/// thread, in the order the jobs were submitted: the parallel part of pigz's design.
 ///
-/// Each worker is a serial Dispatch queue with a state of its own (a deflater, say) that only
-/// that queue touches; jobs go to the workers in turn. At most `maximumInFlight` jobs are
-/// submitted and not yet collected: ``submit(_:deliver:)`` collects the oldest first when the
-/// window is full, so memory is bounded by the window, whatever the input size or the speed of
-/// whoever takes the results.
+/// Each worker is a thread (a long-running job on a Dispatch queue of its own) with a state of
+/// its own (a deflater, say) that only that thread touches. Jobs wait in one queue and the next
+/// idle worker takes the oldest, so a slow job holds up one worker, not every job dealt to it.
+/// At most `maximumInFlight` jobs are submitted and not yet collected:
+/// ``submit(_:deliver:)`` collects the oldest first when the window is full, so memory is
+/// bounded by the window, whatever the input size or the speed of whoever takes the results.
 ///
 /// Not thread-safe: one thread submits and collects. ``cancelAndJoin()`` (or ``finish(deliver:)``)
-/// must run before the pipeline is dropped, so that no job outlives the owner's buffers.
+/// must run before the owner's buffers go; the worker threads end when the pipeline is
+/// deinitialised, which waits for them.
 final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
     /// A job's result, written by its worker before `done` is signalled and read by the
     /// submitting thread only after waiting on `done`: the semaphore orders the two.
@@ -20,19 +22,42 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         var output: Output?
     }
 
-    /// Hands a worker's state to its own queue; only that queue uses it.
-    private struct WorkerBox: @unchecked Sendable {
-        let worker: Worker
-        let queue: DispatchQueue
+    /// A job ready to run on whichever worker takes it; `nil` in the queue tells a worker to end.
+    private typealias Job = @Sendable (Worker) -> Void
+
+    /// The jobs not yet taken by a worker, shared by the submitting thread and the workers.
+    private final class JobQueue: @unchecked Sendable {
+        /// Guards `jobs`; the closures inside are only called by the worker that took them.
+        private let jobs = Mutex<[Job?]>([])
+        /// One signal per job (or end marker) added.
+        private let available = DispatchSemaphore(value: 0)
+
+        func add(_ job: Job?) {
+            jobs.withLock { $0.append(job) }
+            available.signal()
+        }
+
+        /// Waits for the oldest job; `nil` means end.
+        func take() -> Job? {
+            available.wait()
+            return jobs.withLock { $0.removeFirst() }
+        }
     }
 
-    private let workers: [WorkerBox]
+    /// Hands a worker's state to its thread; only that thread uses it.
+    private struct WorkerBox: @unchecked Sendable {
+        let worker: Worker
+    }
+
+    private let workers: [Worker]
+    private let jobQueue = JobQueue()
+    /// Left by each worker thread as it ends.
+    private let running = DispatchGroup()
     private let maximumInFlight: Int
     /// A ring of the jobs not yet collected, oldest at `pendingHead`.
     private var pending: [Slot?]
     private var pendingHead = 0
     private(set) var inFlight = 0
-    private var nextWorker = 0
     /// Set while ``cancelAndJoin()`` drains, read by jobs on any thread.
     private final class CancelFlag: Sendable {
         let isSet = Atomic<Bool>(false)
@@ -40,21 +65,29 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
 
     private let cancelled = CancelFlag()
 
+    /// Starts one thread per worker.
     /// - Parameters:
     ///   - workers: One state per worker thread; at least one.
     ///   - maximumInFlight: The most jobs submitted and not yet collected; at least one.
-    ///   - label: Names the worker queues (seen in debuggers and profiles).
+    ///   - label: Names the worker threads' queues (seen in debuggers and profiles).
     init(workers: [Worker], maximumInFlight: Int, label: String) {
         precondition(!workers.isEmpty && maximumInFlight > 0)
-        self.workers = workers.enumerated().map { index, worker in
-            WorkerBox(worker: worker, queue: DispatchQueue(label: "\(label).\(index)"))
-        }
+        self.workers = workers
         self.maximumInFlight = maximumInFlight
         self.pending = Array(repeating: nil, count: maximumInFlight)
+        for (index, worker) in workers.enumerated() {
+            let box = WorkerBox(worker: worker)
+            let jobQueue = self.jobQueue
+            DispatchQueue(label: "\(label).\(index)").async(group: running) {
+                while let job = jobQueue.take() {
+                    job(box.worker)
+                }
+            }
+        }
     }
 
     /// Each worker's state, in worker order (for tests that check the workers went away).
-    var workerStates: [Worker] { workers.map(\.worker) }
+    var workerStates: [Worker] { workers }
 
     /// Submits `job`, first collecting (and passing to `deliver`, oldest first) results until
     /// there is room in the window, then any later results that are already done.
@@ -69,12 +102,10 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
             try deliver(collectOldest())
         }
         let slot = Slot()
-        let box = workers[nextWorker]
-        nextWorker = (nextWorker + 1) % workers.count
         let cancelled = self.cancelled
         let isCancelled: @Sendable () -> Bool = { cancelled.isSet.load(ordering: .relaxed) }
-        box.queue.async {
-            slot.output = job(box.worker, isCancelled)
+        jobQueue.add { worker in
+            slot.output = job(worker, isCancelled)
             slot.done.signal()
         }
         pending[(pendingHead + inFlight) % maximumInFlight] = slot
@@ -116,5 +147,7 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
 
     deinit {
         cancelAndJoin()
+        for _ in workers { jobQueue.add(nil) }
+        running.wait()
     }
 }
