@@ -269,7 +269,7 @@ mkdir -p "$repo/bench"
   echo "|---|---:|---:|---:|"
   printf '%s\n' "${flat_rows[@]}"
   echo
-  echo "Ratios (below 1: gzstream faster or smaller; the targets are issue 6's):"
+  echo "Ratios (below 1: gzstream faster or smaller; each target is the one the project set itself):"
   echo
   echo "- gzstream / pigz, pack -6: time $(ratio "$gz6" "$pigz6" us) (target ≤ 1.0), size $(ratio "$gz6" "$pigz6" bytes) (target ≤ 1.005)"
   echo "- gzstream --bgzf / bgzip, pack -6: time $(ratio "$gzb" "$bgz" us) (target ≤ 1.0), size $(ratio "$gzb" "$bgz" bytes) (target ≤ 1.01)"

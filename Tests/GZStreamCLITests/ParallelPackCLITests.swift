@@ -57,8 +57,19 @@ struct ParallelPackCLITests {
         (["--block-size", "1G"], "block size must be 32K to 64M (a number alone counts KiB), not '1G'"),
     ])
     func badValues(arguments: [String], message: String) throws {
+        try expectUsageError(["pack", "-c"] + arguments, message)
+    }
+
+    @Test("-b outside parallel pack is a usage error, not silently ignored", arguments: [
+        ["pack", "--bgzf", "-b", "64"], ["unpack", "-b", "64"], ["test", "--block-size=1M"],
+    ])
+    func blockSizeOutsidePack(arguments: [String]) throws {
+        try expectUsageError(arguments, "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)")
+    }
+
+    private func expectUsageError(_ arguments: [String], _ message: String) throws {
         try withScratch { scratch in
-            let result = try gzstream(["pack", "-c"] + arguments, in: scratch, input: .bytes([1, 2, 3]))
+            let result = try gzstream(arguments, in: scratch, input: .bytes([1, 2, 3]))
             #expect(result.status == 1)
             #expect(result.errLines.first == "gzstream: Error: \(message)", "\(result)")
             #expect(result.stdout.isEmpty)
@@ -68,6 +79,7 @@ struct ParallelPackCLITests {
     @Test("A write failing mid-stream on several threads (file too large): exit 1, one line, nothing left behind")
     func outputFailureMidStream() throws {
         try withScratch { scratch in
+            guard try runsUnderFileSizeLimit(in: scratch) else { return }
             try scratch.write("data", mixedInput(byteCount: 3_000_000))
             // ulimit -f counts 512-byte blocks: the output fails after 100 KiB with EFBIG
             // (SIGXFSZ ignored, so the write reports the error instead of killing the process).
