@@ -216,9 +216,12 @@ final class Command {
                 throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
             }
         }
+        // -o naming a symbolic link (`-o /dev/stdout` into a file, say) writes the file the
+        // link points to, as a shell redirection would; the link itself stays.
+        let publishPath = options.outputPath != nil ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
         let temporary: TemporaryFile
         do {
-            temporary = try TemporaryFile(besides: outputPath)
+            temporary = try TemporaryFile(besides: publishPath)
         } catch let error as PublishError {
             throw Reported(status: reportError(outputPath, error.message))
         }
@@ -237,7 +240,7 @@ final class Command {
         temporary.descriptorClosed()
         let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
                                     outputName: outputPath, closesOutput: true)
-        var finalPath = outputPath
+        var finalPath = publishPath
         if options.mode == .unpack, options.useName == true, options.outputPath == nil,
            let stored = outcome.header?.fileName, let name = safeFileName(stored) {
             finalPath = directory(of: outputPath) + name
@@ -261,9 +264,9 @@ final class Command {
             try temporary.publish(as: finalPath, replacing: options.force)
         } catch let error as PublishError {
             if let indexPath { unlink(indexPath) }
-            throw Reported(status: reportError(finalPath, error.message))
+            throw Reported(status: reportError(finalPath == publishPath ? outputPath : finalPath, error.message))
         }
-        report(outcome, inputName: inputName, outputName: finalPath)
+        report(outcome, inputName: inputName, outputName: finalPath == publishPath ? outputPath : finalPath)
         if options.removeInput, inputInfo != nil, unlink(inputName) != 0 {
             diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
             return max(outcome.status, .warning)

@@ -169,6 +169,14 @@ public func installInterruptCleanup() {
     }
 }
 
+/// The path a symbolic link finally points to, or `nil` when `path` is not a symbolic link or
+/// its target does not exist. The corresponding C function is `realpath(3)`.
+func symbolicLinkTarget(_ path: String) -> String? {
+    guard FileInfo.isSymbolicLink(path), let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
+
 /// The number of processors this process may run on (its CPU affinity mask, as `taskset` sets
 /// it), at least 1. Reads the kernel's `Cpus_allowed` line of `/proc/self/status` on Linux
 /// (Glibc's `sched_getaffinity` is not visible to Swift); elsewhere `sysconf(_SC_NPROCESSORS_ONLN)`.

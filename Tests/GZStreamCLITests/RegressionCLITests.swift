@@ -47,6 +47,29 @@ struct RegressionCLITests {
         }
     }
 
+    @Test("-f -o naming a symbolic link (-o /dev/stdout into a file) writes the file it points to; the link stays")
+    func outputThroughSymbolicLink() throws {
+        try withScratch { scratch in
+            let content = sampleText(byteCount: 5000)
+            try scratch.write("a", content)
+            try scratch.write("target.gz", "old\n")
+            #expect(symlink("target.gz", scratch.path("link.gz")) == 0)
+            let refused = try gzstream(["pack", "-o", "link.gz", "a"], in: scratch)
+            #expect(refused.status == 1)
+            #expect(refused.err == "gzstream: link.gz: already exists; not overwritten (use -f to overwrite)\n")
+            let result = try gzstream(["pack", "-f", "-o", "link.gz", "a"], in: scratch)
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            var info = stat()
+            #expect(lstat(scratch.path("link.gz"), &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the link stays a link")
+            #expect(try gunzip(scratch.path("target.gz"), in: scratch) == content)
+
+            let viaStandardOutput = try shell(#""$0" pack -f -o /dev/stdout a > out"#, in: scratch)
+            #expect(viaStandardOutput.status == 0 && viaStandardOutput.err == "", "\(viaStandardOutput)")
+            #expect(try gunzip(scratch.path("out"), in: scratch) == content)
+            #expect(try scratch.listing() == ["a", "link.gz", "out", "target.gz"], "no temporary file left")
+        }
+    }
+
     @Test("-o naming a device or FIFO writes into it and never replaces it", .timeLimit(.minutes(1)))
     func outputIntoDevice() throws {
         try withScratch { scratch in
