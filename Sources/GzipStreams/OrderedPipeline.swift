@@ -1,19 +1,21 @@
 import Dispatch
 import Synchronization
 
-/// Runs jobs on a fixed set of worker threads and hands their results back, on the submitting
-/// thread, in the order the jobs were submitted: the parallel part of pigz's design.
+/// Runs jobs on a fixed set of workers and hands their results back, on the submitting thread,
+/// in the order the jobs were submitted: the parallel part of pigz's design.
 ///
-/// Each worker is a thread (a long-running job on a Dispatch queue of its own) with a state of
-/// its own (a deflater, say) that only that thread touches. Jobs wait in one queue and the next
-/// idle worker takes the oldest, so a slow job holds up one worker, not every job dealt to it.
-/// At most `maximumInFlight` jobs are submitted and not yet collected:
-/// ``submit(_:deliver:)`` collects the oldest first when the window is full, so memory is
-/// bounded by the window, whatever the input size or the speed of whoever takes the results.
+/// Each worker has a state of its own (a deflater, say) and a serial Dispatch queue; jobs wait
+/// in one list, and an idle worker takes the oldest. A worker with nothing to do holds no
+/// thread: when jobs come it starts on its queue and takes jobs until the list is empty, then
+/// goes idle again. So a slow job holds up one worker, not every job dealt to it, and any
+/// number of open pipelines cost no threads while they wait for input. At most `maximumInFlight`
+/// jobs are submitted and not yet collected: ``submit(_:deliver:)`` collects the oldest first
+/// when the window is full, so memory is bounded by the window, whatever the input size or the
+/// speed of whoever takes the results.
 ///
 /// Not thread-safe: one thread submits and collects. ``cancelAndJoin()`` (or ``finish(deliver:)``)
-/// must run before the owner's buffers go; the worker threads end when the pipeline is
-/// deinitialised, which waits for them.
+/// must run before the owner's buffers go; deinitialisation also waits until every worker
+/// has gone idle.
 final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
     /// A job's result, written by its worker before `done` is signalled and read by the
     /// submitting thread only after waiting on `done`: the semaphore orders the two.
@@ -22,40 +24,60 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         var output: Output?
     }
 
-    /// A job ready to run on whichever worker takes it; `nil` in the queue tells a worker to end.
+    /// A job ready to run on whichever worker takes it.
     private typealias Job = @Sendable (Worker) -> Void
 
-    /// The jobs not yet taken by a worker, shared by the submitting thread and the workers.
-    /// A serial Dispatch queue guards the list (rather than a `Mutex`, whose futex the thread
-    /// sanitizer does not see; a job costs one `sync`, next to milliseconds of deflate).
-    private final class JobQueue: @unchecked Sendable {
-        /// At most the pipeline's window long, so taking from the front is cheap.
-        private var jobs: [Job?] = []
-        private let guardQueue = DispatchQueue(label: "gzstream.pipeline.jobs")
-        /// One signal per job (or end marker) added.
-        private let available = DispatchSemaphore(value: 0)
-
-        func add(_ job: Job?) {
-            guardQueue.sync { jobs.append(job) }
-            available.signal()
-        }
-
-        /// Waits for the oldest job; `nil` means end.
-        func take() -> Job? {
-            available.wait()
-            return guardQueue.sync { jobs.removeFirst() }
-        }
-    }
-
-    /// Hands a worker's state to its thread; only that thread uses it.
+    /// A worker's state and the queue it runs on while it has jobs; only that queue uses it.
     private struct WorkerBox: @unchecked Sendable {
         let worker: Worker
+        let queue: DispatchQueue
+    }
+
+    /// The jobs no worker has taken yet and the idle workers, shared by the submitting thread
+    /// and the workers. A serial Dispatch queue guards both (rather than a `Mutex`, whose futex
+    /// the thread sanitizer does not see); a job costs two `sync`s, next to milliseconds of
+    /// deflate.
+    private final class Scheduler: @unchecked Sendable {
+        /// At most the pipeline's window long, so taking from the front is cheap.
+        private var jobs: [Job] = []
+        private var idle: [WorkerBox]
+        private let guardQueue = DispatchQueue(label: "gzstream.pipeline.jobs")
+        /// Entered by each worker while it runs, so that the owner can wait for all to be idle.
+        let busy = DispatchGroup()
+
+        init(workers: [WorkerBox]) {
+            idle = workers.reversed()
+        }
+
+        /// Hands `job` to an idle worker, or lists it for the next worker that finishes one.
+        func add(_ job: @escaping Job) {
+            let starting: WorkerBox? = guardQueue.sync {
+                if let box = idle.popLast() { return box }
+                jobs.append(job)
+                return nil
+            }
+            guard let box = starting else { return }
+            box.queue.async(group: busy) { self.run(job, on: box) }
+        }
+
+        /// Runs `first`, then every job listed meanwhile, then marks the worker idle.
+        private func run(_ first: @escaping Job, on box: WorkerBox) {
+            var next: Job? = first
+            while let job = next {
+                job(box.worker)
+                next = guardQueue.sync {
+                    if jobs.isEmpty {
+                        idle.append(box)
+                        return nil
+                    }
+                    return jobs.removeFirst()
+                }
+            }
+        }
     }
 
     private let workers: [Worker]
-    private let jobQueue = JobQueue()
-    /// Left by each worker thread as it ends.
-    private let running = DispatchGroup()
+    private let scheduler: Scheduler
     private let maximumInFlight: Int
     /// A ring of the jobs not yet collected, oldest at `pendingHead`.
     private var pending: [Slot?]
@@ -68,25 +90,19 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
 
     private let cancelled = CancelFlag()
 
-    /// Starts one thread per worker.
     /// - Parameters:
-    ///   - workers: One state per worker thread; at least one.
+    ///   - workers: One state per worker; at least one. Their number is the most jobs that run
+    ///     at once.
     ///   - maximumInFlight: The most jobs submitted and not yet collected; at least one.
-    ///   - label: Names the worker threads' queues (seen in debuggers and profiles).
+    ///   - label: Names the worker queues (seen in debuggers and profiles).
     init(workers: [Worker], maximumInFlight: Int, label: String) {
         precondition(!workers.isEmpty && maximumInFlight > 0)
         self.workers = workers
         self.maximumInFlight = maximumInFlight
         self.pending = Array(repeating: nil, count: maximumInFlight)
-        for (index, worker) in workers.enumerated() {
-            let box = WorkerBox(worker: worker)
-            let jobQueue = self.jobQueue
-            DispatchQueue(label: "\(label).\(index)").async(group: running) {
-                while let job = jobQueue.take() {
-                    job(box.worker)
-                }
-            }
-        }
+        scheduler = Scheduler(workers: workers.enumerated().map { index, worker in
+            WorkerBox(worker: worker, queue: DispatchQueue(label: "\(label).\(index)"))
+        })
     }
 
     /// Each worker's state, in worker order (for tests that check the workers went away).
@@ -107,7 +123,7 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         let slot = Slot()
         let cancelled = self.cancelled
         let isCancelled: @Sendable () -> Bool = { cancelled.isSet.load(ordering: .relaxed) }
-        jobQueue.add { worker in
+        scheduler.add { worker in
             slot.output = job(worker, isCancelled)
             slot.done.signal()
         }
@@ -131,11 +147,12 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         }
     }
 
-    /// Tells running and queued jobs to stop, waits for all of them, and discards their outputs.
-    /// Afterwards the pipeline is empty and can take jobs again.
+    /// Tells running and queued jobs to stop, waits for all of them and for every worker to go
+    /// idle, and discards their outputs. Afterwards the pipeline is empty and can take jobs again.
     func cancelAndJoin() {
         cancelled.isSet.store(true, ordering: .relaxed)
         while inFlight > 0 { _ = collectOldest() }
+        scheduler.busy.wait()
         cancelled.isSet.store(false, ordering: .relaxed)
     }
 
@@ -150,7 +167,5 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
 
     deinit {
         cancelAndJoin()
-        for _ in workers { jobQueue.add(nil) }
-        running.wait()
     }
 }

@@ -47,7 +47,7 @@ struct RegressionCLITests {
         }
     }
 
-    @Test("-f -o naming a symbolic link (-o /dev/stdout into a file) writes the file it points to; the link stays")
+    @Test("-f -o naming a symbolic link (as /dev/stdout into a file) writes the file it points to; the link stays")
     func outputThroughSymbolicLink() throws {
         try withScratch { scratch in
             let content = sampleText(byteCount: 5000)
@@ -63,10 +63,14 @@ struct RegressionCLITests {
             #expect(lstat(scratch.path("link.gz"), &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the link stays a link")
             #expect(try gunzip(scratch.path("target.gz"), in: scratch) == content)
 
-            let viaStandardOutput = try shell(#""$0" pack -f -o /dev/stdout a > out"#, in: scratch)
+            // A link of our own as /dev/stdout is (never /dev/stdout itself: were this broken,
+            // the test would replace the machine's link).
+            #expect(symlink("/proc/self/fd/1", scratch.path("stdout")) == 0)
+            let viaStandardOutput = try shell(#""$0" pack -f -o stdout a > out"#, in: scratch)
             #expect(viaStandardOutput.status == 0 && viaStandardOutput.err == "", "\(viaStandardOutput)")
             #expect(try gunzip(scratch.path("out"), in: scratch) == content)
-            #expect(try scratch.listing() == ["a", "link.gz", "out", "target.gz"], "no temporary file left")
+            #expect(lstat(scratch.path("stdout"), &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+            #expect(try scratch.listing() == ["a", "link.gz", "out", "stdout", "target.gz"], "no temporary file left")
         }
     }
 
