@@ -7,6 +7,9 @@ import Darwin
 
 // A closed pipe on standard output is reported as EPIPE by write(2) and handled quietly.
 signal(SIGPIPE, SIG_IGN)
+// A write past the file size limit (`ulimit -f`) fails with EFBIG, an error that removes the
+// temporary output, instead of SIGXFSZ killing the process and leaving it behind.
+signal(SIGXFSZ, SIG_IGN)
 
 // A standard descriptor the caller closed (`<&-`) must not be reused by the next open (a
 // temporary output would become "standard input"): hold it with /dev/null opened the other
