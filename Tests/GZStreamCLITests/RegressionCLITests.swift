@@ -261,4 +261,30 @@ struct RegressionCLITests {
             #expect(try scratch.listing() == [input], "no output, index or temporary file")
         }
     }
+
+    @Test("A signal ignored when gzstream starts (nohup) stays ignored: the run completes",
+          .timeLimit(.minutes(1)), arguments: ["HUP", "INT", "TERM"])
+    func ignoredSignalStaysIgnored(signalName: String) throws {
+        try withScratch { scratch in
+            #expect(mkfifo(scratch.path("fifo"), 0o644) == 0)
+            // gzstream reads the FIFO (so it is mid-run, its handlers installed) when the signal
+            // comes; an ignored signal is discarded when sent, so the run either dies of it or
+            // not at all. It died: nohup did not protect it.
+            let script = #"""
+                trap '' "$1"
+                "$0" pack -f -o out.gz fifo &
+                pid=$!
+                exec 3>fifo
+                printf 'abc' >&3
+                kill -s "$1" "$pid"
+                printf 'def' >&3
+                exec 3>&-
+                wait "$pid"
+                """#
+            let result = try shell(script, [signalName], in: scratch, timeout: 50)
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            #expect(try gunzip(scratch.path("out.gz"), in: scratch) == Array("abcdef".utf8))
+            #expect(try scratch.listing() == ["fifo", "out.gz"])
+        }
+    }
 }
