@@ -158,7 +158,9 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
     if options.mode != .pack && (options.bgzf || options.index) {
         throw UsageError(message: "--bgzf and --index apply to pack")
     }
-    if options.index && options.outputPath == nil && (options.toStandardOutput || options.files.isEmpty || options.files == ["-"]) {
+    // Standard input, alone or among the files, is packed to standard output without -o.
+    if options.index && options.outputPath == nil
+        && (options.toStandardOutput || options.files.isEmpty || options.files.contains("-")) {
         throw UsageError(message: "--index needs an output file (not standard output)")
     }
     if options.json && options.mode != .list {

@@ -127,6 +127,8 @@ struct BGZFCLITests {
         (["pack", "--bgzf", "--index", "-c", "a"], "--index needs an output file (not standard output)"),
         (["pack", "--bgzf", "--index"], "--index needs an output file (not standard output)"),
         (["pack", "--bgzf", "--index", "-o", "-", "a"], "--index needs an output file (not standard output)"),
+        // Standard input among the files goes to standard output, where no index can go.
+        (["pack", "--bgzf", "--index", "a", "-"], "--index needs an output file (not standard output)"),
         (["unpack", "--bgzf", "a.gz"], "--bgzf and --index apply to pack"),
         (["pack", "--bgzf=yes", "a"], "option --bgzf takes no value"),
     ] as [([String], String)])
