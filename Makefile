@@ -7,11 +7,11 @@ RELEASE_BIN := .build/release/gzstream
 
 all: build
 
-# The C libraries' headers are all the build needs beyond the Swift toolchain:
-# zlib (Debian: zlib1g-dev) and libdeflate (libdeflate-dev), found through pkg-config.
+# The C libraries' headers are all the build needs beyond the Swift toolchain: zlib (Debian:
+# zlib1g-dev), libdeflate (libdeflate-dev) and ISA-L (libisal-dev), found through pkg-config.
 deps:
 	@missing=""; \
-	for header in zlib.h:zlib1g-dev libdeflate.h:libdeflate-dev; do \
+	for header in zlib.h:zlib1g-dev libdeflate.h:libdeflate-dev isa-l/igzip_lib.h:libisal-dev; do \
 	  [ -f /usr/include/$${header%%:*} ] || missing="$$missing $${header##*:}"; \
 	done; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \

@@ -21,8 +21,14 @@ let package = Package(
             pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
         ),
+        // ISA-L through pkg-config; Debian's package is libisal-dev.
+        .systemLibrary(
+            name: "CIsal",
+            pkgConfig: "libisal",
+            providers: [.apt(["libisal-dev"]), .brew(["isa-l"])]
+        ),
         .target(name: "ByteStreams"),
-        .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate"]),
+        .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate", "CIsal"]),
         .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         .testTarget(name: "ByteStreamsTests", dependencies: ["ByteStreams"]),

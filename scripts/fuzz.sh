@@ -10,9 +10,9 @@ flags=(-sanitize=fuzzer,address -parse-as-library -O -g)
 swiftc "${flags[@]}" -emit-module -emit-library -static -module-name ByteStreams \
   -emit-module-path "$out/ByteStreams.swiftmodule" -o "$out/libByteStreams.a" Sources/ByteStreams/*.swift
 swiftc "${flags[@]}" -emit-module -emit-library -static -module-name GzipStreams \
-  -I "$out" -I Sources/CZlib -I Sources/CLibdeflate -emit-module-path "$out/GzipStreams.swiftmodule" -o "$out/libGzipStreams.a" \
+  -I "$out" -I Sources/CZlib -I Sources/CLibdeflate -I Sources/CIsal -emit-module-path "$out/GzipStreams.swiftmodule" -o "$out/libGzipStreams.a" \
   Sources/GzipStreams/*.swift
-swiftc "${flags[@]}" -I "$out" -I Sources/CZlib -I Sources/CLibdeflate -L "$out" -lGzipStreams -lByteStreams -lz -ldeflate \
+swiftc "${flags[@]}" -I "$out" -I Sources/CZlib -I Sources/CLibdeflate -I Sources/CIsal -L "$out" -lGzipStreams -lByteStreams -lz -ldeflate -lisal \
   -o "$out/gzip-input-fuzzer" Fuzz/GzipInputFuzzer.swift
 find fixtures -name '*.gz' -size -256k -exec cp {} fuzz-out/corpus/ \;
 "$out/gzip-input-fuzzer" fuzz-out/corpus -max_total_time="${FUZZ_SECONDS:-600}" -max_len=65536 \

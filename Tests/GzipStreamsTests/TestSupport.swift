@@ -151,19 +151,20 @@ func drain(_ stream: ByteInputStream, readSize: Int = 64 * 1024) -> Decoded {
 /// A gzip stream over a copy of `compressed` in memory, not yet opened.
 func gunzipStream(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChunkSize,
                   trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail,
-                  maximumOutputSize: Int64? = nil, oneByteInner: Bool = false) -> GzipInputStream {
+                  maximumOutputSize: Int64? = nil, oneByteInner: Bool = false,
+                  inflater: GzipInputStream.Inflater = .zlib) -> GzipInputStream {
     let memory = MemoryInputStream(bytes: compressed)
     let inner: ByteInputStream = oneByteInner ? OneByteInputStream(wrapping: memory) : memory
     return GzipInputStream(wrapping: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
-                           maximumOutputSize: maximumOutputSize)
+                           maximumOutputSize: maximumOutputSize, inflater: inflater)
 }
 
 /// Unpacks `compressed` and closes the stream; returns what it gave.
 func unpack(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChunkSize, readSize: Int = 64 * 1024,
             trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
-            oneByteInner: Bool = false) -> Decoded {
+            oneByteInner: Bool = false, inflater: GzipInputStream.Inflater = .zlib) -> Decoded {
     let stream = gunzipStream(compressed, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
-                              maximumOutputSize: maximumOutputSize, oneByteInner: oneByteInner)
+                              maximumOutputSize: maximumOutputSize, oneByteInner: oneByteInner, inflater: inflater)
     let result = drain(stream, readSize: readSize)
     stream.close()
     return result

@@ -1,0 +1,7 @@
+#ifndef GZSTREAM_CISAL_SHIM_H
+#define GZSTREAM_CISAL_SHIM_H
+
+// ISA-L (Intel's storage acceleration library): its streaming inflate, the one igzip uses.
+#include <isa-l/igzip_lib.h>
+
+#endif

@@ -1,0 +1,72 @@
+import CIsal
+
+/// One raw inflate (RFC 1951, no wrapper) through ISA-L's streaming `isal_inflate`, the
+/// decoder igzip uses.
+///
+/// ISA-L reads input ahead into a 64-bit bit buffer, so at the end of a deflate stream up to
+/// 8 whole bytes it took (perhaps from an earlier call's input) belong to what follows, the
+/// trailer: ``step(input:inputCount:output:outputCapacity:)`` hands them back. The state
+/// (about 50 KiB, with the 32 KiB window) is allocated once and reset per member.
+final class IsalInflater {
+    enum Outcome {
+        case progress
+        /// The deflate data ended; `readAhead` are the bytes after it that ISA-L had taken.
+        case streamEnd(readAhead: [UInt8])
+        case invalid(String)
+    }
+
+    private let state: UnsafeMutablePointer<inflate_state>
+
+    init() {
+        state = .allocate(capacity: 1)
+        isal_inflate_init(state)
+        state.pointee.crc_flag = UInt32(ISAL_DEFLATE)
+    }
+
+    deinit {
+        state.deallocate()
+    }
+
+    /// Starts a new deflate stream. Wraps ISA-L's `isal_inflate_reset`.
+    func reset() {
+        isal_inflate_reset(state)
+        state.pointee.crc_flag = UInt32(ISAL_DEFLATE)
+    }
+
+    /// Inflates from `input` into `output`.
+    /// - Returns: Bytes of `input` consumed, bytes written to `output`, and whether the stream
+    ///   goes on, ended, or is invalid (with ISA-L's reason). Wraps ISA-L's `isal_inflate`.
+    func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
+              outputCapacity: Int) -> (consumed: Int, produced: Int, outcome: Outcome) {
+        state.pointee.next_in = input
+        state.pointee.avail_in = UInt32(inputCount)
+        state.pointee.next_out = output
+        state.pointee.avail_out = UInt32(outputCapacity)
+        let code = isal_inflate(state)
+        let consumed = inputCount - Int(state.pointee.avail_in)
+        let produced = outputCapacity - Int(state.pointee.avail_out)
+        state.pointee.next_in = nil
+        state.pointee.next_out = nil
+        if code < 0 { return (consumed, produced, .invalid(Self.reason(code))) }
+        if state.pointee.block_state == ISAL_BLOCK_FINISH {
+            // The bits left in the bit buffer: the rest of the last byte (padding), then whole
+            // bytes that follow the deflate data, least significant first.
+            let bits = Int(state.pointee.read_in_length)
+            let value = state.pointee.read_in >> UInt64(bits % 8)
+            let readAhead = (0..<(bits / 8)).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * $0)) }
+            state.pointee.read_in = 0
+            state.pointee.read_in_length = 0
+            return (consumed, produced, .streamEnd(readAhead: readAhead))
+        }
+        return (consumed, produced, .progress)
+    }
+
+    private static func reason(_ code: Int32) -> String {
+        switch code {
+        case ISAL_INVALID_BLOCK: return "invalid block"
+        case ISAL_INVALID_SYMBOL: return "invalid code"
+        case ISAL_INVALID_LOOKBACK: return "invalid distance too far back"
+        default: return "ISA-L inflate error \(code)"
+        }
+    }
+}
