@@ -1,5 +1,6 @@
 // libFuzzer entry for GzipInputStream: any byte string must give either the right data or a
-// typed error — never a crash, a hang or an unbounded allocation. Built by `make fuzz`
+// typed error — never a crash, a hang or an unbounded allocation — through zlib's inflate and
+// through ISA-L's, which must agree on every valid input. Built by `make fuzz`
 // (scripts/fuzz.sh), not by SwiftPM: libFuzzer supplies `main`.
 import ByteStreams
 import GzipStreams
@@ -57,6 +58,19 @@ public func fuzzGzipInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // Chunking must not change the outcome.
     if results[0].output != results[1].output || results[0].error != results[1].error {
         fatalError("one-shot and short-read decoding differ: \(results[0].error ?? "ok") vs \(results[1].error ?? "ok")")
+    }
+    // ISA-L's inflate, in short reads (so its read-ahead is put back across refills): where
+    // zlib succeeds it must give the same bytes. ISA-L accepts some deflate data zlib rejects
+    // (an incomplete distance code, say) when the CRC-32 and ISIZE still check; nothing else.
+    let isal = GzipInputStream(wrapping: ShortReadInputStream(bytes: bytes, limit: readLimit), chunkSize: 61,
+                               trailingGarbage: .fail, maximumOutputSize: 8 << 20, inflater: .isal)
+    let isalOutput = try? isal.readToEnd()
+    isal.close()
+    if results[0].error == nil, isalOutput != results[0].output {
+        fatalError("ISA-L decoded a valid input differently from zlib")
+    }
+    if let zlibError = results[0].error, isalOutput != nil, zlibError != "invalid-deflate", zlibError != "output-limit" {
+        fatalError("ISA-L accepted an input zlib rejects as \(zlibError)")
     }
     return 0
 }

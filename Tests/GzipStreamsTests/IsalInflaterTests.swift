@@ -79,6 +79,19 @@ struct IsalInflaterTests {
         }
     }
 
+    @Test("ISA-L accepts an incomplete distance code that zlib rejects, when CRC-32 and ISIZE check (found by make fuzz)")
+    func lenientWhereZlibIsStrict() throws {
+        let file: [UInt8] = [
+            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x0d, 0xc1, 0x01, 0x09, 0x00, 0x00,
+            0x00, 0x80, 0xa0, 0xeb, 0xcf, 0xab, 0x12, 0x17, 0x63, 0x63, 0x58, 0x99, 0x05, 0x00, 0x00, 0x00,
+        ]
+        let zlib = unpack(file)
+        #expect(zlib.gzipError?.kind == "invalid-deflate", "\(String(describing: zlib.error))")
+        let isal = unpack(file, inflater: .isal)
+        #expect(isal.error == nil, "\(String(describing: isal.error))")
+        #expect(isal.bytes == [0xfe, 0xff, 0xfe, 0xff, 0xfe])
+    }
+
     @Test("Parallel and BGZF output, levels 0 to 9, decode to the input")
     func ourOutput() throws {
         let data = mixedBytes(count: 600_000, seed: 12)
