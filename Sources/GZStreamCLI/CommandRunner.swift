@@ -211,8 +211,9 @@ final class Command {
         // pack --bgzf --index: OUTPUT.gzi, written and published with the output.
         let indexPath = options.index ? outputPath + ".gzi" : nil
         if let indexPath {
-            try rejectSameFile(inputInfo, FileInfo(path: indexPath), inputName: inputName)
-            if !options.force, FileInfo(path: indexPath) != nil || FileInfo.isSymbolicLink(indexPath) {
+            let existingIndex = FileInfo(path: indexPath)
+            try rejectSameFile(inputInfo, existingIndex, inputName: inputName)
+            if !options.force, existingIndex != nil || FileInfo.isSymbolicLink(indexPath) {
                 throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
             }
         }
@@ -246,6 +247,8 @@ final class Command {
             finalPath = directory(of: outputPath) + name
         }
         try rejectSameFile(inputInfo, FileInfo(path: finalPath), inputName: inputName)
+        // Messages name the path the user gave (`-o link`), not the file behind the link.
+        let shownPath = finalPath == publishPath ? outputPath : finalPath
         let permissions = inputInfo?.permissions ?? defaultPermissions()
         temporary.setAttributes(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
                                 owner: inputInfo.map { ($0.owner, $0.group) })
@@ -264,9 +267,9 @@ final class Command {
             try temporary.publish(as: finalPath, replacing: options.force)
         } catch let error as PublishError {
             if let indexPath { unlink(indexPath) }
-            throw Reported(status: reportError(finalPath == publishPath ? outputPath : finalPath, error.message))
+            throw Reported(status: reportError(shownPath, error.message))
         }
-        report(outcome, inputName: inputName, outputName: finalPath == publishPath ? outputPath : finalPath)
+        report(outcome, inputName: inputName, outputName: shownPath)
         if options.removeInput, inputInfo != nil, unlink(inputName) != 0 {
             diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
             return max(outcome.status, .warning)
@@ -344,7 +347,8 @@ final class Command {
                     packer = GzipOutputStream(wrapping: output, level: options.level,
                                               header: packHeader(inputName: inputName, inputInfo: inputInfo),
                                               chunkSize: options.chunkSize, threads: threads,
-                                              blockSize: options.blockSize, closesInnerStream: closesOutput)
+                                              blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
+                                              closesInnerStream: closesOutput)
                 }
                 try packer.openOrThrow()
                 do {

@@ -1,5 +1,4 @@
 import ByteStreams
-import GzipStreams
 
 /// What the command line asked for.
 struct Options: Equatable {
@@ -23,11 +22,9 @@ struct Options: Equatable {
     var json = false
     /// `-p`/`--threads`: deflating threads for pack; `nil` is every core available to the process.
     var threads: Int?
-    /// `-b`/`--block-size`: plain bytes per independently deflated block (pack), pigz's 128 KiB
-    /// by default. The output depends on this and the level, never on the thread count.
-    var blockSize = GzipOutputStream.defaultBlockSize
-    /// Whether `-b` was given: it applies to parallel pack only.
-    var blockSizeGiven = false
+    /// `-b`/`--block-size`: plain bytes per independently deflated block (pack); `nil` is
+    /// pigz's 128 KiB. The output depends on this and the level, never on the thread count.
+    var blockSize: Int?
     /// `--bgzf`: pack as BGZF (SAM/BAM specification §4.1) instead of one member.
     var bgzf = false
     /// `--index`: with `--bgzf`, write a bgzip-compatible `.gzi` index beside the output.
@@ -101,7 +98,6 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             case "json": try noValue(); options.json = true
             case "threads", "processes": options.threads = try parseThreads(try value(for: "--\(name)", inline: inline))
             case "block-size", "blocksize": options.blockSize = try parseBlockSize(try value(for: "--\(name)", inline: inline))
-                options.blockSizeGiven = true
             case "bgzf": try noValue(); options.bgzf = true
             case "index": try noValue(); options.index = true
             case "quiet": try noValue(); options.quiet = true; options.verbose = false
@@ -129,7 +125,6 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
                 letters = ""[...]
             case "b":
                 options.blockSize = try parseBlockSize(try value(for: "-b", inline: letters.isEmpty ? nil : String(letters)))
-                options.blockSizeGiven = true
                 letters = ""[...]
             default:
                 throw UsageError(message: "unknown option '-\(letter)'")
@@ -149,7 +144,7 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
         options.outputPath = nil
         options.toStandardOutput = true
     }
-    if options.blockSizeGiven && (options.mode != .pack || options.bgzf) {
+    if options.blockSize != nil && (options.mode != .pack || options.bgzf) {
         throw UsageError(message: "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)")
     }
     if options.index && !options.bgzf {

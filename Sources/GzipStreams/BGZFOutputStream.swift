@@ -85,7 +85,6 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     /// Plain bytes in the members written so far: where the next member starts in the plain data.
     private var writtenPlainCount: Int64 = 0
     private var pipeline: OrderedPipeline<MemberCompressor, BGZFMember>?
-    private var compressors: [MemberCompressor] = []
     /// The member being filled, if any.
     private var current: BGZFMember?
     /// Members written and free to fill again.
@@ -134,8 +133,8 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     override public func openBacking() throws {
         if inner.streamStatus == .notOpen { inner.open() }
         try inner.throwIfFailed()
-        compressors = (0..<threads).map { _ in MemberCompressor(level: level) }
-        pipeline = OrderedPipeline(workers: compressors, maximumInFlight: 2 * threads, label: "gzstream.bgzf")
+        pipeline = OrderedPipeline(workers: (0..<threads).map { _ in MemberCompressor(level: level) },
+                                   maximumInFlight: 2 * threads, label: "gzstream.bgzf")
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
@@ -203,10 +202,10 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
 
     /// Waits for every worker and frees their compressors; nothing more is written.
     private func stopWorkers() {
-        pipeline?.cancelAndJoin()
-        pipeline = nil
-        for compressor in compressors { compressor.release() }
-        compressors = []
+        guard let pipeline else { return }
+        pipeline.cancelAndJoin()
+        for compressor in pipeline.workerStates { compressor.release() }
+        self.pipeline = nil
     }
 
     /// A free member: a written one, or a new one. At most `2 × threads` are in flight, so at

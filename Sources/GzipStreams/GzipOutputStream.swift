@@ -113,12 +113,13 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
-        if blockDeflate == nil { crc = crc32(crc, UnsafeRawBufferPointer(start: buffer, count: maxLength)) }
         uncompressedCount += Int64(maxLength)
         if let blockDeflate {
+            // Each block's CRC-32 is computed by its worker and joined in emit(block:).
             try blockDeflate.write(UnsafeRawBufferPointer(start: buffer, count: maxLength), deliver: emit(block:))
             return maxLength
         }
+        crc = crc32(crc, UnsafeRawBufferPointer(start: buffer, count: maxLength))
         // zlib takes a 32-bit length: feed large buffers in slices.
         var offset = 0
         while offset < maxLength {
@@ -202,12 +203,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
                 throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
             }
             let produced = outputCapacity - Int(z.pointee.avail_out)
-            var start = 0
-            while start < produced {
-                let length = min(chunkSize, produced - start)
-                try emit(UnsafeRawBufferPointer(start: outputBuffer + start, count: length))
-                start += length
-            }
+            try emitInChunks(UnsafeRawBufferPointer(start: outputBuffer, count: produced))
             if flush == Z_FINISH {
                 if code == Z_STREAM_END { break }
             } else if z.pointee.avail_in == 0 && z.pointee.avail_out != 0 {
@@ -217,17 +213,20 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         z.pointee.next_in = nil
     }
 
-    /// Writes a deflated block in chunks of at most `chunkSize` bytes and adds its CRC-32.
+    /// Writes a deflated block and adds its CRC-32 to the member's.
     private func emit(block: BlockDeflate.Block) throws {
-        try block.deflated.withUnsafeBytes { bytes in
-            var start = 0
-            while start < bytes.count {
-                let length = min(chunkSize, bytes.count - start)
-                try emit(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]))
-                start += length
-            }
-        }
+        try block.deflated.withUnsafeBytes { try emitInChunks($0) }
         crc = crc32Combine(crc, block.crc, secondLength: block.plainCount)
+    }
+
+    /// Writes deflate output to the inner stream in chunks of at most `chunkSize` bytes.
+    private func emitInChunks(_ bytes: UnsafeRawBufferPointer) throws {
+        var start = 0
+        while start < bytes.count {
+            let length = min(chunkSize, bytes.count - start)
+            try emit(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]))
+            start += length
+        }
     }
 
     private func emit(_ bytes: UnsafeRawBufferPointer) throws {

@@ -73,12 +73,7 @@ func packBGZF(_ data: [UInt8], level: Int = BGZFOutputStream.defaultLevel, threa
     let bgzf = BGZFOutputStream(wrapping: memory, level: level, threads: threads, chunkSize: chunkSize,
                                 buildsIndex: buildsIndex)
     try bgzf.openOrThrow()
-    var start = 0
-    while start < data.count {
-        let end = min(data.count, start + writeSize)
-        try bgzf.writeAll(data[start..<end])
-        start = end
-    }
+    try writeInSlices(data, to: bgzf, writeSizes: [writeSize])
     try bgzf.closeOrThrow()
     #expect(bgzf.compressedCount == Int64(memory.writtenCount))
     #expect(bgzf.uncompressedByteCount == Int64(data.count))
@@ -113,17 +108,10 @@ final class RecordingOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 }
 
-/// Runs `body` until ``MemberCompressor/liveCount`` is the same after it as before it, up to
-/// 50 times; `false` if it never was (another test's stream, open at the same moment, may
-/// disturb one try).
+/// Runs `body` until ``MemberCompressor/liveCount`` is the same after it as before it
+/// (see `countBalances`).
 func compressorCountBalances(_ body: () throws -> Void) rethrows -> Bool {
-    for _ in 0..<50 {
-        let before = MemberCompressor.liveCount.load(ordering: .sequentiallyConsistent)
-        try body()
-        if MemberCompressor.liveCount.load(ordering: .sequentiallyConsistent) == before { return true }
-        Thread.sleep(forTimeInterval: 0.01)
-    }
-    return false
+    try countBalances({ MemberCompressor.liveCount.load(ordering: .sequentiallyConsistent) }, around: body)
 }
 
 // MARK: Structure

@@ -896,18 +896,10 @@ struct LifecycleTests {
         #expect(outputProbe.object == nil)
     }
 
-    /// Runs `body` until ``ZStream/liveCount`` is the same after it as before it, up to 50
-    /// times; `false` if it never was. A leak in `body` leaves the count one or more above its
-    /// start every time; streams made or ended by tests of other suites running at the same
-    /// moment may disturb a try, which is why it is retried.
+    /// Runs `body` until ``ZStream/liveCount`` is the same after it as before it (see
+    /// `countBalances`).
     private func liveCountBalances(_ body: () throws -> Void) rethrows -> Bool {
-        for _ in 0..<50 {
-            let before = ZStream.liveCount.load(ordering: .sequentiallyConsistent)
-            try body()
-            if ZStream.liveCount.load(ordering: .sequentiallyConsistent) == before { return true }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        return false
+        try countBalances({ ZStream.liveCount.load(ordering: .sequentiallyConsistent) }, around: body)
     }
 
     @Test("ZStream.liveCount returns to its starting value after close, deinit and errors")

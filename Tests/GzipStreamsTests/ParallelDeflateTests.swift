@@ -12,14 +12,7 @@ func packInBlocks(_ data: [UInt8], level: Int = 6, threads: Int, blockSize: Int?
     let gzip = GzipOutputStream(wrapping: memory, level: level, chunkSize: chunkSize, threads: threads,
                                 blockSize: blockSize)
     try gzip.openOrThrow()
-    var start = 0
-    var turn = 0
-    while start < data.count {
-        let end = min(data.count, start + writeSizes[turn % writeSizes.count])
-        try gzip.writeAll(data[start..<end])
-        start = end
-        turn += 1
-    }
+    try writeInSlices(data, to: gzip, writeSizes: writeSizes)
     try gzip.closeOrThrow()
     #expect(gzip.compressedCount == Int64(memory.writtenCount))
     #expect(gzip.uncompressedByteCount == Int64(data.count))
