@@ -18,12 +18,13 @@ import CZlib
 /// conveniences): ``GzipError`` for malformed input, each naming the byte offset in the
 /// compressed input; the inner stream's own errors unchanged.
 ///
-/// Memory: zlib's inflate state (about 40 KiB, the 32 KiB window included) and one input
-/// buffer of `chunkSize` bytes, whatever the size of the input. The header's FNAME and
+/// Memory: the inflate state (zlib's about 40 KiB, ISA-L's about 50 KiB, the 32 KiB window
+/// included) and one input buffer of `chunkSize` bytes, whatever the size of the input; with
+/// ISA-L on an input that cannot seek, also up to ``replayLimit`` bytes of the current member. The header's FNAME and
 /// FCOMMENT keep at most ``maximumHeaderFieldLength`` bytes each (the rest is read and checked
 /// but not kept).
 ///
-/// Wraps zlib's `inflate`.
+/// Wraps ISA-L's `isal_inflate` (default) or zlib's `inflate`.
 public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// What to do with bytes after the last member that are neither zero padding nor a member.
     public enum TrailingGarbagePolicy: Sendable {
@@ -65,18 +66,28 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
 
     /// The deflate decoders ``GzipInputStream`` can use (RFC 1951 both).
     public enum Inflater: Sendable {
-        /// zlib's `inflate`: the default, and the reference for every error and offset.
+        /// zlib's `inflate`: the reference for every error and offset, and the decoder on a
+        /// platform without ISA-L.
         case zlib
-        /// ISA-L's `isal_inflate` (Debian `libisal-dev`), what igzip uses: about twice as fast
-        /// here on a 256 MiB gzip -6 file, and the same bytes for every valid input. Not yet the
-        /// default, because on damaged deflate data it is not zlib's equal: the error names
-        /// ISA-L's reason ("invalid block", not zlib's message), its offset can lie up to 8
-        /// bytes further (ISA-L reads ahead), fewer of the bytes before the damage may be
-        /// returned, a sync-flushed member cut short returns fewer of its bytes before
-        /// `truncated`, and a stream zlib rejects as invalid deflate data may end as `truncated`
-        /// (zlib's `infcover-invalid-distances-set.gz` does) or even decode, when the CRC-32 and
-        /// ISIZE still check (an incomplete distance code, found by `make fuzz`). Every damaged
-        /// input of the corpus still ends in an error.
+        /// ISA-L's `isal_inflate` (Debian `libisal-dev`), what igzip uses, and the default:
+        /// about twice as fast as zlib here on a 256 MiB gzip -6 file, and the same bytes for
+        /// every valid input.
+        ///
+        /// Damaged deflate data gets zlib's answer: when ISA-L rejects a member's deflate data,
+        /// or the input ends inside it, the member is decoded again with zlib from its first
+        /// deflate byte, the bytes already returned are skipped, and the rest of the member is
+        /// zlib's (its bytes, its error and offset). The member's compressed bytes come back
+        /// from the inner stream when it can seek (a regular file: ``ByteStream/PropertyKey/fileCurrentOffset``),
+        /// otherwise from a copy kept while the member is read, up to ``replayLimit`` bytes of
+        /// it. Past that limit on an input that cannot seek, the error is ISA-L's own: the same
+        /// kind (`invalidDeflateData` or `truncated`), with ISA-L's reason, an offset up to 8
+        /// bytes further on (ISA-L reads ahead), and perhaps fewer of the bytes before it.
+        /// One leniency remains: zlib rejects a dynamic block whose distance code is incomplete
+        /// or over-subscribed at its header; ISA-L only when a code it lacks is used. Such a
+        /// block's literals may come out before zlib's error (zlib's
+        /// `infcover-invalid-distances-set.gz`: 21 bytes, then zlib's error at zlib's offset),
+        /// and a member whose block never uses the missing code decodes, when its CRC-32 and
+        /// ISIZE check (found by `make fuzz`).
         case isal
     }
 
@@ -90,6 +101,21 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     public let inflater: Inflater
     private var zstream: ZStream?
     private var isal: IsalInflater?
+    /// The most bytes of one member's deflate data kept to decode it again with zlib when
+    /// ISA-L fails on an input that cannot seek: 4 MiB.
+    public static let replayLimit = 4 * 1024 * 1024
+    /// The inner stream's offset at open, when it can seek: where compressed offset 0 is.
+    private var rewindBase: Int64?
+    /// The compressed-input offset of the current member's first deflate byte.
+    private var deflateStart: Int64 = 0
+    /// Set when ISA-L failed in this member and zlib decodes the rest of it.
+    private var memberUsesZlib = false
+    /// The member's compressed bytes from `deflateStart`, kept while `isRecording`.
+    private var replay: [UInt8] = []
+    private var isRecording = false
+    /// Bytes `refill` serves before reading the inner stream again: a member's replay.
+    private var replayPending: [UInt8] = []
+    private var replayCursor = 0
     private var state = State.streamStart
 
     private let inputBuffer: UnsafeMutablePointer<UInt8>
@@ -127,12 +153,12 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     ///   - trailingGarbage: What to do with non-gzip bytes after the last member; default `.fail`.
     ///   - maximumOutputSize: A decompression limit in bytes: decoding more is
     ///     ``GzipError/outputLimitExceeded(limit:offset:)``; default none.
-    ///   - inflater: The deflate decoder: ``Inflater/zlib`` (the default) or ``Inflater/isal``
-    ///     (about twice as fast; see its caveats for damaged input).
+    ///   - inflater: The deflate decoder: ``Inflater/isal`` (the default, about twice as fast)
+    ///     or ``Inflater/zlib``; they differ only as ``Inflater/isal`` says.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     public init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
                 trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
-                inflater: Inflater = .zlib, closesInnerStream: Bool = true) {
+                inflater: Inflater = .isal, closesInnerStream: Bool = true) {
         precondition(chunkSize > 0, "chunkSize must be positive")
         precondition((maximumOutputSize ?? 0) >= 0, "maximumOutputSize must not be negative")
         self.inner = inner
@@ -159,7 +185,9 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         try inner.throwIfFailed()
         switch inflater {
         case .zlib: zstream = try ZStream(inflate: ())
-        case .isal: isal = IsalInflater()
+        case .isal:
+            isal = IsalInflater()
+            rewindBase = inner.property(forKey: .fileCurrentOffset) as? Int64
         }
     }
 
@@ -203,12 +231,34 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         bufferOffset += Int64(inputEnd)
         inputStart = 0
         inputEnd = 0
-        let count = inner.read(inputBuffer, maxLength: chunkSize)
-        if count < 0 {
-            throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
+        let count: Int
+        if replayCursor < replayPending.count {
+            count = min(chunkSize, replayPending.count - replayCursor)
+            replayPending.withUnsafeBufferPointer {
+                inputBuffer.update(from: $0.baseAddress! + replayCursor, count: count)
+            }
+            replayCursor += count
+            if replayCursor == replayPending.count { replayPending = [] }
+        } else {
+            count = inner.read(inputBuffer, maxLength: chunkSize)
+            if count < 0 {
+                throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
+            }
         }
         inputEnd = count
+        if isRecording { record(inputBuffer, count: count) }
         return count > 0
+    }
+
+    /// Keeps `count` bytes of the member's deflate data for a replay, or stops keeping them
+    /// once the member has passed ``replayLimit``.
+    private func record(_ bytes: UnsafePointer<UInt8>, count: Int) {
+        guard replay.count + count <= max(Self.replayLimit, 2 * chunkSize) else {
+            isRecording = false
+            replay = []
+            return
+        }
+        replay.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
     }
 
     /// The most bytes ISA-L can have read past the end of deflate data: its 64-bit bit buffer.
@@ -326,7 +376,16 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         memberCRC = 0
         memberSize = 0
         zstream?.reset()
-        isal?.reset()
+        if let isal {
+            isal.reset()
+            memberUsesZlib = false
+            deflateStart = position
+            if rewindBase == nil {
+                replay.removeAll(keepingCapacity: true)
+                isRecording = true
+                record(inputBuffer + inputStart, count: inputEnd - inputStart)
+            }
+        }
         state = .deflateData
     }
 
@@ -335,14 +394,30 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// Inflates into `buffer`; returns the bytes produced, `0` when the member's deflate data
     /// ended without producing more.
     private func inflate(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        if let isal { return try inflateWithIsal(isal, into: buffer, maxLength: maxLength) }
+        if let isal, !memberUsesZlib { return try inflateWithIsal(isal, into: buffer, maxLength: maxLength) }
+        let (produced, error) = try inflateWithZlib(into: buffer, capacity: outputCapacity(maxLength))
+        if let error {
+            if produced == 0 { throw error }
+            pendingError = error
+        }
+        try account(buffer, produced: produced)
+        return produced
+    }
+
+    /// One zlib inflate into `buffer`, refilling the input as needed, until it produces bytes,
+    /// the deflate data ends (state `.trailer`) or the data is invalid (returned, so that the
+    /// bytes before it can be given first). Accounts nothing.
+    private func inflateWithZlib(into buffer: UnsafeMutablePointer<UInt8>,
+                                 capacity: Int) throws -> (produced: Int, error: GzipError?) {
         guard let zstream else { throw ByteStreamError(.notOpen, operation: "read") }
         let z = zstream.pointer
-        let capacity = outputCapacity(maxLength)
         z.pointee.next_out = buffer
         z.pointee.avail_out = UInt32(capacity)
-        var produced = 0
-        loop: while true {
+        defer {
+            z.pointee.next_in = nil
+            z.pointee.next_out = nil
+        }
+        while true {
             if inputStart == inputEnd, try !refill() {
                 throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
             }
@@ -350,31 +425,24 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             z.pointee.avail_in = UInt32(inputEnd - inputStart)
             let code = CZlib.inflate(z, Z_NO_FLUSH)
             inputStart = inputEnd - Int(z.pointee.avail_in)
-            produced = capacity - Int(z.pointee.avail_out)
+            let produced = capacity - Int(z.pointee.avail_out)
             switch code {
             case Z_STREAM_END:
                 state = .trailer
-                break loop
+                return (produced, nil)
             case Z_OK, Z_BUF_ERROR:
-                if produced > 0 { break loop }
+                if produced > 0 { return (produced, nil) }
                 if code == Z_BUF_ERROR && inputStart != inputEnd {
                     throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
                 }
             case Z_DATA_ERROR, Z_NEED_DICT:
-                let error = GzipError.invalidDeflateData(member: memberIndex,
-                                                         message: ZStream.message(for: code, stream: z),
-                                                         offset: position)
-                if produced == 0 { throw error }
-                pendingError = error
-                break loop
+                return (produced, GzipError.invalidDeflateData(member: memberIndex,
+                                                               message: ZStream.message(for: code, stream: z),
+                                                               offset: position))
             default:
                 throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
             }
         }
-        z.pointee.next_in = nil
-        z.pointee.next_out = nil
-        try account(buffer, produced: produced)
-        return produced
     }
 
     /// The room for one inflate call: `maxLength`, cut to one byte past the output limit.
@@ -400,14 +468,18 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     /// ``inflate(into:maxLength:)`` through ISA-L: the same contract, and the bytes ISA-L read
-    /// past the deflate data are put back for the trailer.
+    /// past the deflate data are put back for the trailer. When ISA-L fails (invalid data, or
+    /// the input ends inside the member), zlib takes the member over if it can (see
+    /// ``Inflater/isal``), so the outcome is zlib's.
     private func inflateWithIsal(_ isal: IsalInflater, into buffer: UnsafeMutablePointer<UInt8>,
                                  maxLength: Int) throws -> Int {
         let capacity = outputCapacity(maxLength)
         var produced = 0
+        var failure: GzipError?
         loop: while true {
             if inputStart == inputEnd, try !refill() {
-                throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
+                failure = GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
+                break loop
             }
             let step = isal.step(input: inputBuffer + inputStart, inputCount: inputEnd - inputStart,
                                  output: buffer + produced, outputCapacity: capacity - produced)
@@ -416,19 +488,59 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             switch step.outcome {
             case .streamEnd(let readAhead):
                 pushBack(readAhead)
+                isRecording = false
                 state = .trailer
                 break loop
             case .progress:
                 if produced > 0 { break loop }
             case .invalid(let reason):
-                let error = GzipError.invalidDeflateData(member: memberIndex, message: reason, offset: position)
-                if produced == 0 { throw error }
-                pendingError = error
+                failure = GzipError.invalidDeflateData(member: memberIndex, message: reason, offset: position)
                 break loop
             }
         }
+        // On a failure the bytes of this call are left out: ISA-L can inflate a few bytes past
+        // the point where zlib stops, and zlib's bytes replace them.
+        if failure != nil, try continueMemberWithZlib() {
+            return try inflate(into: buffer, maxLength: maxLength)
+        }
         try account(buffer, produced: produced)
+        guard let failure else { return produced }
+        if produced == 0 { throw failure }
+        pendingError = failure
         return produced
+    }
+
+    /// Decodes the current member again with zlib from its first deflate byte, skipping the
+    /// bytes already returned, and leaves zlib to decode the rest of it.
+    /// - Returns: `false` when the member's bytes cannot be had again (an input that cannot
+    ///   seek, past ``replayLimit``).
+    /// - Throws: zlib's error when it fails within the bytes already returned.
+    private func continueMemberWithZlib() throws -> Bool {
+        if let rewindBase {
+            guard inner.setProperty(rewindBase + deflateStart, forKey: .fileCurrentOffset) else { return false }
+        } else {
+            guard isRecording else { return false }
+            isRecording = false
+            replayPending = replay
+            replayCursor = 0
+            replay = []
+        }
+        bufferOffset = deflateStart
+        inputStart = 0
+        inputEnd = 0
+        if let zstream { zstream.reset() } else { zstream = try ZStream(inflate: ()) }
+        memberUsesZlib = true
+        let scratchSize = 32 * 1024
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
+        defer { scratch.deallocate() }
+        var skipped: Int64 = 0
+        while skipped < memberSize, state == .deflateData {
+            let (produced, error) = try inflateWithZlib(into: scratch,
+                                                        capacity: Int(min(Int64(scratchSize), memberSize - skipped)))
+            skipped += Int64(produced)
+            if let error { throw error }
+        }
+        return true
     }
 
     // MARK: Trailer and what follows

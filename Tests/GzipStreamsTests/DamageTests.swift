@@ -73,7 +73,7 @@ struct DamageSample: Sendable, CustomTestStringConvertible {
 }
 
 /// `bytes` with bit `bit` (0 = least significant) of byte `offset` inverted.
-private func flipping(_ bytes: [UInt8], at offset: Int, bit: Int) -> [UInt8] {
+func flipping(_ bytes: [UInt8], at offset: Int, bit: Int) -> [UInt8] {
     var copy = bytes
     copy[offset] ^= UInt8(1) << UInt8(bit)
     return copy
