@@ -133,6 +133,8 @@ public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {
     var capacity: Int { ring.capacity }
     /// Whether the worker is running now (it stops when the ring is full).
     var workerIsRunning: Bool { ring.workerIsRunning }
+    /// Whether a close or seek has asked the worker to stop and not yet let it go on.
+    var workerIsStopping: Bool { ring.workerIsStopping }
 }
 
 extension ReadAheadInputStream {
@@ -182,6 +184,7 @@ extension ReadAheadInputStream {
         var consumedCount: Int { guardQueue.sync { consumed } }
         var largestBufferedByteCount: Int { guardQueue.sync { largestBuffered } }
         var workerIsRunning: Bool { guardQueue.sync { running } }
+        var workerIsStopping: Bool { guardQueue.sync { stopping } }
 
         /// Empties the ring. Only while the worker is stopped.
         func reset() {
