@@ -8,10 +8,10 @@ import Dispatch
 /// buffers of `bufferSize` bytes each, allocated once in `init`, and returns; it blocks only
 /// while every buffer is full, which bounds memory at `bufferCount × bufferSize` bytes however
 /// slow the inner stream is. A worker writes the filled buffers to `inner`, in order, in writes
-/// of at most `chunkSize` bytes. The writer fills a buffer while the worker is busy and hands it
-/// over when it is full or the worker has nothing else to write, so bytes reach `inner` without
-/// waiting for a buffer to fill, and a busy worker gets them in whole chunks. The worker holds a
-/// thread only while it has buffers to write.
+/// of at most `chunkSize` bytes. The worker may write the bytes of the buffer the writer is still
+/// filling, up to those committed, so bytes reach `inner` without waiting for a buffer to fill;
+/// when the worker is busy they gather, and it gets them in whole chunks. The worker holds a
+/// thread only while it has bytes to write.
 ///
 /// ``withWritableBuffer(minimumCapacity:_:)`` lends the free part of a buffer to the caller to
 /// fill in place (a decoder inflating straight into the ring), saving the copy.
@@ -117,7 +117,8 @@ public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendabl
     ///   - body: Writes its bytes from the start of the buffer it is given (at least
     ///     `minimumCapacity` bytes, at most `bufferSize`) and returns how many it wrote,
     ///     `0...buffer.count`. The buffer is valid only during the call; `body` must not call
-    ///     this stream. If `body` throws, nothing it wrote is kept.
+    ///     this stream. If `body` throws, nothing it wrote is kept. Bytes written before go on
+    ///     to the worker meanwhile, so `body` may block (on a read, say).
     /// - Returns: The count `body` returned.
     /// - Throws: The stream's error (the inner stream's first error, unchanged), also recorded
     ///   as ``ByteStream/streamError``; ``ByteStreamError/Code-swift.enum/notOpen`` when the
@@ -203,11 +204,14 @@ public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendabl
 }
 
 extension WriteBehindOutputStream {
-    /// The buffers and the state shared by the writer and the worker. Buffers are used in
-    /// ring order by sequence number: `written..<queued` are handed to the worker (the oldest
-    /// one being written), and `queued` is the writer's current buffer while `hasCurrent`. A
-    /// serial Dispatch queue guards the state (rather than a `Mutex`, whose futex the thread
-    /// sanitizer does not see); bytes are copied and written outside it.
+    /// The buffers and the state shared by the writer and the worker. Buffers are used in ring
+    /// order by sequence number: `written..<queued` are handed over whole (full, or ended by
+    /// ``drain()``), and `queued` is the writer's current buffer while `hasCurrent`. The worker
+    /// writes the oldest buffer not yet written, from `sentInOldest` on: to its length when it
+    /// was handed over, else (the current buffer) up to the bytes committed so far, while the
+    /// writer fills the rest. A serial Dispatch queue guards the state (rather than a `Mutex`,
+    /// whose futex the thread sanitizer does not see); bytes are copied and written outside it,
+    /// writer and worker on disjoint bytes.
     private final class Ring: @unchecked Sendable {
         private let inner: ByteOutputStream
         private let chunkSize: Int
@@ -225,10 +229,9 @@ extension WriteBehindOutputStream {
         private var lengths: [Int]
         private var queued = 0
         private var written = 0
+        private var sentInOldest = 0
         private var hasCurrent = false
         private var currentCount = 0
-        /// The writer is filling the current buffer outside the guard: the worker must not take it.
-        private var writerBusy = false
         private var running = false
         private var abandoned = false
         private var error: (any Error)?
@@ -274,7 +277,6 @@ extension WriteBehindOutputStream {
                         hasCurrent = true
                         currentCount = 0
                     }
-                    writerBusy = true
                     let start = storage + (queued % bufferCount) * bufferSize + currentCount
                     return UnsafeMutableRawBufferPointer(start: start, count: bufferSize - currentCount)
                 }
@@ -284,16 +286,14 @@ extension WriteBehindOutputStream {
         }
 
         /// Keeps `count` bytes written at the start of the region ``beginFill(minimumCapacity:)``
-        /// returned, and hands the buffer over when it is full or the worker is idle.
+        /// returned: the worker may write them from now on. A full buffer is handed over.
         func commit(_ count: Int) {
+            guard count > 0 else { return }
             guardQueue.sync {
-                writerBusy = false
                 currentCount += count
                 buffered += count
                 largestBuffered = max(largestBuffered, buffered)
-                if currentCount == bufferSize || !running {
-                    queueCurrent()
-                }
+                if currentCount == bufferSize { queueCurrent() }
                 startWorkerIfNeeded()
             }
         }
@@ -324,7 +324,7 @@ extension WriteBehindOutputStream {
             guardQueue.sync { precondition(!running) }
         }
 
-        /// Hands the current buffer to the worker (or frees it when empty). On `guardQueue`.
+        /// Hands the current buffer over whole (or frees it when empty). On `guardQueue`.
         private func queueCurrent() {
             guard hasCurrent else { return }
             hasCurrent = false
@@ -335,9 +335,10 @@ extension WriteBehindOutputStream {
             currentCount = 0
         }
 
-        /// Starts the worker when there is a buffer to write. On `guardQueue`.
+        /// Starts the worker when there are bytes to write or a written buffer to free.
+        /// On `guardQueue`.
         private func startWorkerIfNeeded() {
-            guard !running, !abandoned, error == nil, queued > written else { return }
+            guard !running, !abandoned, error == nil, buffered > 0 || written < queued else { return }
             running = true
             workerQueue.async(group: worker) { self.runWorker() }
         }
@@ -350,28 +351,44 @@ extension WriteBehindOutputStream {
             }
         }
 
-        /// The worker: writes handed-over buffers in order, then takes the writer's current
-        /// buffer if the writer is not filling it, and stops when there is nothing left.
+        /// The next bytes to write, freeing buffers written to their end; `nil` when there are
+        /// none (the worker then stops). On `guardQueue`.
+        private func nextJob() -> (index: Int, start: Int, end: Int)? {
+            while !abandoned, error == nil {
+                let index = written % bufferCount
+                let end: Int
+                if written < queued {
+                    end = lengths[index]
+                } else if hasCurrent {
+                    end = currentCount
+                } else {
+                    return nil
+                }
+                if sentInOldest < end { return (index, sentInOldest, end) }
+                guard written < queued else { return nil }
+                written += 1
+                sentInOldest = 0
+                wakeWriter()
+            }
+            return nil
+        }
+
+        /// The worker: writes committed bytes in order, in writes of at most `chunkSize`,
+        /// until there are none or the inner stream fails.
         private func runWorker() {
             while true {
-                let job: (start: UnsafeRawPointer, count: Int)? = guardQueue.sync {
-                    if !abandoned, error == nil, written == queued, hasCurrent, !writerBusy {
-                        queueCurrent()
-                    }
-                    guard !abandoned, error == nil, written < queued else {
-                        running = false
-                        wakeWriter()
-                        return nil
-                    }
-                    let index = written % bufferCount
-                    return (UnsafeRawPointer(storage + index * bufferSize), lengths[index])
+                let job: (index: Int, start: Int, end: Int)? = guardQueue.sync {
+                    if let job = nextJob() { return job }
+                    running = false
+                    wakeWriter()
+                    return nil
                 }
                 guard let job else { return }
-                var offset = 0
+                let base = (storage + job.index * bufferSize).assumingMemoryBound(to: UInt8.self)
+                var offset = job.start
                 var failure: (any Error)?
-                while offset < job.count {
-                    let count = inner.write(job.start.assumingMemoryBound(to: UInt8.self) + offset,
-                                            maxLength: min(chunkSize, job.count - offset))
+                while offset < job.end {
+                    let count = inner.write(base + offset, maxLength: min(chunkSize, job.end - offset))
                     if count < 0 {
                         failure = inner.streamErrorOrFallback(operation: "write")
                         break
@@ -383,13 +400,9 @@ extension WriteBehindOutputStream {
                     offset += count
                 }
                 guardQueue.sync {
-                    buffered -= offset
-                    if let failure {
-                        error = failure
-                    } else {
-                        written += 1
-                    }
-                    wakeWriter()
+                    buffered -= offset - job.start
+                    sentInOldest = offset
+                    if let failure { error = failure }
                 }
             }
         }

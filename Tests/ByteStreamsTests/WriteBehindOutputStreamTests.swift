@@ -105,6 +105,24 @@ struct WriteBehindOutputStreamTests {
         }
     }
 
+    @Test("Bytes go on without waiting for a buffer to fill, also while a withWritableBuffer body blocks")
+    func noWaitForFullBuffer() throws {
+        let inner = RecordingOutputStream()
+        let stream = WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 65536, bufferCount: 2)
+        stream.open()
+        #expect(writeOnce(stream, seededBytes(count: 100)) == 100)
+        #expect(eventually { inner.received.count == 100 }, "no flush, no close, a buffer far from full")
+        #expect(writeOnce(stream, seededBytes(count: 50, seed: 2)) == 50)
+        try stream.withWritableBuffer { buffer in
+            #expect(eventually { inner.received.count == 150 }, "the bytes before the body go on while it runs")
+            buffer.storeBytes(of: 7, as: UInt8.self)
+            return 1
+        }
+        stream.close()
+        expectSameBytes(inner.received, seededBytes(count: 100) + seededBytes(count: 50, seed: 2) + [7])
+        #expect(inner.writeLengths == [100, 50, 1])
+    }
+
     @Test("An inner error: the bytes before it are written, then it is the stream's sticky error",
           arguments: [0, 1, 7000, 200_000])
     func errorAfterBytes(offset: Int) {
