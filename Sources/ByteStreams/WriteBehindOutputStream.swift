@@ -26,7 +26,14 @@ import Dispatch
 /// Ownership: ``ByteStream/open()`` opens `inner` if it is not open yet; ``ByteStream/close()``
 /// writes out everything, waits for the worker, then closes `inner` when `closesInnerStream` is
 /// `true` (the default) and reports the first error. Only the worker touches `inner` while this
-/// stream is open: do not use `inner` yourself meanwhile.
+/// stream is open: do not use `inner` yourself meanwhile. A stream dropped without being closed
+/// drops the bytes not yet written, waits for the worker's current inner write and leaves
+/// `inner` open.
+///
+/// Blocking: a write, ``withWritableBuffer(minimumCapacity:_:)`` and ``flush()`` block while
+/// every buffer is full; ``ByteStream/close()`` and ``flush()`` until `inner` has taken every
+/// byte. An inner write blocked in the kernel cannot be interrupted: close returns only once it
+/// does (for a pipe, once its reader reads or closes its end).
 ///
 /// No properties: a file offset would need a ``flush()`` first (flush, then ask `inner`).
 ///
