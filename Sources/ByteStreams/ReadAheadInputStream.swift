@@ -8,7 +8,8 @@ import Dispatch
 /// buffers of `chunkSize` bytes each, allocated once in `init`; ``ByteInputStream/read(_:maxLength:)``
 /// copies from the filled part of the ring. The worker starts when the stream opens and stops
 /// when the ring has less than one free chunk, at the end of `inner` or at its error; a read that
-/// frees a chunk starts it again. So it holds a thread only while it reads, and memory stays at
+/// leaves half the ring (at least a chunk) free starts it again, so a slow reader costs one
+/// worker start per half ring, not per chunk. So it holds a thread only while it reads, and memory stays at
 /// `bufferCount × chunkSize` bytes whatever the size of the input or the speed of the reader.
 /// Each byte is published to the reader as soon as the inner read that brought it returns: a
 /// slow pipe is passed on without waiting for a buffer to fill.
@@ -245,9 +246,11 @@ extension ReadAheadInputStream {
         }
 
         /// Starts the worker when it may read: not running, not stopped, no end or error met,
-        /// a chunk free. Called on `guardQueue`.
+        /// and half the ring (at least a chunk) free, so that one start fills many chunks
+        /// rather than one per read of a slow reader. Called on `guardQueue`.
         private func startWorkerIfNeeded() {
-            guard !running, !stopping, terminal == nil, capacity - (produced - consumed) >= chunkSize else { return }
+            let free = capacity - (produced - consumed)
+            guard !running, !stopping, terminal == nil, free >= max(chunkSize, capacity / 2) else { return }
             running = true
             workerQueue.async(group: worker) { self.runWorker() }
         }

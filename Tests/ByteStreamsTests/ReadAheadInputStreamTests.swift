@@ -89,12 +89,16 @@ struct ReadAheadInputStreamTests {
         #expect(eventually { !stream.workerIsRunning }, "the worker stops once the ring is full")
         #expect(inner.readLengths.count == 4, "four chunks fill the ring; no fifth read")
         #expect(stream.largestBufferedByteCount == 4 * 4096)
-        // Read one chunk: the worker goes on for exactly one more.
+        // Read one chunk: the ring is not half empty, the worker stays stopped; a second
+        // chunk frees half the ring and the worker refills it.
         expectSameBytes(readExactly(stream, count: 4096, maxLength: 4096), data[0..<4096])
+        #expect(!stream.workerIsRunning)
+        #expect(inner.readLengths.count == 4)
+        expectSameBytes(readExactly(stream, count: 4096, maxLength: 4096), data[4096..<8192])
         #expect(eventually { !stream.workerIsRunning })
-        #expect(inner.readLengths.count == 5)
+        #expect(inner.readLengths.count == 6)
         let (rest, _) = readAllByChunks(stream, maxLength: 1000)
-        expectSameBytes(rest, data[4096...])
+        expectSameBytes(rest, data[8192...])
         #expect(stream.largestBufferedByteCount == 4 * 4096)
         stream.close()
     }
