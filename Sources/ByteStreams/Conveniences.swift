@@ -70,7 +70,8 @@ extension ByteInputStream {
     /// Copies this stream to `output` in chunks of `chunkSize` bytes until the end of this
     /// stream, opening either stream if needed; closes neither.
     ///
-    /// Memory: one buffer of `chunkSize` bytes, whatever the size of the input.
+    /// Memory: one buffer of `chunkSize` bytes, whatever the size of the input; none into a
+    /// ``WriteBehindOutputStream``, whose buffers are read into directly (no copy).
     /// - Returns: The number of bytes copied.
     /// - Throws: The first error of either stream.
     @discardableResult
@@ -78,6 +79,9 @@ extension ByteInputStream {
         precondition(chunkSize > 0, "chunkSize must be positive")
         if streamStatus == .notOpen { try openOrThrow() }
         if output.streamStatus == .notOpen { try output.openOrThrow() }
+        if let behind = output as? WriteBehindOutputStream {
+            return try copy(into: behind, chunkSize: chunkSize)
+        }
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
         defer { buffer.deallocate() }
         var total: Int64 = 0
@@ -86,6 +90,22 @@ extension ByteInputStream {
             if count < 0 { throw streamErrorOrFallback(operation: "read") }
             if count == 0 { return total }
             try output.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
+            total += Int64(count)
+        }
+    }
+
+    /// ``copy(to:chunkSize:)`` reading straight into the ring of `output`, in reads of
+    /// `chunkSize` bytes (fewer only when `output`'s buffers are smaller).
+    private func copy(into output: WriteBehindOutputStream, chunkSize: Int) throws -> Int64 {
+        let readLength = min(chunkSize, output.bufferSize)
+        var total: Int64 = 0
+        while true {
+            let count = try output.withWritableBuffer(minimumCapacity: readLength) { buffer in
+                let count = read(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: readLength)
+                if count < 0 { throw streamErrorOrFallback(operation: "read") }
+                return count
+            }
+            if count == 0 { return total }
             total += Int64(count)
         }
     }

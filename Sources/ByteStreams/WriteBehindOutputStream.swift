@@ -1,0 +1,417 @@
+import Dispatch
+
+/// Writes to an inner output stream behind its writer on a Dispatch worker, so that the thread
+/// that writes this stream (an inflater, say) does not wait for I/O while there is room: the
+/// write half of pigz's pipelined unpack.
+///
+/// ``ByteOutputStream/write(_:maxLength:)`` copies the bytes into a ring of `bufferCount`
+/// buffers of `bufferSize` bytes each, allocated once in `init`, and returns; it blocks only
+/// while every buffer is full, which bounds memory at `bufferCount × bufferSize` bytes however
+/// slow the inner stream is. A worker writes the filled buffers to `inner`, in order, in writes
+/// of at most `chunkSize` bytes. The worker may write the bytes of the buffer the writer is still
+/// filling, up to those committed, so bytes reach `inner` without waiting for a buffer to fill;
+/// when the worker is busy they gather, and it gets them in whole chunks. The worker holds a
+/// thread only while it has bytes to write.
+///
+/// ``withWritableBuffer(minimumCapacity:_:)`` lends the free part of a buffer to the caller to
+/// fill in place (a decoder inflating straight into the ring), saving the copy.
+///
+/// Errors: the first failure of `inner` (for example `EPIPE` or `ENOSPC`, as a
+/// ``ByteStreamError`` whose `errno` and `target` are the inner stream's) becomes this stream's
+/// error, unchanged, on the next write, ``withWritableBuffer(minimumCapacity:_:)``, ``flush()``
+/// or ``ByteStream/close()``; the bytes still in the ring are then dropped. A write the inner
+/// stream takes none of (`0`: a fixed buffer is full) is
+/// ``ByteStreamError/Code-swift.enum/noSpaceAvailable``.
+///
+/// Ownership: ``ByteStream/open()`` opens `inner` if it is not open yet; ``ByteStream/close()``
+/// writes out everything, waits for the worker, then closes `inner` when `closesInnerStream` is
+/// `true` (the default) and reports the first error. Only the worker touches `inner` while this
+/// stream is open: do not use `inner` yourself meanwhile. A stream dropped without being closed
+/// drops the bytes not yet written, waits for the worker's current inner write and leaves
+/// `inner` open.
+///
+/// Blocking: a write, ``withWritableBuffer(minimumCapacity:_:)`` and ``flush()`` block while
+/// every buffer is full; ``ByteStream/close()`` and ``flush()`` until `inner` has taken every
+/// byte. An inner write blocked in the kernel cannot be interrupted: close returns only once it
+/// does (for a pipe, once its reader reads or closes its end).
+///
+/// No properties: a file offset would need a ``flush()`` first (flush, then ask `inner`).
+///
+/// Thread safety: as every stream, use it from one thread or queue at a time; the worker is
+/// internal and synchronised with a serial Dispatch queue.
+public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendable {
+    /// The number of buffers when a caller gives none: 4.
+    public static let defaultBufferCount = 4
+    /// The size in bytes of a buffer when a caller gives none: 32 KiB, or `chunkSize` when
+    /// that is larger. With the defaults, 128 KiB in all.
+    public static let defaultBufferSize = 32 << 10
+
+    /// The most bytes the worker offers the inner stream in one write.
+    public let chunkSize: Int
+    /// The size in bytes of each buffer of the ring.
+    public let bufferSize: Int
+    /// The number of buffers in the ring.
+    public let bufferCount: Int
+
+    private let inner: ByteOutputStream
+    private let closesInnerStream: Bool
+    private let ring: Ring
+
+    /// A stream that writes behind into `inner`.
+    /// - Parameters:
+    ///   - inner: Where the bytes go; opened on ``ByteStream/open()`` if not open yet.
+    ///   - chunkSize: The most bytes per write to `inner`, `> 0`; default 4096.
+    ///   - bufferSize: The size in bytes of each buffer, `> 0`; default the larger of
+    ///     ``defaultBufferSize`` and `chunkSize`. Also the most
+    ///     ``withWritableBuffer(minimumCapacity:_:)`` can promise.
+    ///   - bufferCount: The number of buffers, `>= 1` (2 or more to overlap writer and worker);
+    ///     default ``defaultBufferCount``. Memory: `bufferCount × bufferSize` bytes, allocated here.
+    ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    public init(wrapping inner: ByteOutputStream, chunkSize: Int = ByteStream.defaultChunkSize,
+                bufferSize: Int? = nil, bufferCount: Int = WriteBehindOutputStream.defaultBufferCount,
+                closesInnerStream: Bool = true) {
+        precondition(chunkSize > 0, "chunkSize must be positive")
+        let bufferSize = bufferSize ?? max(Self.defaultBufferSize, chunkSize)
+        precondition(bufferSize > 0, "bufferSize must be positive")
+        precondition(bufferCount >= 1, "bufferCount must be at least 1")
+        precondition(!bufferSize.multipliedReportingOverflow(by: bufferCount).overflow,
+                     "bufferCount × bufferSize is too large")
+        self.chunkSize = chunkSize
+        self.bufferSize = bufferSize
+        self.bufferCount = bufferCount
+        self.inner = inner
+        self.closesInnerStream = closesInnerStream
+        ring = Ring(inner: inner, chunkSize: chunkSize, bufferSize: bufferSize, bufferCount: bufferCount)
+        super.init()
+    }
+
+    deinit {
+        // A stream dropped without close: stop writing and wait for the worker.
+        ring.abandonAndJoin()
+    }
+
+    override public func openBacking() throws {
+        if inner.streamStatus == .notOpen { inner.open() }
+        try inner.throwIfFailed()
+    }
+
+    /// Takes all `maxLength` bytes, blocking while every buffer is full; fewer only when the
+    /// inner stream failed meanwhile (the next call reports it).
+    override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
+        var taken = 0
+        while taken < maxLength {
+            let region: UnsafeMutableRawBufferPointer
+            do {
+                region = try ring.beginFill(minimumCapacity: 1)
+            } catch {
+                if taken > 0 { return taken }
+                throw error
+            }
+            let count = min(region.count, maxLength - taken)
+            region.baseAddress!.copyMemory(from: buffer + taken, byteCount: count)
+            ring.commit(count)
+            taken += count
+        }
+        return taken
+    }
+
+    /// Lends the caller the free part of the ring's current buffer to write into directly,
+    /// then hands the bytes it wrote to the worker: a write without the copy.
+    ///
+    /// - Parameters:
+    ///   - minimumCapacity: The fewest bytes `body` needs, `1...bufferSize`; default 1. A
+    ///     buffer with less room left is handed to the worker first and the next one lent.
+    ///   - body: Writes its bytes from the start of the buffer it is given (at least
+    ///     `minimumCapacity` bytes, at most `bufferSize`) and returns how many it wrote,
+    ///     `0...buffer.count`. The buffer is valid only during the call; `body` must not call
+    ///     this stream. If `body` throws, nothing it wrote is kept. Bytes written before go on
+    ///     to the worker meanwhile, so `body` may block (on a read, say).
+    /// - Returns: The count `body` returned.
+    /// - Throws: The stream's error (the inner stream's first error, unchanged), also recorded
+    ///   as ``ByteStream/streamError``; ``ByteStreamError/Code-swift.enum/notOpen`` when the
+    ///   stream is not open; or what `body` throws, which leaves the stream as it was.
+    ///
+    /// Status: as a write, `.open` stays `.open`, or `.error`. Blocks while every buffer is
+    /// full. Posts no event.
+    @discardableResult
+    public func withWritableBuffer(minimumCapacity: Int = 1,
+                                   _ body: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
+        precondition((1...bufferSize).contains(minimumCapacity), "minimumCapacity must be 1...bufferSize")
+        switch streamStatus {
+        case .open: break
+        case .error: throw streamErrorOrFallback(operation: "write")
+        default:
+            let error = ByteStreamError(.notOpen, operation: "write")
+            reject(error)
+            throw error
+        }
+        let region: UnsafeMutableRawBufferPointer
+        do {
+            region = try ring.beginFill(minimumCapacity: minimumCapacity)
+        } catch {
+            fail(error)
+            throw error
+        }
+        var written = 0
+        defer { ring.commit(written) }
+        let count = try body(region)
+        precondition((0...region.count).contains(count), "body returned \(count) for \(region.count) bytes")
+        written = count
+        return count
+    }
+
+    /// Waits until the worker has passed every byte written so far to the inner stream.
+    /// Does not flush `inner` itself (a `GzipOutputStream` keeps its own state).
+    /// - Throws: The inner stream's first error, also recorded as ``ByteStream/streamError``;
+    ///   ``ByteStreamError/Code-swift.enum/notOpen`` when the stream is not open.
+    public func flush() throws {
+        try throwIfFailed()
+        guard streamStatus == .open else { throw ByteStreamError(.notOpen, operation: "flush") }
+        do {
+            try ring.drain()
+        } catch {
+            fail(error)
+            throw error
+        }
+    }
+
+    /// Writes out every buffered byte, waits for the worker, closes `inner` if this stream
+    /// owns it, and throws the first error: the inner stream's write error, else its close
+    /// error. Blocks until the inner stream has taken every byte (for a full pipe, until its
+    /// reader reads).
+    override public func closeBacking() throws {
+        var firstError: (any Error)?
+        do {
+            if streamStatus == .error {
+                ring.abandonAndJoin()
+            } else {
+                try ring.drain()
+            }
+        } catch {
+            firstError = error
+        }
+        ring.abandonAndJoin()
+        if closesInnerStream {
+            inner.close()
+            if firstError == nil, inner.streamStatus == .error {
+                firstError = inner.streamErrorOrFallback(operation: "close")
+            }
+        }
+        if let firstError { throw firstError }
+    }
+
+    // MARK: For tests
+
+    /// The most bytes the ring has held at once (taken and not yet written to `inner`).
+    var largestBufferedByteCount: Int { ring.largestBufferedByteCount }
+    /// The bytes held now.
+    var bufferedByteCount: Int { ring.bufferedByteCount }
+    /// How many times the writer waited because every buffer was full.
+    var writerWaitCount: Int { ring.writerWaitCount }
+}
+
+extension WriteBehindOutputStream {
+    /// The buffers and the state shared by the writer and the worker. Buffers are used in ring
+    /// order by sequence number: `written..<queued` are handed over whole (full, or ended by
+    /// ``drain()``), and `queued` is the writer's current buffer while `hasCurrent`. The worker
+    /// writes the oldest buffer not yet written, from `sentInOldest` on: to its length when it
+    /// was handed over, else (the current buffer) up to the bytes committed so far, while the
+    /// writer fills the rest. A serial Dispatch queue guards the state (rather than a `Mutex`,
+    /// whose futex the thread sanitizer does not see); bytes are copied and written outside it,
+    /// writer and worker on disjoint bytes.
+    private final class Ring: @unchecked Sendable {
+        private let inner: ByteOutputStream
+        private let chunkSize: Int
+        private let bufferSize: Int
+        private let bufferCount: Int
+        private let storage: UnsafeMutableRawPointer
+        private let guardQueue = DispatchQueue(label: "gzstream.write-behind.state")
+        private let workerQueue = DispatchQueue(label: "gzstream.write-behind.worker")
+        /// Entered by the worker while it runs, so that close can wait for it.
+        private let worker = DispatchGroup()
+        /// Signalled by the worker when `writerWaits` was set.
+        private let progress = DispatchSemaphore(value: 0)
+
+        // Guarded by guardQueue.
+        private var lengths: [Int]
+        private var queued = 0
+        private var written = 0
+        private var sentInOldest = 0
+        private var hasCurrent = false
+        private var currentCount = 0
+        private var running = false
+        private var abandoned = false
+        private var error: (any Error)?
+        private var writerWaits = false
+        private var buffered = 0
+        private var largestBuffered = 0
+        private var waits = 0
+
+        init(inner: ByteOutputStream, chunkSize: Int, bufferSize: Int, bufferCount: Int) {
+            self.inner = inner
+            self.chunkSize = chunkSize
+            self.bufferSize = bufferSize
+            self.bufferCount = bufferCount
+            storage = .allocate(byteCount: bufferSize * bufferCount, alignment: 16)
+            lengths = Array(repeating: 0, count: bufferCount)
+        }
+
+        deinit {
+            storage.deallocate()
+        }
+
+        var largestBufferedByteCount: Int { guardQueue.sync { largestBuffered } }
+        var bufferedByteCount: Int { guardQueue.sync { buffered } }
+        var writerWaitCount: Int { guardQueue.sync { waits } }
+
+        /// Returns the free part of the current buffer, at least `minimumCapacity` bytes,
+        /// waiting while every buffer is full; the writer owns it until ``commit(_:)``.
+        /// - Throws: The inner stream's first error.
+        func beginFill(minimumCapacity: Int) throws -> UnsafeMutableRawBufferPointer {
+            while true {
+                let region: UnsafeMutableRawBufferPointer? = try guardQueue.sync {
+                    if let error { throw error }
+                    if hasCurrent && bufferSize - currentCount < minimumCapacity {
+                        queueCurrent()
+                        startWorkerIfNeeded()
+                    }
+                    if !hasCurrent {
+                        guard queued - written < bufferCount else {
+                            writerWaits = true
+                            waits += 1
+                            return nil
+                        }
+                        hasCurrent = true
+                        currentCount = 0
+                    }
+                    let start = storage + (queued % bufferCount) * bufferSize + currentCount
+                    return UnsafeMutableRawBufferPointer(start: start, count: bufferSize - currentCount)
+                }
+                if let region { return region }
+                progress.wait()
+            }
+        }
+
+        /// Keeps `count` bytes written at the start of the region ``beginFill(minimumCapacity:)``
+        /// returned: the worker may write them from now on. A full buffer is handed over.
+        func commit(_ count: Int) {
+            guard count > 0 else { return }
+            guardQueue.sync {
+                currentCount += count
+                buffered += count
+                largestBuffered = max(largestBuffered, buffered)
+                if currentCount == bufferSize { queueCurrent() }
+                startWorkerIfNeeded()
+            }
+        }
+
+        /// Hands every byte to the worker and waits until it has written them all.
+        /// - Throws: The inner stream's first error.
+        func drain() throws {
+            while true {
+                let done: Bool = try guardQueue.sync {
+                    if let error { throw error }
+                    queueCurrent()
+                    startWorkerIfNeeded()
+                    if written == queued { return true }
+                    writerWaits = true
+                    return false
+                }
+                if done { return }
+                progress.wait()
+            }
+        }
+
+        /// Tells the worker to stop after its current inner write, dropping what is left,
+        /// and waits for it.
+        func abandonAndJoin() {
+            guardQueue.sync { abandoned = true }
+            worker.wait()
+            // Orders everything the worker did (to the inner stream too) before what follows.
+            guardQueue.sync { precondition(!running) }
+        }
+
+        /// Hands the current buffer over whole (or frees it when empty). On `guardQueue`.
+        private func queueCurrent() {
+            guard hasCurrent else { return }
+            hasCurrent = false
+            if currentCount > 0 {
+                lengths[queued % bufferCount] = currentCount
+                queued += 1
+            }
+            currentCount = 0
+        }
+
+        /// Starts the worker when there are bytes to write or a written buffer to free.
+        /// On `guardQueue`.
+        private func startWorkerIfNeeded() {
+            guard !running, !abandoned, error == nil, buffered > 0 || written < queued else { return }
+            running = true
+            workerQueue.async(group: worker) { self.runWorker() }
+        }
+
+        /// Wakes the writer if it waits. On `guardQueue`.
+        private func wakeWriter() {
+            if writerWaits {
+                writerWaits = false
+                progress.signal()
+            }
+        }
+
+        /// The next bytes to write, freeing buffers written to their end; `nil` when there are
+        /// none (the worker then stops). On `guardQueue`.
+        private func nextJob() -> (index: Int, start: Int, end: Int)? {
+            while !abandoned, error == nil {
+                let index = written % bufferCount
+                let end: Int
+                if written < queued {
+                    end = lengths[index]
+                } else if hasCurrent {
+                    end = currentCount
+                } else {
+                    return nil
+                }
+                if sentInOldest < end { return (index, sentInOldest, end) }
+                guard written < queued else { return nil }
+                written += 1
+                sentInOldest = 0
+                wakeWriter()
+            }
+            return nil
+        }
+
+        /// The worker: writes committed bytes in order, in writes of at most `chunkSize`,
+        /// until there are none or the inner stream fails.
+        private func runWorker() {
+            while true {
+                let job: (index: Int, start: Int, end: Int)? = guardQueue.sync {
+                    if let job = nextJob() { return job }
+                    running = false
+                    wakeWriter()
+                    return nil
+                }
+                guard let job else { return }
+                let base = (storage + job.index * bufferSize).assumingMemoryBound(to: UInt8.self)
+                var offset = job.start
+                var failure: (any Error)?
+                while offset < job.end {
+                    let count = inner.write(base + offset, maxLength: min(chunkSize, job.end - offset))
+                    if count < 0 {
+                        failure = inner.streamErrorOrFallback(operation: "write")
+                        break
+                    }
+                    if count == 0 {
+                        failure = ByteStreamError(.noSpaceAvailable, operation: "write")
+                        break
+                    }
+                    offset += count
+                }
+                guardQueue.sync {
+                    buffered -= offset - job.start
+                    sentInOldest = offset
+                    if let failure { error = failure }
+                }
+            }
+        }
+    }
+}
