@@ -328,6 +328,14 @@ final class Command {
         var index: BGZFIndex?
     }
 
+    /// The compressed bytes read ahead of the inflater: 64 KiB.
+    static let readAheadBytes = 64 * 1024
+    /// The most compressed bytes given to the inflater at once: 64 KiB.
+    static let inflateInputSize = 64 * 1024
+    /// The most plain bytes the inflater makes in one call, and the size of each write-behind
+    /// buffer: 128 KiB.
+    static let inflateOutputSize = 128 * 1024
+
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
     /// and `output` when `closesOutput`.
     private func transform(_ input: ByteInputStream, inputName: String, inputInfo: FileInfo?,
@@ -363,16 +371,35 @@ final class Command {
                                bytesOut: packer.compressedCount, header: nil,
                                index: (packer as? BGZFOutputStream)?.index)
             case .unpack:
-                let gzip = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
-                                           maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+                // Pipelined (pigz's design): a worker reads ahead, this thread inflates straight
+                // into the write-behind ring, another worker writes; reads and writes of the
+                // files stay chunkSize bytes each.
+                let source = ReadAheadInputStream(wrapping: input, chunkSize: options.chunkSize,
+                                                  bufferCount: Self.readAheadBytes / options.chunkSize + 1,
+                                                  closesInnerStream: false)
+                let gzip = GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize,
+                                           trailingGarbage: .ignore,
+                                           maximumOutputSize: options.maximumOutputSize)
                 defer { gzip.close() }
+                let sink = WriteBehindOutputStream(wrapping: output, chunkSize: options.chunkSize,
+                                                   bufferSize: max(Self.inflateOutputSize, options.chunkSize),
+                                                   closesInnerStream: closesOutput)
                 do {
-                    try gzip.copy(to: output, chunkSize: options.chunkSize)
+                    try gzip.openOrThrow()
+                    try sink.openOrThrow()
+                    let length = sink.bufferSize
+                    while try sink.withWritableBuffer(minimumCapacity: length, { buffer in
+                        let count = gzip.read(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: length)
+                        if count < 0 { throw gzip.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                        return count
+                    }) > 0 {}
                 } catch {
-                    if closesOutput { output.close() }
+                    // The bytes before a decoding error still reach standard output, as gzip's do.
+                    try? sink.flush()
+                    sink.close()
                     throw error
                 }
-                if closesOutput { try output.closeOrThrow() }
+                try sink.closeOrThrow()
                 var status = ExitStatus.success
                 if gzip.trailingGarbage != nil {
                     status = warnTrailingGarbage(inputName)
