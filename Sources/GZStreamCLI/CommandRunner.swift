@@ -127,7 +127,9 @@ final class Command {
             if listing?.writeError != nil { break }
             do {
                 let result: ExitStatus
-                if options.mode == .test || options.mode == .list {
+                if options.mode == .index {
+                    result = try buildIndex(operand)   // BGZF hook: BlockedUnpack.swift
+                } else if options.mode == .test || options.mode == .list {
                     result = try inspect(operand, listing: listing)
                 } else {
                     result = try process(operand)
@@ -363,6 +365,17 @@ final class Command {
                                bytesOut: packer.compressedCount, header: nil,
                                index: (packer as? BGZFOutputStream)?.index)
             case .unpack:
+                // ── BGZF hook (issue 7 §3; the code is in BlockedUnpack.swift): a range through
+                // the .gzi index, or BGZF input on -p threads; anything else continues below
+                // with `input`, whose peeked first bytes are read again. ──
+                if options.rangeOffset != nil || options.rangeLength != nil {
+                    return try unpackRange(input, path: inputName, into: output, closesOutput: closesOutput)
+                }
+                let input = PeekedInputStream(peeking: input)
+                if input.isBGZF {
+                    return try unpackBlocked(input, inputName: inputName, into: output, closesOutput: closesOutput)
+                }
+                // ── end of BGZF hook ──
                 let gzip = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
                                            maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
                 defer { gzip.close() }
@@ -379,9 +392,11 @@ final class Command {
                 }
                 return Outcome(status: status, bytesIn: gzip.compressedByteCount,
                                bytesOut: gzip.uncompressedByteCount, header: gzip.header)
-            case .test, .list:
-                preconditionFailure("test and list do not transform")
+            case .test, .list, .index:
+                preconditionFailure("test, list and index do not transform")
             }
+        } catch let reported as Reported {
+            throw reported   // BGZF hook: already reported by BlockedUnpack.swift
         } catch let error as ByteStreamError where error.errno == EPIPE && error.target == "standard output" {
             brokenPipe = true
             throw Reported(status: .error)
@@ -459,7 +474,7 @@ final class Command {
             }
             diagnostics.warning(input, "unknown suffix -- ignored")
             return nil
-        case .test, .list:
+        case .test, .list, .index:
             return nil
         }
     }

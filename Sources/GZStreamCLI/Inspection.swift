@@ -24,11 +24,26 @@ extension Command {
             }
             input = FileInputStream(path: operand)
         }
-        let gzip = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
-                                   maximumOutputSize: options.maximumOutputSize, closesInnerStream: operand != "-")
-        defer { gzip.close() }
+        // ── BGZF hook (BlockedUnpack.swift): test checks BGZF input on -p threads (list needs
+        // every member's header, so it stays sequential). ──
+        let gzip: any GzipDecodingStream
+        if options.mode == .test {
+            let peeked = PeekedInputStream(peeking: input)
+            gzip = peeked.isBGZF ? blockedTester(peeked) : GzipInputStream(
+                wrapping: peeked, chunkSize: options.chunkSize, trailingGarbage: .ignore,
+                maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+        } else {
+            let sequential = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
+                                             maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+            sequential.memberHandler = { member in listing?.row(member) }
+            gzip = sequential
+        }
+        // ── end of BGZF hook ──
+        defer {
+            gzip.close()
+            if operand != "-" { input.close() }
+        }
         listing?.beginFile(name)
-        gzip.memberHandler = { member in listing?.row(member) }
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: options.chunkSize)
         defer { scratch.deallocate() }
         gzip.open()

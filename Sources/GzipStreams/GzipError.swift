@@ -106,7 +106,7 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
         case .libdeflateFailure(let message):
             return "libdeflate failure: \(message)"
         case .notBGZF(let member, let offset):
-            return "not BGZF: member \(member) at byte \(offset) is not a BGZF member (no BC subfield)"
+            return "not BGZF: the bytes at byte \(offset) (member \(member)) are not a BGZF member with a BC subfield"
         }
     }
 }
