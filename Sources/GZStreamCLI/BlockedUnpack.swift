@@ -149,7 +149,7 @@ extension Command {
                     written += Int64(length)
                 }
             }
-            if skip > 0 {
+            if skip > 0, options.rangeLength != 0 {
                 let size = offset - skip
                 throw Reported(status: reportError(path, "offset \(offset) is past the end of the data (\(size) bytes)"))
             }
