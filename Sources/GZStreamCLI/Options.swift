@@ -20,7 +20,8 @@ struct Options: Equatable {
     var maximumOutputSize: Int64?
     /// `list --json`: machine-readable output.
     var json = false
-    /// `-p`/`--threads`: deflating threads for pack; `nil` is every core available to the process.
+    /// `-p`/`--threads`: deflating threads for pack, inflating threads for BGZF input to unpack and
+    /// test; `nil` is every core available to the process.
     var threads: Int?
     /// `-b`/`--block-size`: plain bytes per independently deflated block (pack); `nil` is
     /// pigz's 128 KiB. The output depends on this and the level, never on the thread count.

@@ -27,7 +27,7 @@ extension GzipInputStream: GzipDecodingStream {}
 /// Reads BGZF data (SAM/BAM specification §4.1) from an inner input stream and yields the plain
 /// bytes, inflating up to `threads` members at once: the reading thread cuts the input into
 /// whole members by their `BC` subfield (BSIZE + 1 bytes each, at most 64 KiB) without
-/// inflating, worker threads inflate each with libdeflate and check its CR-32 and ISIZE, and
+/// inflating, worker threads inflate each with libdeflate and check its CRC-32 and ISIZE, and
 /// the members' bytes are returned in order.
 ///
 /// The result is exactly ``GzipInputStream``'s for the same input, `chunkSize`,
