@@ -127,7 +127,9 @@ final class Command {
             if listing?.writeError != nil { break }
             do {
                 let result: ExitStatus
-                if options.mode == .test || options.mode == .list {
+                if options.mode == .index {
+                    result = try buildIndex(operand)   // BGZF hook: BlockedUnpack.swift
+                } else if options.mode == .test || options.mode == .list {
                     result = try inspect(operand, listing: listing)
                 } else {
                     result = try process(operand)
@@ -328,6 +330,49 @@ final class Command {
         var index: BGZFIndex?
     }
 
+    /// The decoder for `input` (which it does not close), pipelined as pigz's: a worker reads
+    /// `input` ahead in reads of `chunkSize` bytes; BGZF input (its first member has the `BC`
+    /// subfield) is inflated on ``inflateThreads`` threads, anything else by one
+    /// `GzipInputStream` (ISA-L) on the calling thread.
+    func decodingStream(_ input: ByteInputStream) -> any GzipDecodingStream {
+        let source = PeekingInputStream(peeking: ReadAheadInputStream(
+            wrapping: input, chunkSize: options.chunkSize,
+            bufferCount: Self.readAheadBytes / options.chunkSize + 1, closesInnerStream: false),
+                                        length: BGZFInputStream.signatureLength)
+        if BGZFInputStream.startsWithBGZFMember(source.peekedBytes) {
+            return BGZFInputStream(wrapping: source, threads: inflateThreads, chunkSize: Self.inflateInputSize,
+                                   trailingGarbage: .ignore, maximumOutputSize: options.maximumOutputSize)
+        }
+        return GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize, trailingGarbage: .ignore,
+                               maximumOutputSize: options.maximumOutputSize)
+    }
+
+    /// Reads `decoder` to its end, inflating straight into the ring of a
+    /// `WriteBehindOutputStream` whose worker writes `output` in writes of `chunkSize` bytes,
+    /// so that inflating never waits for a write. The bytes before a decoding error still
+    /// reach `output` (standard output keeps them, as with gzip). Closes `output` when
+    /// `closesOutput`.
+    func inflate(_ decoder: any GzipDecodingStream, into output: ByteOutputStream, closesOutput: Bool) throws {
+        let sink = WriteBehindOutputStream(wrapping: output, chunkSize: options.chunkSize,
+                                           bufferSize: max(Self.inflateOutputSize, options.chunkSize),
+                                           closesInnerStream: closesOutput)
+        do {
+            try decoder.openOrThrow()
+            try sink.openOrThrow()
+            let length = sink.bufferSize
+            while try sink.withWritableBuffer(minimumCapacity: length, { buffer in
+                let count = decoder.read(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: length)
+                if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                return count
+            }) > 0 {}
+        } catch {
+            try? sink.flush()
+            sink.close()
+            throw error
+        }
+        try sink.closeOrThrow()
+    }
+
     /// The compressed bytes read ahead of the inflater: 64 KiB.
     static let readAheadBytes = 64 * 1024
     /// The most compressed bytes given to the inflater at once: 64 KiB.
@@ -371,44 +416,24 @@ final class Command {
                                bytesOut: packer.compressedCount, header: nil,
                                index: (packer as? BGZFOutputStream)?.index)
             case .unpack:
-                // Pipelined (pigz's design): a worker reads ahead, this thread inflates straight
-                // into the write-behind ring, another worker writes; reads and writes of the
-                // files stay chunkSize bytes each.
-                let source = ReadAheadInputStream(wrapping: input, chunkSize: options.chunkSize,
-                                                  bufferCount: Self.readAheadBytes / options.chunkSize + 1,
-                                                  closesInnerStream: false)
-                let gzip = GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize,
-                                           trailingGarbage: .ignore,
-                                           maximumOutputSize: options.maximumOutputSize)
-                defer { gzip.close() }
-                let sink = WriteBehindOutputStream(wrapping: output, chunkSize: options.chunkSize,
-                                                   bufferSize: max(Self.inflateOutputSize, options.chunkSize),
-                                                   closesInnerStream: closesOutput)
-                do {
-                    try gzip.openOrThrow()
-                    try sink.openOrThrow()
-                    let length = sink.bufferSize
-                    while try sink.withWritableBuffer(minimumCapacity: length, { buffer in
-                        let count = gzip.read(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: length)
-                        if count < 0 { throw gzip.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
-                        return count
-                    }) > 0 {}
-                } catch {
-                    // The bytes before a decoding error still reach standard output, as gzip's do.
-                    try? sink.flush()
-                    sink.close()
-                    throw error
+                // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
+                if options.rangeOffset != nil || options.rangeLength != nil {
+                    return try unpackRange(input, path: inputName, into: output, closesOutput: closesOutput)
                 }
-                try sink.closeOrThrow()
+                let decoder = decodingStream(input)
+                defer { decoder.close() }
+                try inflate(decoder, into: output, closesOutput: closesOutput)
                 var status = ExitStatus.success
-                if gzip.trailingGarbage != nil {
+                if decoder.trailingGarbage != nil {
                     status = warnTrailingGarbage(inputName)
                 }
-                return Outcome(status: status, bytesIn: gzip.compressedByteCount,
-                               bytesOut: gzip.uncompressedByteCount, header: gzip.header)
-            case .test, .list:
-                preconditionFailure("test and list do not transform")
+                return Outcome(status: status, bytesIn: decoder.compressedByteCount,
+                               bytesOut: decoder.uncompressedByteCount, header: decoder.header)
+            case .test, .list, .index:
+                preconditionFailure("test, list and index do not transform")
             }
+        } catch let reported as Reported {
+            throw reported   // BGZF hook: already reported by BlockedUnpack.swift
         } catch let error as ByteStreamError where error.errno == EPIPE && error.target == "standard output" {
             brokenPipe = true
             throw Reported(status: .error)
@@ -486,7 +511,7 @@ final class Command {
             }
             diagnostics.warning(input, "unknown suffix -- ignored")
             return nil
-        case .test, .list:
+        case .test, .list, .index:
             return nil
         }
     }

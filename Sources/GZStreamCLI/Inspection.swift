@@ -24,15 +24,28 @@ extension Command {
             }
             input = FileInputStream(path: operand)
         }
-        let gzip = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
-                                   maximumOutputSize: options.maximumOutputSize, closesInnerStream: operand != "-")
-        defer { gzip.close() }
+        // test reads ahead and checks BGZF on -p threads, as unpack does; list needs every
+        // member's header, so it stays sequential.
+        let gzip: any GzipDecodingStream
+        if options.mode == .test {
+            gzip = decodingStream(input)
+        } else {
+            let sequential = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
+                                             maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+            sequential.memberHandler = { member in listing?.row(member) }
+            gzip = sequential
+        }
+        defer {
+            gzip.close()
+            if operand != "-" { input.close() }
+        }
         listing?.beginFile(name)
-        gzip.memberHandler = { member in listing?.row(member) }
-        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: options.chunkSize)
+        // Nothing is written, so the inflater may fill large buffers.
+        let scratchSize = options.mode == .test ? max(Self.inflateOutputSize, options.chunkSize) : options.chunkSize
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
         defer { scratch.deallocate() }
         gzip.open()
-        while listing?.writeError == nil, gzip.read(scratch, maxLength: options.chunkSize) > 0 {}
+        while listing?.writeError == nil, gzip.read(scratch, maxLength: scratchSize) > 0 {}
         if listing?.writeError != nil { throw Reported(status: .error) }
         if let error = gzip.streamError {
             listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,

@@ -2,7 +2,7 @@ import ByteStreams
 
 /// What the command line asked for.
 struct Options: Equatable {
-    enum Mode: String { case pack, unpack, test, list }
+    enum Mode: String { case pack, unpack, test, list, index }
 
     var mode: Mode
     var files: [String] = []
@@ -20,7 +20,8 @@ struct Options: Equatable {
     var maximumOutputSize: Int64?
     /// `list --json`: machine-readable output.
     var json = false
-    /// `-p`/`--threads`: deflating threads for pack; `nil` is every core available to the process.
+    /// `-p`/`--threads`: deflating threads for pack, inflating threads for BGZF input to unpack and
+    /// test; `nil` is every core available to the process.
     var threads: Int?
     /// `-b`/`--block-size`: plain bytes per independently deflated block (pack); `nil` is
     /// pigz's 128 KiB. The output depends on this and the level, never on the thread count.
@@ -29,6 +30,10 @@ struct Options: Equatable {
     var bgzf = false
     /// `--index`: with `--bgzf`, write a bgzip-compatible `.gzi` index beside the output.
     var index = false
+    /// `unpack --offset N`: the first plain byte to write, in bytes (BGZF with a `.gzi` index).
+    var rangeOffset: Int64?
+    /// `unpack --length M`: the most plain bytes to write from ``rangeOffset``; `nil` to the end.
+    var rangeLength: Int64?
 }
 
 /// What parsing found: options to run, or a request for help or the version.
@@ -49,10 +54,10 @@ struct UsageError: Error, Equatable {
 func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand {
     if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help }
     if arguments.contains("--version") || arguments.contains("-V") { return .version }
-    guard let first = arguments.first else { throw UsageError(message: "missing command: pack, unpack, test or list") }
+    guard let first = arguments.first else { throw UsageError(message: "missing command: pack, unpack, test, list or index") }
     if first == "help" { return .help }
     guard let mode = Options.Mode(rawValue: first) else {
-        throw UsageError(message: "unknown command '\(first)': use pack, unpack, test or list")
+        throw UsageError(message: "unknown command '\(first)': use pack, unpack, test, list or index")
     }
     var options = Options(mode: mode)
     var rest = arguments.dropFirst()[...]
@@ -100,6 +105,12 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             case "block-size", "blocksize": options.blockSize = try parseBlockSize(try value(for: "--\(name)", inline: inline))
             case "bgzf": try noValue(); options.bgzf = true
             case "index": try noValue(); options.index = true
+            case "offset":
+                options.rangeOffset = Int64(try parseSize(try value(for: "--offset", inline: inline),
+                                                          option: "--offset", range: 0...Int.max))
+            case "length":
+                options.rangeLength = Int64(try parseSize(try value(for: "--length", inline: inline),
+                                                          option: "--length", range: 0...Int.max))
             case "quiet": try noValue(); options.quiet = true; options.verbose = false
             case "verbose": try noValue(); options.verbose = true; options.quiet = false
             default: throw UsageError(message: "unknown option '--\(name)'")
@@ -158,6 +169,7 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
         && (options.toStandardOutput || options.files.isEmpty || options.files.contains("-")) {
         throw UsageError(message: "--index needs an output file (not standard output)")
     }
+    try checkBlockedOptions(options)
     if options.json && options.mode != .list {
         throw UsageError(message: "--json applies to list only")
     }
@@ -224,4 +236,27 @@ private func parseSize(_ text: String, option: String, range: ClosedRange<Int>) 
         throw UsageError(message: "\(option) must be \(range.lowerBound) to \(range.upperBound) bytes, not '\(text)'")
     }
     return product
+}
+
+/// The rules for `unpack --offset/--length` and the `index` command (BGZF, issue 7 §3).
+private func checkBlockedOptions(_ options: Options) throws(UsageError) {
+    let ranged = options.rangeOffset != nil || options.rangeLength != nil
+    if ranged {
+        if options.mode != .unpack { throw UsageError(message: "--offset and --length apply to unpack") }
+        if options.files.count != 1 || options.files[0] == "-" {
+            throw UsageError(message: "--offset and --length need one BGZF file (its .gzi index is read beside it)")
+        }
+        if !options.toStandardOutput && options.outputPath == nil {
+            throw UsageError(message: "--offset and --length write to -c or -o PATH only")
+        }
+        if options.removeInput || options.useName == true || options.maximumOutputSize != nil {
+            throw UsageError(message: "--offset and --length do not go with --rm, -N or --max-output")
+        }
+    }
+    if options.mode == .index {
+        if options.outputPath != nil || options.toStandardOutput || options.removeInput || options.maximumOutputSize != nil {
+            throw UsageError(message: "index writes FILE.gzi beside each FILE: -c, -o, --rm and --max-output do not apply")
+        }
+        if options.files.isEmpty { throw UsageError(message: "index needs a FILE") }
+    }
 }

@@ -37,10 +37,15 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
     case zlibFailure(code: Int32, message: String)
     /// libdeflate failed (a compressor could not be allocated: out of memory).
     case libdeflateFailure(message: String)
+    /// Where a BGZF member was needed (to build a `.gzi` index), the bytes at `offset` are not
+    /// one: another kind of gzip member (no `BC` subfield), zero padding or other bytes
+    /// (SAM/BAM specification §4.1). `member` is the number the member there would have.
+    case notBGZF(member: Int, offset: Int64)
 
     /// A stable name for the kind of fault, as the fixtures' manifest writes it:
     /// `empty-input`, `bad-magic`, `bad-header`, `header-crc`, `truncated`, `invalid-deflate`,
-    /// `crc-mismatch`, `length-mismatch`, `trailing-garbage`, `output-limit`, `zlib`, `libdeflate`.
+    /// `crc-mismatch`, `length-mismatch`, `trailing-garbage`, `output-limit`, `zlib`, `libdeflate`,
+    /// `not-bgzf`.
     public var kind: String {
         switch self {
         case .emptyInput: "empty-input"
@@ -55,6 +60,7 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
         case .outputLimitExceeded: "output-limit"
         case .zlibFailure: "zlib"
         case .libdeflateFailure: "libdeflate"
+        case .notBGZF: "not-bgzf"
         }
     }
 
@@ -63,7 +69,7 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .emptyInput, .zlibFailure, .libdeflateFailure: nil
         case .outputLimitExceeded(_, let offset): offset
-        case .notGzip(let offset), .trailingGarbage(let offset, _): offset
+        case .notGzip(let offset), .trailingGarbage(let offset, _), .notBGZF(_, let offset): offset
         case .unsupportedMethod(_, _, let offset), .reservedFlags(_, _, let offset): offset
         case .headerCRCMismatch(_, _, _, let offset), .crcMismatch(_, _, _, let offset),
              .lengthMismatch(_, _, _, let offset): offset
@@ -99,6 +105,8 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
             return "zlib failure \(code): \(message)"
         case .libdeflateFailure(let message):
             return "libdeflate failure: \(message)"
+        case .notBGZF(let member, let offset):
+            return "not BGZF: the bytes at byte \(offset) (member \(member)) are not a BGZF member with a BC subfield"
         }
     }
 }

@@ -177,6 +177,27 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         inputBuffer.deallocate()
     }
 
+    /// A stream that takes over a decode begun by another reader (``BGZFInputStream``'s
+    /// fallback): `inner`'s first byte is the byte at `offset` of the whole compressed input, a
+    /// member boundary, after `membersBefore` checked members that gave `bytesBefore` plain
+    /// bytes and whose first header was `firstHeader`. Errors, member numbers, offsets, the
+    /// output limit and the rules for what follows a member are then exactly those of one
+    /// stream that read the whole input (with `membersBefore` 0 it is a fresh start: an empty
+    /// rest is ``GzipError/emptyInput``). The inner stream is not closed.
+    convenience init(resuming inner: ByteInputStream, at offset: Int64, membersBefore: Int, bytesBefore: Int64,
+                     firstHeader: GzipHeader?, chunkSize: Int, trailingGarbage: TrailingGarbagePolicy,
+                     maximumOutputSize: Int64?) {
+        self.init(wrapping: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
+                  maximumOutputSize: maximumOutputSize, closesInnerStream: false)
+        bufferOffset = offset
+        memberIndex = membersBefore
+        memberCount = membersBefore
+        uncompressedByteCount = bytesBefore
+        header = firstHeader
+        if membersBefore > 0 { state = .betweenMembers }
+    }
+
+
     /// The number of compressed bytes consumed so far.
     public var compressedByteCount: Int64 { bufferOffset + Int64(inputStart) }
 

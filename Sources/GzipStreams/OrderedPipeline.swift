@@ -147,6 +147,11 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         }
     }
 
+    /// Waits for the oldest job and returns its output, or `nil` when no job is in flight.
+    func collectNext() -> Output? {
+        inFlight > 0 ? collectOldest() : nil
+    }
+
     /// Tells running and queued jobs to stop, waits for all of them and for every worker to go
     /// idle, and discards their outputs. Afterwards the pipeline is empty and can take jobs again.
     func cancelAndJoin() {

@@ -14,6 +14,7 @@ Usage: gzstream pack [OPTIONS] [FILE ...]     compress each FILE to FILE.gz
        gzstream unpack [OPTIONS] [FILE ...]   decompress each FILE.gz (or .tgz) to FILE (.tar)
        gzstream test [OPTIONS] [FILE ...]     decode and check every member; write nothing
        gzstream list [--json] [FILE ...]      one row per member: offset, header, sizes, CRC-32
+       gzstream index [-f] FILE.gz ...        write FILE.gz.gzi, bgzip's index of a BGZF file
 
 With no FILE, or when FILE is -, read standard input and write standard output.
 Inputs are kept unless --rm is given; an existing output is never replaced without -f.
@@ -28,12 +29,16 @@ Options:
       --level N         compression level 0 to 9 (0 stores without compressing)
       --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
                         K, M suffixes: KiB, MiB)
-  -p, --threads N       pack: deflate on N threads (default: every core available)
+  -p, --threads N       pack: deflate on N threads; unpack, test: inflate BGZF input on
+                        N threads (default: every core available)
   -b, --block-size N    pack: N KiB of input per parallel block (default 128; K, M suffixes);
                         the output depends on the level and block size, not on -p
       --max-output N    unpack, test, list: stop with an error past N decompressed bytes
                         (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
       --json            list: JSON instead of a table
+      --offset N        unpack with -c or -o: write the plain bytes from offset N of a BGZF
+                        FILE.gz on, found through FILE.gz.gzi (see index); K, M, G suffixes
+      --length N        with --offset: at most N bytes (default: to the end)
       --bgzf            pack: BGZF (blocked gzip, as bgzip): members of at most 64 KiB
                         deflated by libdeflate on -p N threads (default: all cores);
                         no name or time is stored
@@ -94,8 +99,8 @@ struct CLITests {
     }
 
     @Test("usage errors: exit 1, Error: line and usage on stderr, nothing on stdout", arguments: [
-        ([], "missing command: pack, unpack, test or list"),
-        (["compress", "a"], "unknown command 'compress': use pack, unpack, test or list"),
+        ([], "missing command: pack, unpack, test, list or index"),
+        (["compress", "a"], "unknown command 'compress': use pack, unpack, test, list or index"),
         (["pack", "-x", "a"], "unknown option '-x'"),
         (["unpack", "--bogus"], "unknown option '--bogus'"),
         (["pack", "--level", "10"], "compression level must be 0 to 9, not '10'"),

@@ -390,6 +390,7 @@ Usage: gzstream pack [OPTIONS] [FILE ...]
        gzstream unpack [OPTIONS] [FILE ...]
        gzstream test [OPTIONS] [FILE ...]
        gzstream list [--json] [FILE ...]
+       gzstream index [-f] FILE.gz ...
 Try 'gzstream --help' for more information.
 
 """

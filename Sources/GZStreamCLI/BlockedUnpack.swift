@@ -1,0 +1,142 @@
+import ByteStreams
+import GzipStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// BGZF input (issue 7 §3): `unpack --offset N --length M` reads a range through the .gzi
+// index, and `index` builds that index. (`unpack` and `test` decode BGZF on -p threads through
+// CommandRunner's `decodingStream`.)
+
+extension Command {
+    /// The threads that inflate BGZF: `-p`, or every core available to the process.
+    var inflateThreads: Int { options.threads ?? availableProcessorCount() }
+
+    /// `unpack --offset N [--length M] FILE.gz`: plain bytes [N, N + M) (to the end without M),
+    /// found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N;
+    /// the members before it are not read. An offset at the end gives nothing; past it, an error.
+    /// Closes `output` when `closesOutput`.
+    func unpackRange(_ input: ByteInputStream, path: String, into output: ByteOutputStream,
+                     closesOutput: Bool) throws -> Outcome {
+        let offset = options.rangeOffset ?? 0
+        let indexPath = path + ".gzi"
+        let index: BGZFIndex
+        let indexStream = FileInputStream(path: indexPath)
+        do {
+            let bytes = try indexStream.readToEnd(limit: 1 << 30)
+            indexStream.close()
+            index = try BGZFIndex(decoding: bytes)
+        } catch let error as ByteStreamError where error.errno == ENOENT {
+            indexStream.close()
+            throw Reported(status: reportError(path, "no index \(indexPath) (run 'gzstream index \(path)' to build it)"))
+        } catch let error as BGZFIndexDecodingError {
+            throw Reported(status: reportError(indexPath, error.description))
+        }
+        let (entry, membersBefore) = index.start(containing: UInt64(offset))
+        if input.streamStatus == .notOpen { input.open() }
+        try input.throwIfFailed()
+        guard input.setProperty(Int64(entry.compressedOffset), forKey: .fileCurrentOffset) else {
+            throw Reported(status: reportError(path, "cannot seek to byte \(entry.compressedOffset) (not a regular file)"))
+        }
+        let bgzf = BGZFInputStream(wrapping: input, threads: inflateThreads, chunkSize: options.chunkSize,
+                                   trailingGarbage: .ignore,
+                                   start: .init(compressedOffset: Int64(entry.compressedOffset), membersBefore: membersBefore),
+                                   closesInnerStream: false)
+        defer { bgzf.close() }
+        var written: Int64 = 0
+        do {
+            try bgzf.openOrThrow()
+            var skip = offset - Int64(entry.uncompressedOffset)
+            var remaining = options.rangeLength ?? Int64.max
+            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: options.chunkSize)
+            defer { buffer.deallocate() }
+            while remaining > 0 {
+                let count = bgzf.read(buffer, maxLength: options.chunkSize)
+                if count < 0 { throw bgzf.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                if count == 0 { break }
+                var start = 0
+                if skip > 0 {
+                    start = Int(min(skip, Int64(count)))
+                    skip -= Int64(start)
+                }
+                let length = Int(min(remaining, Int64(count - start)))
+                if length > 0 {
+                    try output.writeAll(UnsafeRawBufferPointer(start: buffer + start, count: length))
+                    remaining -= Int64(length)
+                    written += Int64(length)
+                }
+            }
+            if skip > 0, options.rangeLength != 0 {
+                let size = offset - skip
+                throw Reported(status: reportError(path, "offset \(offset) is past the end of the data (\(size) bytes)"))
+            }
+        } catch {
+            if closesOutput { output.close() }
+            throw error
+        }
+        if closesOutput { try output.closeOrThrow() }
+        return Outcome(status: .success, bytesIn: bgzf.compressedByteCount - Int64(entry.compressedOffset),
+                       bytesOut: written, header: nil)
+    }
+
+    /// `gzstream index FILE.gz`: writes `FILE.gz.gzi`, byte for byte what `bgzip -r` writes,
+    /// by walking the member headers without inflating. Refuses a non-BGZF file; the index is
+    /// written beside and renamed into place, never over an existing one without `-f`.
+    func buildIndex(_ operand: String) throws -> ExitStatus {
+        guard operand != "-" else {
+            throw Reported(status: reportError("standard input", "index needs a file: the .gzi is written beside it"))
+        }
+        _ = try inputInfo(operand)
+        let indexPath = operand + ".gzi"
+        if !options.force, FileInfo(path: indexPath) != nil || FileInfo.isSymbolicLink(indexPath) {
+            throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
+        }
+        let input = FileInputStream(path: operand)
+        let scan: BGZFIndex.Scan
+        do {
+            defer { input.close() }
+            scan = try BGZFIndex.scan(input, chunkSize: max(options.chunkSize, 64 << 10))
+        } catch let error as GzipError {
+            let hint = error.kind == "not-bgzf" ? "; an index needs BGZF, as 'gzstream pack --bgzf' and bgzip write it" : ""
+            throw Reported(status: reportError(operand, describe(error) + hint))
+        } catch let error as ByteStreamError {
+            throw Reported(status: reportError(error.target ?? operand, describe(error)))
+        }
+        let temporary: TemporaryFile
+        do {
+            temporary = try TemporaryFile(besides: indexPath)
+        } catch let error as PublishError {
+            throw Reported(status: reportError(indexPath, error.message))
+        }
+        defer { temporary.discard() }
+        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true, displayName: indexPath)
+        temporary.descriptorClosed()
+        do {
+            try stream.openOrThrow()
+            try stream.writeAll(scan.bgzipEncoded)
+            try stream.closeOrThrow()
+        } catch {
+            stream.close()
+            throw Reported(status: reportError(indexPath, describe(error)))
+        }
+        temporary.setAttributes(mode: 0o666 & ~currentUmask(), times: nil, owner: nil)
+        do {
+            try temporary.publish(as: indexPath, replacing: options.force)
+        } catch let error as PublishError {
+            throw Reported(status: reportError(indexPath, error.message))
+        }
+        if options.verbose {
+            diagnostics.write("gzstream: \(operand): \(scan.memberCount) members, \(scan.uncompressedSize) bytes "
+                + "-> \(indexPath) (\(scan.index.entries.count) entries)\n")
+        }
+        return .success
+    }
+}
+
+private func currentUmask() -> mode_t {
+    let mask = umask(0)
+    umask(mask)
+    return mask
+}

@@ -1,0 +1,130 @@
+import ByteStreams
+
+/// A `.gzi` file that cannot be read: its size is not `8 + 16 × count` bytes, or its offsets
+/// go backwards.
+public struct BGZFIndexDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What is wrong, for a message.
+    public var reason: String
+
+    public var description: String { "not a valid .gzi index: \(reason)" }
+}
+
+extension BGZFIndex {
+    /// What ``scan(_:chunkSize:)`` found in a whole BGZF file.
+    public struct Scan: Equatable, Sendable {
+        /// One entry per member with data after the first such member, as bgzip lists them.
+        public var index: BGZFIndex
+        /// The members with data (ISIZE above 0).
+        public var dataMemberCount: Int
+        /// All members, empty ones (the end-of-file member) included.
+        public var memberCount: Int
+        /// The file's size in bytes.
+        public var compressedSize: Int64
+        /// The plain size in bytes, the sum of the ISIZE fields.
+        public var uncompressedSize: Int64
+
+        /// The `.gzi` bytes exactly as `bgzip -r` (htslib 1.16) writes them: ``BGZFIndex/encoded``,
+        /// except that a file without any member holding data gets the count 2^64 − 1 (htslib
+        /// writes its count of entries minus one, unsigned), which htslib reads back as no entry.
+        public var bgzipEncoded: [UInt8] {
+            dataMemberCount == 0 ? [UInt8](repeating: 0xff, count: 8) : index.encoded
+        }
+    }
+
+    /// Builds the index of a whole BGZF file by walking its member headers (BSIZE) and reading
+    /// each ISIZE from the trailer, without inflating anything (so CRC-32 and deflate data are
+    /// not checked: `gzstream test` does that). Entries are what `bgzip -r` writes: the start of
+    /// every member that holds data, but the first such; empty members are not listed.
+    /// - Parameters:
+    ///   - input: The BGZF file from its first byte; opened if not open, not closed.
+    ///   - chunkSize: The size in bytes of each read; default 4096.
+    /// - Returns: The index and the file's sizes.
+    /// - Throws: ``GzipError/emptyInput`` for no bytes; ``GzipError/notBGZF(member:offset:)``
+    ///   where the bytes are not a BGZF member (a plain gzip member, zero padding, garbage);
+    ///   ``GzipError/truncated(member:part:offset:)`` for a member cut short; the input's own
+    ///   errors unchanged. Blocks while reading.
+    public static func scan(_ input: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize) throws -> Scan {
+        if input.streamStatus == .notOpen { input.open() }
+        try input.throwIfFailed()
+        let framer = BGZFMemberFramer(inner: input, chunkSize: chunkSize, offset: 0)
+        var scan = Scan(index: BGZFIndex(), dataMemberCount: 0, memberCount: 0, compressedSize: 0, uncompressedSize: 0)
+        while let member = framer.next() {
+            let plainSize = member.bytes.withUnsafeBytes { loadUInt32($0, at: member.frame.size - 4) }
+            scan.memberCount += 1
+            if plainSize > 0 {
+                if scan.dataMemberCount > 0 {
+                    scan.index.entries.append(Entry(compressedOffset: UInt64(member.offset),
+                                                    uncompressedOffset: UInt64(scan.uncompressedSize)))
+                }
+                scan.dataMemberCount += 1
+                scan.uncompressedSize += Int64(plainSize)
+            }
+        }
+        if let error = framer.innerError { throw error }
+        scan.compressedSize = framer.offset
+        if framer.isAtCleanEnd {
+            if scan.memberCount == 0 { throw GzipError.emptyInput }
+            return scan
+        }
+        // Why the framer stopped: a BGZF header cut short, or bytes that are no BGZF member.
+        let rest = Array(framer.unconsumed)
+        let member = scan.memberCount + 1
+        let parsed = rest.withUnsafeBytes { BGZFFrame.parse($0) }
+        switch parsed {
+        case .member(let frame):
+            throw GzipError.truncated(member: member, part: rest.count < frame.size - 8 ? .deflateData : .trailer,
+                                      offset: framer.offset + Int64(rest.count))
+        case .needMore:
+            throw GzipError.truncated(member: member, part: .header, offset: framer.offset + Int64(rest.count))
+        case .notBGZF:
+            throw GzipError.notBGZF(member: member, offset: framer.offset)
+        }
+    }
+
+    /// Reads a `.gzi` file as bgzip writes it (see ``encoded``); the count 2^64 − 1 that htslib
+    /// writes for an empty file is read as no entry, as htslib reads it.
+    /// - Throws: ``BGZFIndexDecodingError`` when the size does not match the count or an
+    ///   offset is smaller than the one before it.
+    public init(decoding bytes: [UInt8]) throws {
+        func load(_ offset: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for index in 0..<8 { value |= UInt64(bytes[offset + index]) << UInt64(8 * index) }
+            return value
+        }
+        guard bytes.count >= 8 else { throw BGZFIndexDecodingError(reason: "\(bytes.count) bytes, fewer than 8") }
+        var count = load(0)
+        if count == UInt64.max { count = 0 }
+        guard count <= UInt64((bytes.count - 8) / 16), bytes.count == 8 + 16 * Int(count) else {
+            throw BGZFIndexDecodingError(reason: "\(bytes.count) bytes for \(count) entries")
+        }
+        var entries: [Entry] = []
+        entries.reserveCapacity(Int(count))
+        for index in 0..<Int(count) {
+            let entry = Entry(compressedOffset: load(8 + 16 * index), uncompressedOffset: load(16 + 16 * index))
+            if let last = entries.last,
+               entry.compressedOffset <= last.compressedOffset || entry.uncompressedOffset < last.uncompressedOffset {
+                throw BGZFIndexDecodingError(reason: "entry \(index + 1) goes backwards")
+            }
+            entries.append(entry)
+        }
+        self.init(entries: entries)
+    }
+
+    /// The member to start decoding at for plain byte `plainOffset`: the last entry whose
+    /// uncompressed offset is at most `plainOffset` (an empty member listed there is skipped
+    /// by the decode), or the file's start, and how many entries come before it.
+    /// - Parameter plainOffset: An offset in bytes in the plain data.
+    /// - Returns: The entry, and its position among the entries plus one (the number of listed
+    ///   member starts before it, the file's start counted).
+    public func start(containing plainOffset: UInt64) -> (entry: Entry, membersBefore: Int) {
+        var low = 0
+        var high = entries.count
+        // The first entry whose uncompressed offset is above plainOffset.
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].uncompressedOffset <= plainOffset { low = middle + 1 } else { high = middle }
+        }
+        if low == 0 { return (Entry(compressedOffset: 0, uncompressedOffset: 0), 0) }
+        return (entries[low - 1], low)
+    }
+}

@@ -1,0 +1,167 @@
+import ByteStreams
+import Foundation
+import GzipStreams
+import Testing
+
+/// What GzipInputStream, the sequential reference, gives for `bytes`: the plain bytes before
+/// any error, and the error's one-line message.
+private func sequentialResult(_ bytes: [UInt8]) -> (bytes: [UInt8], error: String?) {
+    let stream = GzipInputStream(wrapping: MemoryInputStream(bytes: bytes), trailingGarbage: .ignore)
+    stream.open()
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = stream.read(&buffer, maxLength: buffer.count)
+        if count < 0 { return (output, stream.streamError.map { "\($0)" }) }
+        if count == 0 { return (output, nil) }
+        output += buffer[0..<count]
+    }
+}
+
+private func bgzip(_ arguments: [String], in scratch: Scratch) throws -> RunResult? {
+    guard let bgzip = Locations.tool("bgzip") else {
+        Issue.record("bgzip is not installed: its checks are skipped", severity: .warning)
+        return nil
+    }
+    return try run(bgzip, arguments, in: scratch)
+}
+
+@Suite("gzstream unpack/test of BGZF on threads, unpack --offset/--length, gzstream index")
+struct BlockedUnpackCLITests {
+    static let plain: [UInt8] = sampleText(byteCount: 400_000, seed: 71) + randomBytes(byteCount: 70_000, seed: 72)
+
+    /// `plain` as bgzip writes it (or as pack --bgzf writes it without bgzip).
+    static func bgzf(in scratch: Scratch) throws -> [UInt8] {
+        let path = try scratch.write("made", plain)
+        if let result = try bgzip(["-c", path], in: scratch) {
+            #expect(result.status == 0)
+            return result.stdout
+        }
+        return try gzstream(["pack", "--bgzf", "-c", "made"], in: scratch).stdout
+    }
+
+    @Test("unpack of BGZF: -c, to a file, from a pipe, -p 1 and -p 4: the plain bytes, nothing on stderr")
+    func unpack() throws {
+        try withScratch { scratch in
+            let packed = try Self.bgzf(in: scratch)
+            _ = try scratch.write("data.gz", packed)
+            for threads in ["1", "4"] {
+                let toStdout = try gzstream(["unpack", "-p", threads, "-c", "data.gz"], in: scratch)
+                #expect(toStdout.status == 0 && toStdout.stdout == Self.plain && toStdout.err == "", "\(toStdout)")
+                let fromPipe = try gzstream(["unpack", "-p", threads], in: scratch, input: .bytes(packed))
+                #expect(fromPipe.status == 0 && fromPipe.stdout == Self.plain && fromPipe.err == "", "\(fromPipe)")
+                let tested = try gzstream(["test", "-p", threads, "data.gz"], in: scratch)
+                #expect(tested.status == 0 && tested.out == "" && tested.err == "", "\(tested)")
+            }
+            let verbose = try gzstream(["test", "-v", "data.gz"], in: scratch)
+            #expect(verbose.err == "gzstream: data.gz: OK (\(Self.plain.count / 65280 + 2) members, \(Self.plain.count) bytes)\n")
+            let toFile = try gzstream(["unpack", "data.gz"], in: scratch)
+            #expect(toFile.status == 0 && toFile.err == "", "\(toFile)")
+            #expect(try scratch.read("data") == Self.plain)
+        }
+    }
+
+    @Test("Damaged BGZF: unpack -c and test print GzipInputStream's error, after the same bytes; garbage warns")
+    func damaged() throws {
+        try withScratch { scratch in
+            let packed = try Self.bgzf(in: scratch)
+            let secondMember = Int(packed[16]) | Int(packed[17]) << 8 + 1
+            var crc = packed
+            crc[secondMember + 30] ^= 0x40
+            var cut = packed
+            cut.removeLast(100)
+            let cases: [(String, [UInt8], Int32)] = [
+                ("deflate.gz", crc, 1), ("cut.gz", cut, 1),
+                ("garbage.gz", packed + Array("garbage\n".utf8), 2),
+                ("plain-after.gz", packed + [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0], 0),
+            ]
+            for (name, bytes, status) in cases {
+                _ = try scratch.write(name, bytes)
+                let expected = sequentialResult(bytes)
+                let message = expected.error.map { "gzstream: \(name): \($0)\n" }
+                    ?? (status == 2 ? "gzstream: \(name): decompression OK, trailing garbage ignored\n" : "")
+                for threads in ["1", "3"] {
+                    let unpacked = try gzstream(["unpack", "-p", threads, "-c", name], in: scratch)
+                    #expect(unpacked.status == status && unpacked.err == message, "\(name): \(unpacked)")
+                    #expect(unpacked.stdout == expected.bytes, "\(name): the bytes before the error")
+                    let tested = try gzstream(["test", "-p", threads, name], in: scratch)
+                    #expect(tested.status == status && tested.err == message, "\(name): \(tested)")
+                }
+            }
+        }
+    }
+
+    @Test("unpack --offset N --length M equals bgzip -b N -s M; -o writes a file; no --length reads to the end")
+    func ranges() throws {
+        try withScratch { scratch in
+            let packed = try Self.bgzf(in: scratch)
+            _ = try scratch.write("data.gz", packed)
+            let indexed = try gzstream(["index", "data.gz"], in: scratch)
+            #expect(indexed.status == 0 && indexed.out == "" && indexed.err == "", "\(indexed)")
+            let size = Self.plain.count
+            for (offset, length) in [(0, 10), (65279, 2), (65280, 65280), (100_000, 150_000), (size - 1, 5), (size, 5), (3, 0)] {
+                let ours = try gzstream(["unpack", "--offset", String(offset), "--length", String(length), "-c", "data.gz"],
+                                        in: scratch)
+                #expect(ours.status == 0 && ours.err == "", "\(offset)+\(length): \(ours)")
+                #expect(ours.stdout == Array(Self.plain[offset..<min(size, offset + length)]), "\(offset)+\(length)")
+                if let theirs = try bgzip(["-b", String(offset), "-s", String(length), "data.gz"], in: scratch),
+                   length > 0, offset < size {
+                    #expect(theirs.stdout == ours.stdout, "bgzip -b \(offset) -s \(length)")
+                }
+            }
+            let rest = try gzstream(["unpack", "--offset=400000", "-c", "data.gz"], in: scratch)
+            #expect(rest.status == 0 && rest.stdout == Array(Self.plain[400_000...]), "\(rest)")
+            let toFile = try gzstream(["unpack", "--offset", "70000", "--length", "1K", "-o", "part", "data.gz"], in: scratch)
+            #expect(toFile.status == 0 && toFile.err == "", "\(toFile)")
+            #expect(try scratch.read("part") == Array(Self.plain[70_000..<71_024]))
+            let past = try gzstream(["unpack", "--offset", String(size + 1), "-c", "data.gz"], in: scratch)
+            #expect(past.status == 1 && past.out == "")
+            #expect(past.err == "gzstream: data.gz: offset \(size + 1) is past the end of the data (\(size) bytes)\n")
+        }
+    }
+
+    @Test("unpack --offset without an index says how to make one; usage errors for misuse")
+    func rangeErrors() throws {
+        try withScratch { scratch in
+            _ = try scratch.write("data.gz", try Self.bgzf(in: scratch))
+            let missing = try gzstream(["unpack", "--offset", "5", "-c", "data.gz"], in: scratch)
+            #expect(missing.status == 1 && missing.out == "")
+            #expect(missing.err == "gzstream: data.gz: no index data.gz.gzi (run 'gzstream index data.gz' to build it)\n")
+            for arguments in [["unpack", "--offset", "5", "data.gz"], ["unpack", "--offset", "5", "-c"],
+                              ["test", "--offset", "5", "data.gz"], ["unpack", "--length", "x", "-c", "data.gz"]] {
+                let result = try gzstream(arguments, in: scratch)
+                #expect(result.status == 1 && result.out == "" && result.err.hasPrefix("gzstream: Error: "), "\(arguments): \(result)")
+            }
+        }
+    }
+
+    @Test("gzstream index writes bgzip -r's .gzi; refuses to overwrite without -f, non-BGZF input and stdin")
+    func index() throws {
+        try withScratch { scratch in
+            let packed = try Self.bgzf(in: scratch)
+            _ = try scratch.write("data.gz", packed)
+            _ = try scratch.write("copy.gz", packed)
+            let result = try gzstream(["index", "data.gz"], in: scratch)
+            #expect(result.status == 0 && result.out == "" && result.err == "", "\(result)")
+            if let reference = try bgzip(["-r", "copy.gz"], in: scratch) {
+                #expect(reference.status == 0)
+                #expect(try scratch.read("data.gz.gzi") == (try scratch.read("copy.gz.gzi")))
+            }
+            let again = try gzstream(["index", "data.gz"], in: scratch)
+            #expect(again.status == 1)
+            #expect(again.err == "gzstream: data.gz.gzi: already exists; not overwritten (use -f to overwrite)\n")
+            let forced = try gzstream(["index", "-f", "data.gz"], in: scratch)
+            #expect(forced.status == 0 && forced.err == "", "\(forced)")
+            _ = try scratch.write("plain.gz", try gzstream(["pack", "-c"], in: scratch, input: .bytes([1, 2, 3])).stdout)
+            let plain = try gzstream(["index", "plain.gz"], in: scratch)
+            #expect(plain.status == 1)
+            #expect(plain.err == "gzstream: plain.gz: not BGZF: the bytes at byte 0 (member 1) are not a BGZF member "
+                + "with a BC subfield; an index needs BGZF, as 'gzstream pack --bgzf' and bgzip write it\n")
+            #expect(!FileManager.default.fileExists(atPath: scratch.path("plain.gz.gzi")))
+            let stdin = try gzstream(["index", "-"], in: scratch, input: .bytes(packed))
+            #expect(stdin.status == 1 && stdin.err.contains("index needs a file"), "\(stdin)")
+            let noFile = try gzstream(["index"], in: scratch)
+            #expect(noFile.status == 1 && noFile.err.hasPrefix("gzstream: Error: index needs a FILE"), "\(noFile)")
+        }
+    }
+}
