@@ -11,6 +11,8 @@ struct Options: Equatable {
     var force = false
     var level = 6
     var chunkSize = ByteStream.defaultChunkSize
+    /// Whether `--chunk-size` was given (unpack then writes in chunks of that size too).
+    var chunkSizeGiven = false
     /// `-N`/`-n`: `nil` takes each mode's default (pack stores the name and MTIME; unpack does
     /// not restore them), as GNU gzip.
     var useName: Bool?
@@ -92,7 +94,9 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             case "level": options.level = try parseLevel(try value(for: "--level", inline: inline))
             case "fast": try noValue(); options.level = 1
             case "best": try noValue(); options.level = 9
-            case "chunk-size": options.chunkSize = try parseChunkSize(try value(for: "--chunk-size", inline: inline))
+            case "chunk-size":
+                options.chunkSize = try parseChunkSize(try value(for: "--chunk-size", inline: inline))
+                options.chunkSizeGiven = true
             case "max-output":
                 options.maximumOutputSize = Int64(try parseSize(try value(for: "--max-output", inline: inline),
                                                                 option: "--max-output", range: 0...Int.max))

@@ -8,6 +8,10 @@ struct BGZFFrame: Equatable {
     /// The header's size in bytes: 12 + XLEN; the deflate data starts there.
     var headerSize: Int
 
+    /// The largest member, in bytes: BSIZE is 16 bits, so 65536; a header alone can ask for
+    /// 12 + 65535 bytes before it is known not to fit.
+    static let maximumSize = 12 + 65535
+
     /// What the bytes at the start of a member say.
     enum Parse: Equatable {
         /// A BGZF member header.
@@ -62,17 +66,19 @@ func loadUInt32(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
 }
 
 /// Cuts an input stream into whole BGZF members without inflating them: reads the inner stream
-/// in `chunkSize` reads into a buffer that holds at most one member and a chunk, and hands
-/// out each member's bytes. Stops at the first point that is not a whole BGZF member (the end
-/// of the input, another kind of member, zero padding, garbage, a member cut short, or a
-/// failed read); the bytes from there on stay in ``unconsumed``.
+/// in `chunkSize` reads into a buffer allocated once (room for two largest members and a
+/// chunk), and hands out each member's bytes. Stops at the first point that is not a whole
+/// BGZF member (the end of the input, another kind of member, zero padding, garbage, a member
+/// cut short, or a failed read); the bytes from there on stay in ``unconsumed``.
 ///
 /// Used by one thread at a time. Does not open or close the inner stream.
 final class BGZFMemberFramer {
     private let inner: ByteInputStream
     private let chunkSize: Int
-    private var staged: [UInt8] = []
+    private let capacity: Int
+    private let storage: UnsafeMutablePointer<UInt8>
     private var stagedStart = 0
+    private var stagedEnd = 0
     /// The offset in the whole compressed input of the next unconsumed byte.
     private(set) var offset: Int64
     /// Set once a read of the inner stream returned 0.
@@ -86,20 +92,26 @@ final class BGZFMemberFramer {
         self.inner = inner
         self.chunkSize = chunkSize
         self.offset = offset
+        capacity = 2 * BGZFFrame.maximumSize + chunkSize
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        storage.deallocate()
     }
 
     /// The bytes read and not handed out.
-    var unconsumed: ArraySlice<UInt8> { staged[stagedStart...] }
+    var unconsumed: [UInt8] { Array(UnsafeBufferPointer(start: storage + stagedStart, count: stagedEnd - stagedStart)) }
 
     /// Whether the input ended cleanly right here: nothing staged, the inner stream at its end.
-    var isAtCleanEnd: Bool { stagedStart == staged.count && innerEnded && innerError == nil }
+    var isAtCleanEnd: Bool { stagedStart == stagedEnd && innerEnded && innerError == nil }
 
     /// The next whole member: its offset, frame and bytes; `nil` where the input stops being
     /// whole BGZF members (see the type's summary).
     func next() -> (offset: Int64, frame: BGZFFrame, bytes: [UInt8])? {
         var frame: BGZFFrame
         parsing: while true {
-            let parsed = staged.withUnsafeBytes { BGZFFrame.parse(UnsafeRawBufferPointer(rebasing: $0[stagedStart...])) }
+            let parsed = BGZFFrame.parse(UnsafeRawBufferPointer(start: storage + stagedStart, count: stagedEnd - stagedStart))
             switch parsed {
             case .member(let found):
                 frame = found
@@ -111,30 +123,32 @@ final class BGZFMemberFramer {
             }
         }
         guard stage(frame.size) else { return nil }
-        let bytes = Array(staged[stagedStart..<(stagedStart + frame.size)])
+        let bytes = Array(UnsafeBufferPointer(start: storage + stagedStart, count: frame.size))
         let start = offset
         stagedStart += frame.size
         offset += Int64(frame.size)
         return (start, frame, bytes)
     }
 
-    /// Reads until at least `count` bytes are staged; `false` when the input ends or fails first.
+    /// Reads until at least `count` bytes (at most ``BGZFFrame/maximumSize``) are staged;
+    /// `false` when the input ends or fails first.
     private func stage(_ count: Int) -> Bool {
-        while staged.count - stagedStart < count {
+        while stagedEnd - stagedStart < count {
             if innerEnded || innerError != nil { return false }
-            if stagedStart >= BGZFOutputStream.maximumMemberSize {
-                // Amortised: at most one member's bytes move per member consumed.
-                staged.removeSubrange(0..<stagedStart)
+            if capacity - stagedEnd < chunkSize {
+                // At most one member's bytes move per member consumed.
+                let unread = stagedEnd - stagedStart
+                storage.update(from: storage + stagedStart, count: unread)
                 stagedStart = 0
+                stagedEnd = unread
             }
-            let old = staged.count
-            staged.append(contentsOf: repeatElement(0, count: chunkSize))
-            let read = staged.withUnsafeMutableBufferPointer { inner.read($0.baseAddress! + old, maxLength: chunkSize) }
-            staged.removeLast(chunkSize - max(read, 0))
+            let read = inner.read(storage + stagedEnd, maxLength: chunkSize)
             if read < 0 {
                 innerError = inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
             } else if read == 0 {
                 innerEnded = true
+            } else {
+                stagedEnd += read
             }
         }
         return true

@@ -232,15 +232,16 @@ struct BGZFInputTests {
 
     // MARK: Memory and lifecycle
 
-    @Test("Members held never exceed the window of 2 x threads, whatever the file size", arguments: [1, 2, 4])
+    @Test("Batches held (each at most 256 KiB of plain bytes or 64 members) never exceed the window of 2 x threads",
+          arguments: [1, 2, 4])
     func boundedWindow(threads: Int) throws {
         let sample = try sampleBGZF(memberCount: 40, seed: 9)
         let stream = BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: threads)
         let result = drain(stream, readSize: 1000)
         #expect(result.bytes == sample.plain)
         #expect(stream.window == 2 * threads)
-        #expect(stream.peakMembersHeld <= stream.window)
-        #expect(stream.peakMembersHeld >= min(stream.window, 2), "the window is used")
+        #expect(stream.peakBatchesHeld <= stream.window)
+        #expect(stream.peakBatchesHeld >= min(stream.window, 2), "the window is used")
         stream.close()
     }
 
