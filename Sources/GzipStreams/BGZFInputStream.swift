@@ -97,11 +97,11 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     public let maximumOutputSize: Int64?
     /// The most batches of members held at once: `2 × threads`.
     let window: Int
-    /// The plain bytes (ISIZE summed) after which a batch of members is closed: 256 KiB. A job
+    /// The plain bytes (ISIZE summed) after which a batch of members is closed: 128 KiB. A job
     /// inflates a batch, not one member, so that the threads hand work over a few times per
     /// MiB rather than sixteen (measured: one member per job spent more time waking threads
     /// than the inflating saved).
-    static let batchPlainSize = 256 * 1024
+    static let batchPlainSize = 128 * 1024
     /// The most members in one batch: 64 (many tiny members, such as empty ones).
     static let batchMemberLimit = 64
 

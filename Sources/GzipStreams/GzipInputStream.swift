@@ -20,9 +20,9 @@ import CZlib
 ///
 /// Memory: the inflate state (zlib's about 40 KiB, ISA-L's about 50 KiB, the 32 KiB window
 /// included) and one input buffer of `chunkSize` bytes, whatever the size of the input; with
-/// ISA-L on an input that cannot seek, also up to ``replayLimit`` bytes of the current member. The header's FNAME and
-/// FCOMMENT keep at most ``maximumHeaderFieldLength`` bytes each (the rest is read and checked
-/// but not kept).
+/// ISA-L on an input that cannot seek, also ``replayLimit`` bytes (1 MiB) for the current member.
+/// The header's FNAME and FCOMMENT keep at most ``maximumHeaderFieldLength`` bytes each (the
+/// rest is read and checked but not kept).
 ///
 /// Wraps ISA-L's `isal_inflate` (default) or zlib's `inflate`.
 public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
@@ -78,7 +78,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         /// deflate byte, the bytes already returned are skipped, and the rest of the member is
         /// zlib's (its bytes, its error and offset). The member's compressed bytes come back
         /// from the inner stream when it can seek (a regular file: ``ByteStream/PropertyKey/fileCurrentOffset``),
-        /// otherwise from a copy kept while the member is read, up to ``replayLimit`` bytes of
+        /// otherwise from a copy kept while the member is read, up to ``replayLimit`` (1 MiB) of
         /// it. Past that limit on an input that cannot seek, the error is ISA-L's own: the same
         /// kind (`invalidDeflateData` or `truncated`), with ISA-L's reason, an offset up to 8
         /// bytes further on (ISA-L reads ahead), and perhaps fewer of the bytes before it.
@@ -102,8 +102,9 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     private var zstream: ZStream?
     private var isal: IsalInflater?
     /// The most bytes of one member's deflate data kept to decode it again with zlib when
-    /// ISA-L fails on an input that cannot seek: 4 MiB.
-    public static let replayLimit = 4 * 1024 * 1024
+    /// ISA-L fails on an input that cannot seek: 1 MiB (reserved once, filled as the member is
+    /// read, so memory stays within 2 MiB of a small input's).
+    public static let replayLimit = 1024 * 1024
     /// The inner stream's offset at open, when it can seek: where compressed offset 0 is.
     private var rewindBase: Int64?
     /// The compressed-input offset of the current member's first deflate byte.
@@ -276,7 +277,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     private func record(_ bytes: UnsafePointer<UInt8>, count: Int) {
         guard replay.count + count <= max(Self.replayLimit, 2 * chunkSize) else {
             isRecording = false
-            replay = []
+            replay.removeAll(keepingCapacity: true)
             return
         }
         replay.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
@@ -403,6 +404,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             deflateStart = position
             if rewindBase == nil {
                 replay.removeAll(keepingCapacity: true)
+                // Growing by doubling would hold the old and the new copy at once.
+                replay.reserveCapacity(max(Self.replayLimit, 2 * chunkSize))
                 isRecording = true
                 record(inputBuffer + inputStart, count: inputEnd - inputStart)
             }

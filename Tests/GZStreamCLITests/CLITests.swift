@@ -28,7 +28,7 @@ Options:
       --fast, --best    the same as -1 and -9
       --level N         compression level 0 to 9 (0 stores without compressing)
       --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
-                        K, M suffixes: KiB, MiB)
+                        K, M suffixes: KiB, MiB); unpack writes 128K unless it is given
   -p, --threads N       pack: deflate on N threads; unpack, test: inflate BGZF input on
                         N threads (default: every core available)
   -b, --block-size N    pack: N KiB of input per parallel block (default 128; K, M suffixes);

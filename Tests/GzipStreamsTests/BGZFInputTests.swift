@@ -232,7 +232,7 @@ struct BGZFInputTests {
 
     // MARK: Memory and lifecycle
 
-    @Test("Batches held (each at most 256 KiB of plain bytes or 64 members) never exceed the window of 2 x threads",
+    @Test("Batches held (each at most 128 KiB of plain bytes or 64 members) never exceed the window of 2 x threads",
           arguments: [1, 2, 4])
     func boundedWindow(threads: Int) throws {
         let sample = try sampleBGZF(memberCount: 40, seed: 9)

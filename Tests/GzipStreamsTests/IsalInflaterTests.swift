@@ -74,7 +74,7 @@ struct IsalInflaterTests {
     func pastTheReplayLimit() throws {
         let data = mixedBytes(count: GzipInputStream.replayLimit + 1_000_000, seed: 44)
         var file = try pack(data, level: 1)
-        // A flip near the end of the deflate data, far past the first 4 MiB of the member.
+        // A flip near the end of the deflate data, far past the first MiB of the member.
         file[file.count - 200] ^= 0x10
         let zlib = try withTemporaryDirectory { directory in
             let path = try makeFile("big.gz", in: directory, bytes: file)
