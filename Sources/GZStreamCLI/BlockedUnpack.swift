@@ -111,16 +111,7 @@ extension Command {
             throw Reported(status: reportError(indexPath, error.message))
         }
         defer { temporary.discard() }
-        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true, displayName: indexPath)
-        temporary.descriptorClosed()
-        do {
-            try stream.openOrThrow()
-            try stream.writeAll(scan.bgzipEncoded)
-            try stream.closeOrThrow()
-        } catch {
-            stream.close()
-            throw Reported(status: reportError(indexPath, describe(error)))
-        }
+        try writeIndex(scan.bgzipEncoded, into: temporary, path: indexPath)
         temporary.setAttributes(mode: 0o666 & ~currentUmask(), times: nil, owner: nil)
         do {
             try temporary.publish(as: indexPath, replacing: options.force)

@@ -257,7 +257,7 @@ final class Command {
         // The index is published first and taken back if the output cannot be, so that the
         // two appear together or not at all.
         if let indexTemporary, let indexPath {
-            try writeIndex(outcome.index ?? BGZFIndex(), into: indexTemporary, path: indexPath)
+            try writeIndex((outcome.index ?? BGZFIndex()).encoded, into: indexTemporary, path: indexPath)
             indexTemporary.setAttributes(mode: permissions, times: nil, owner: inputInfo.map { ($0.owner, $0.group) })
             do {
                 try indexTemporary.publish(as: indexPath, replacing: options.force)
@@ -299,12 +299,12 @@ final class Command {
     }
 
     /// Writes the `.gzi` bytes into the index's temporary file and closes it.
-    private func writeIndex(_ index: BGZFIndex, into temporary: TemporaryFile, path: String) throws {
+    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: String) throws {
         let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true, displayName: path)
         temporary.descriptorClosed()
         do {
             try stream.openOrThrow()
-            try stream.writeAll(index.encoded)
+            try stream.writeAll(bytes)
             try stream.closeOrThrow()
         } catch {
             stream.close()
