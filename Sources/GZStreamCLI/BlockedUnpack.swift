@@ -30,6 +30,12 @@ extension Command {
             index = try BGZFIndex(decoding: bytes)
         } catch let error as ByteStreamError where error.errno == ENOENT {
             indexStream.close()
+            // Only a BGZF file can have an index: say so rather than suggest building one.
+            let start = PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
+            if !BGZFInputStream.startsWithBGZFMember(start) {
+                throw Reported(status: reportError(path, "not BGZF: --offset reads a range of a BGZF file "
+                    + "('gzstream pack --bgzf', bgzip) through its .gzi index"))
+            }
             throw Reported(status: reportError(path, "no index \(indexPath) (run 'gzstream index \(path)' to build it)"))
         } catch let error as BGZFIndexDecodingError {
             throw Reported(status: reportError(indexPath, error.description))
@@ -99,7 +105,7 @@ extension Command {
             defer { input.close() }
             scan = try BGZFIndex.scan(input, chunkSize: max(options.chunkSize, 64 << 10))
         } catch let error as GzipError {
-            let hint = error.kind == "not-bgzf" ? "; an index needs BGZF, as 'gzstream pack --bgzf' and bgzip write it" : ""
+            let hint = error.kind == "not-bgzf" ? "; an index needs a file of BGZF members only (no zero padding or other members after them)" : ""
             throw Reported(status: reportError(operand, describe(error) + hint))
         } catch let error as ByteStreamError {
             throw Reported(status: reportError(error.target ?? operand, describe(error)))

@@ -127,6 +127,12 @@ struct BlockedUnpackCLITests {
             let missing = try gzstream(["unpack", "--offset", "5", "-c", "data.gz"], in: scratch)
             #expect(missing.status == 1 && missing.out == "")
             #expect(missing.err == "gzstream: data.gz: no index data.gz.gzi (run 'gzstream index data.gz' to build it)\n")
+            // A plain gzip file can have no index: no hint to build one.
+            _ = try scratch.write("plain.gz", try gzstream(["pack", "-c"], in: scratch, input: .bytes([1, 2, 3])).stdout)
+            let plain = try gzstream(["unpack", "--offset", "1", "-c", "plain.gz"], in: scratch)
+            #expect(plain.status == 1 && plain.out == "")
+            #expect(plain.err == "gzstream: plain.gz: not BGZF: --offset reads a range of a BGZF file "
+                + "('gzstream pack --bgzf', bgzip) through its .gzi index\n")
             for arguments in [["unpack", "--offset", "5", "data.gz"], ["unpack", "--offset", "5", "-c"],
                               ["test", "--offset", "5", "data.gz"], ["unpack", "--length", "x", "-c", "data.gz"]] {
                 let result = try gzstream(arguments, in: scratch)
@@ -156,7 +162,7 @@ struct BlockedUnpackCLITests {
             let plain = try gzstream(["index", "plain.gz"], in: scratch)
             #expect(plain.status == 1)
             #expect(plain.err == "gzstream: plain.gz: not BGZF: the bytes at byte 0 (member 1) are not a BGZF member "
-                + "with a BC subfield; an index needs BGZF, as 'gzstream pack --bgzf' and bgzip write it\n")
+                + "with a BC subfield; an index needs a file of BGZF members only (no zero padding or other members after them)\n")
             #expect(!FileManager.default.fileExists(atPath: scratch.path("plain.gz.gzi")))
             let stdin = try gzstream(["index", "-"], in: scratch, input: .bytes(packed))
             #expect(stdin.status == 1 && stdin.err.contains("index needs a file"), "\(stdin)")

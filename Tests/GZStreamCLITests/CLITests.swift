@@ -37,7 +37,7 @@ Options:
                         (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
       --json            list: JSON instead of a table
       --offset N        unpack with -c or -o: write the plain bytes from offset N of a BGZF
-                        FILE.gz on, found through FILE.gz.gzi (see index); K, M, G suffixes
+                        FILE.gz on, found through FILE.gz.gzi (see index); K, M, G, T suffixes
       --length N        with --offset: at most N bytes (default: to the end)
       --bgzf            pack: BGZF (blocked gzip, as bgzip): members of at most 64 KiB
                         deflated by libdeflate on -p N threads (default: all cores);

@@ -306,6 +306,30 @@ struct BGZFIndexScanTests {
         #expect(try BGZFIndex(decoding: scan.index.encoded) == scan.index)
     }
 
+    @Test("The README's random-access example reads the plain bytes from the wanted offset on")
+    func readmeRandomAccess() throws {
+        let data = mixedBytes(count: 1_000_000, seed: 23)
+        let (bytes, stream) = try packBGZF(data, threads: 2, buildsIndex: true)
+        try withTemporaryDirectory { directory in
+            let path = try makeFile("data.gz", in: directory, bytes: bytes)
+            _ = try makeFile("data.gz.gzi", in: directory, bytes: try #require(stream.index).encoded)
+            // As in README.md, with the paths of this folder:
+            let index = try BGZFIndex(decoding: try FileInputStream(path: path + ".gzi").readToEnd())
+            let wanted: UInt64 = 300_000
+            let (entry, membersBefore) = index.start(containing: wanted)
+            let file = FileInputStream(path: path)
+            file.open()
+            #expect(file.setProperty(Int64(entry.compressedOffset), forKey: .fileCurrentOffset))
+            let bgzf = BGZFInputStream(wrapping: file, start: .init(compressedOffset: Int64(entry.compressedOffset),
+                                                                    membersBefore: membersBefore))
+            let skip = Int(wanted - entry.uncompressedOffset)
+            #expect(entry.compressedOffset > 0 && skip < BGZFOutputStream.maximumPlainMemberSize)
+            let rest = try bgzf.readToEnd()
+            bgzf.close()
+            #expect(Array(rest.dropFirst(skip)) == Array(data.dropFirst(Int(wanted))))
+        }
+    }
+
     @Test("scan's .gzi equals bgzip -r's byte for byte, also with empty members and concatenated files")
     func scanMatchesBgzip() throws {
         guard let bgzip = installedTool("bgzip") else { return }
