@@ -442,12 +442,18 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             z.pointee.next_out = nil
         }
         while true {
+            var inputEnded = false
             if inputStart == inputEnd, try !refill() {
-                throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
+                // zlib may still hold output without more input (the rest of a match cut by
+                // the end of the last call's room): one more call gives it.
+                inputEnded = true
             }
             z.pointee.next_in = inputBuffer + inputStart
             z.pointee.avail_in = UInt32(inputEnd - inputStart)
             let code = CZlib.inflate(z, Z_NO_FLUSH)
+            if inputEnded, code != Z_STREAM_END, capacity == Int(z.pointee.avail_out) {
+                throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
+            }
             inputStart = inputEnd - Int(z.pointee.avail_in)
             let produced = capacity - Int(z.pointee.avail_out)
             switch code {

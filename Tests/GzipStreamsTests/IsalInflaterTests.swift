@@ -115,14 +115,26 @@ struct IsalInflaterTests {
         #expect(slow.error == nil && slow.bytes == plain)
     }
 
-    @Test("Every prefix of a two-member file ends in an error, except the first member alone")
-    func everyPrefixFails() throws {
-        let first = try pack(mixedBytes(count: 3000, seed: 7))
-        let file = first + (try pack(textBytes(count: 500, seed: 8)))
-        // Cut after the first member, the file is a valid one-member file.
-        for length in 0..<file.count where length != first.count {
-            let decoded = unpack(Array(file.prefix(length)), chunkSize: 5, inflater: .isal)
-            #expect(decoded.error != nil, "prefix of \(length) bytes decoded without an error")
+    /// Found by the attack run: cut inside a match, zlib gave the rest of the match only when
+    /// called again, which the end of input prevented; 488 of 3,100 cuts of one member lost a
+    /// byte, and how many depended on the read sizes.
+    @Test("Every prefix of a two-member file: ISA-L's outcome equals zlib's, whatever the read and chunk sizes")
+    func everyPrefix() throws {
+        let first = try pack(textBytes(count: 4000, seed: 7))
+        let file = first + (try pack(mixedBytes(count: 500, seed: 8)))
+        for length in 0..<file.count {
+            let prefix = Array(file.prefix(length))
+            let reference = DecoderOutcome(gunzipStream(prefix, chunkSize: 4096, inflater: .zlib))
+            if length != first.count {
+                #expect(reference.error != nil, "prefix of \(length) bytes decoded without an error")
+            }
+            for (chunkSize, readSize) in [(4096, 64 * 1024), (5, 1), (100, 7)] {
+                let zlib = DecoderOutcome(gunzipStream(prefix, chunkSize: chunkSize, inflater: .zlib), readSize: readSize)
+                let isal = DecoderOutcome(gunzipStream(prefix, chunkSize: chunkSize, inflater: .isal), readSize: readSize)
+                #expect(zlib.bytes == reference.bytes && zlib.error == reference.error,
+                        "zlib, prefix \(length), chunk \(chunkSize), reads of \(readSize)")
+                #expect(isal == zlib, "ISA-L, prefix \(length), chunk \(chunkSize), reads of \(readSize)")
+            }
         }
     }
 
