@@ -46,7 +46,13 @@ extension Command {
         guard input.setProperty(Int64(entry.compressedOffset), forKey: .fileCurrentOffset) else {
             throw Reported(status: reportError(path, "cannot seek to byte \(entry.compressedOffset) (not a regular file)"))
         }
-        let bgzf = BGZFInputStream(wrapping: input, threads: inflateThreads, chunkSize: options.chunkSize,
+        // An index made for another file (or before the file changed) points elsewhere.
+        let member = PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
+        guard BGZFInputStream.startsWithBGZFMember(member.peekedBytes) else {
+            throw Reported(status: reportError(path, "no BGZF member at byte \(entry.compressedOffset), where "
+                + "\(indexPath) says one starts: the index is not this file's (run 'gzstream index -f \(path)')"))
+        }
+        let bgzf = BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: options.chunkSize,
                                    trailingGarbage: .ignore,
                                    start: .init(compressedOffset: Int64(entry.compressedOffset), membersBefore: membersBefore),
                                    closesInnerStream: false)
@@ -58,9 +64,15 @@ extension Command {
             var remaining = options.rangeLength ?? Int64.max
             let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: options.chunkSize)
             defer { buffer.deallocate() }
-            while remaining > 0 {
+            func read() throws -> Int {
                 let count = bgzf.read(buffer, maxLength: options.chunkSize)
                 if count < 0 { throw bgzf.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                return count
+            }
+            // Also with --length 0, the bytes before the offset are read: an offset past the
+            // end is an error either way.
+            while remaining > 0 || skip > 0 {
+                let count = try read()
                 if count == 0 { break }
                 var start = 0
                 if skip > 0 {
@@ -74,9 +86,19 @@ extension Command {
                     written += Int64(length)
                 }
             }
-            if skip > 0, options.rangeLength != 0 {
+            if skip > 0 {
                 let size = offset - skip
                 throw Reported(status: reportError(path, "offset \(offset) is past the end of the data (\(size) bytes)"))
+            }
+            // A member's bytes can come out before its CRC-32 and ISIZE are checked (once a
+            // damaged member sent the decode down the sequential path): read on past the end of
+            // the last member the range touches, so that its damage is an error, as with
+            // `bgzip -b -s`.
+            if written > 0 {
+                let rangeEnd = UInt64(offset + written)
+                let next = index.entries.first { $0.uncompressedOffset >= rangeEnd }
+                let checkedThrough = next.map { Int64($0.uncompressedOffset - entry.uncompressedOffset) }
+                while checkedThrough.map({ bgzf.uncompressedByteCount <= $0 }) ?? true, try read() > 0 {}
             }
         } catch {
             if closesOutput { output.close() }

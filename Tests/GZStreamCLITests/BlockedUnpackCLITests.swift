@@ -141,6 +141,38 @@ struct BlockedUnpackCLITests {
         }
     }
 
+    /// Found by the attack run: a range whose member failed its CRC-32 came out with exit 0,
+    /// an index of another file gave no bytes and exit 0, and --length 0 past the end exit 0.
+    @Test("unpack --offset: a damaged member in the range is an error; a foreign index and an offset past the end too")
+    func rangeChecks() throws {
+        try withScratch { scratch in
+            _ = try scratch.write("plain", Self.plain)
+            #expect(try gzstream(["pack", "--bgzf", "--level", "0", "--index", "plain", "-o", "stored.gz"], in: scratch).status == 0)
+            // Level 0: members of 18 + 5 + 65280 + 8 bytes; flip plain byte 3 * 65280 + 1000.
+            var stored = try readBytes(scratch.path("stored.gz"))
+            stored[3 * 65311 + 18 + 5 + 1000] ^= 1
+            _ = try scratch.write("stored.gz", stored)
+            let damaged = try gzstream(["unpack", "-c", "--offset", "196000", "--length", "1000", "stored.gz"], in: scratch)
+            #expect(damaged.status == 1, "\(damaged)")
+            #expect(damaged.err.hasPrefix("gzstream: stored.gz: CRC-32 mismatch in member 4 at byte "), "\(damaged)")
+            let before = try gzstream(["unpack", "-c", "--offset", "1000", "--length", "1000", "stored.gz"], in: scratch)
+            #expect(before.status == 0 && before.stdout == Array(Self.plain[1000..<2000]), "\(before)")
+
+            #expect(try gzstream(["pack", "--bgzf", "-1", "--index", "plain", "-o", "one.gz"], in: scratch).status == 0)
+            #expect(try gzstream(["pack", "--bgzf", "-9", "plain", "-o", "nine.gz"], in: scratch).status == 0)
+            try FileManager.default.copyItem(atPath: scratch.path("one.gz.gzi"), toPath: scratch.path("nine.gz.gzi"))
+            let foreign = try gzstream(["unpack", "-c", "--offset", "65280", "--length", "10", "nine.gz"], in: scratch)
+            #expect(foreign.status == 1 && foreign.out == "", "\(foreign)")
+            #expect(foreign.err.contains("where nine.gz.gzi says one starts: the index is not this file's"), "\(foreign)")
+
+            let size = Self.plain.count
+            let past = try gzstream(["unpack", "-c", "--offset", "\(size + 1)", "--length", "0", "one.gz"], in: scratch)
+            #expect(past.status == 1 && past.err == "gzstream: one.gz: offset \(size + 1) is past the end of the data (\(size) bytes)\n")
+            let atEnd = try gzstream(["unpack", "-c", "--offset", "\(size)", "--length", "0", "one.gz"], in: scratch)
+            #expect(atEnd.status == 0 && atEnd.out == "" && atEnd.err == "", "\(atEnd)")
+        }
+    }
+
     @Test("gzstream index writes bgzip -r's .gzi; refuses to overwrite without -f, non-BGZF input and stdin")
     func index() throws {
         try withScratch { scratch in
