@@ -1,5 +1,5 @@
 import ByteStreams
-import CLibdeflate
+import CIsal
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -27,12 +27,20 @@ extension GzipInputStream: GzipDecodingStream {}
 /// Reads BGZF data (SAM/BAM specification §4.1) from an inner input stream and yields the plain
 /// bytes, inflating up to `threads` members at once: the reading thread cuts the input into
 /// whole members by their `BC` subfield (BSIZE + 1 bytes each, at most 64 KiB) without
-/// inflating, worker threads inflate each with libdeflate and check its CRC-32 and ISIZE, and
-/// the members' bytes are returned in order.
+/// inflating, worker threads inflate them in batches (up to 128 KiB of plain bytes) with
+/// ISA-L's whole-buffer inflate and check each member's CRC-32 and ISIZE, and the bytes are
+/// returned in order.
+///
+/// ISA-L, not libdeflate, because it is the sequential reader's decoder: libdeflate accepts
+/// the reserved distance codes 30 and 31 and literal/length codes 286 and 287, which zlib and
+/// ISA-L reject, so a member built around one (with a matching CRC-32) decoded here where the
+/// sequential reader fails (`fixtures/regressions/bgzf-reserved-distance-code.bgz`). ISA-L's
+/// own leniency (see ``GzipInputStream/Inflater/isal``) is the same on both paths. Measured on
+/// the 256 MiB benchmark file, the same speed as libdeflate (0.48-0.60 s against 0.50-0.69 s).
 ///
 /// The result is exactly ``GzipInputStream``'s for the same input, `chunkSize`,
 /// `trailingGarbage` and `maximumOutputSize`: the same bytes, errors, member numbers and
-/// offsets, counters and header. Whenever a member fails a fast check (libdeflate rejects it,
+/// offsets, counters and header. Whenever a member fails a fast check (ISA-L rejects it,
 /// CRC-32 or ISIZE differ, an ISIZE above 64 KiB), the next bytes are not a BGZF member (a
 /// plain gzip member, zero padding, garbage, a member cut short, the end of an empty input), or
 /// the output limit would be passed inside a member, the rest of the input from that member's
@@ -47,10 +55,10 @@ extension GzipInputStream: GzipDecodingStream {}
 /// every error, the output limit's included). A failed read of the inner stream is reported
 /// once the bytes before it were decoded.
 ///
-/// Memory: at most `2 × threads` members held (read and not yet returned, each at most 64 KiB
-/// compressed and 64 KiB plain), a buffer of one member and one chunk for reading, and a
-/// libdeflate decompressor per worker; whatever the input size or the speed of the caller.
-/// Each worker allocates its decompressor on its first member; they are freed when the stream
+/// Memory: at most `2 × threads` batches held (read and not yet returned, each up to 128 KiB
+/// plain, or 64 members), a buffer of two members and one chunk for reading, and an ISA-L
+/// inflate state (about 50 KiB) per worker; whatever the input size or the speed of the
+/// caller. Each worker allocates its state on its first batch; they are freed when the stream
 /// closes. ``ByteStream/close()`` returns only after every worker has stopped.
 ///
 /// ``ByteStream/open()`` opens the inner stream if it is not open yet; ``ByteStream/close()``
@@ -58,8 +66,8 @@ extension GzipInputStream: GzipDecodingStream {}
 /// being inflated. Not thread-safe: one thread or queue at a time reads (the worker threads are
 /// internal).
 ///
-/// Wraps libdeflate's `libdeflate_deflate_decompress_ex` and `libdeflate_crc32`, and zlib's
-/// `inflate` (through ``GzipInputStream``) for what is not whole BGZF members.
+/// Wraps ISA-L's `isal_inflate_stateless` and `crc32_gzip_refl`, and ``GzipInputStream`` for
+/// what is not whole, valid BGZF members.
 public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchecked Sendable {
     /// The bytes ``startsWithBGZFMember(_:)`` looks at: 16.
     public static let signatureLength = 16
@@ -315,13 +323,13 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     }
 }
 
-/// A worker's libdeflate decompressor, allocated on the worker's first member and used only on
-/// that worker's queue; ``release()`` frees it once the worker has stopped.
+/// A worker's ISA-L inflate state, allocated on the worker's first batch and used only on that
+/// worker's queue; ``release()`` frees it once the worker has stopped.
 final class MemberInflater {
-    /// The number of libdeflate decompressors allocated and not yet freed, across the process.
+    /// The number of inflate states allocated and not yet freed, across the process.
     static let liveCount = Atomic<Int>(0)
 
-    private var decompressor: OpaquePointer?
+    private var isalState: UnsafeMutablePointer<inflate_state>?
 
     /// Inflates whole BGZF members, one after another into one buffer, and checks each: its
     /// deflate data must end exactly where its trailer starts and give ISIZE bytes (at most
@@ -329,9 +337,9 @@ final class MemberInflater {
     /// - Parameters:
     ///   - members: Each member's bytes, header to trailer.
     ///   - headerSizes: Where each member's deflate data starts, in bytes.
-    /// - Returns: The plain bytes of all of them, or `nil` when any check fails (or no
-    ///   decompressor could be allocated): the caller then lets the sequential reader find the error.
-    /// Wraps libdeflate's `libdeflate_deflate_decompress_ex` and `libdeflate_crc32`.
+    /// - Returns: The plain bytes of all of them, or `nil` when any check fails:
+    ///   the caller then lets the sequential reader find the error.
+    /// Wraps ISA-L's `isal_inflate_stateless` and `crc32_gzip_refl`.
     func inflate(_ members: [[UInt8]], headerSizes: [Int]) -> [UInt8]? {
         var sizes: [Int] = []
         for member in members {
@@ -340,9 +348,10 @@ final class MemberInflater {
             guard size <= BGZFOutputStream.maximumMemberSize else { return nil }
             sizes.append(size)
         }
-        if decompressor == nil {
-            guard let allocated = libdeflate_alloc_decompressor() else { return nil }
-            decompressor = allocated
+        if isalState == nil {
+            let state = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
+            isal_inflate_init(state)
+            isalState = state
             Self.liveCount.add(1, ordering: .relaxed)
         }
         let total = sizes.reduce(0, +)
@@ -363,28 +372,33 @@ final class MemberInflater {
     }
 
     /// Inflates one member into `output`, which holds `size` bytes (its ISIZE); `false` when a
-    /// check fails.
+    /// check fails: the deflate data must end in the member's last byte before the trailer.
     private func inflate(_ member: [UInt8], headerSize: Int, into output: UnsafeMutablePointer<UInt8>,
                          size: Int) -> Bool {
         let total = member.count
         let deflateCount = total - headerSize - 8
-        guard deflateCount > 0 else { return false }
+        guard deflateCount > 0, let state = isalState else { return false }
         return member.withUnsafeBytes { input in
-            var consumed = 0
-            var produced = 0
-            let result = libdeflate_deflate_decompress_ex(decompressor, input.baseAddress! + headerSize, deflateCount,
-                                                          output, size, &consumed, &produced)
-            guard result == LIBDEFLATE_SUCCESS, consumed == deflateCount, produced == size else { return false }
+            isal_inflate_reset(state)
+            state.pointee.crc_flag = UInt32(ISAL_DEFLATE)
+            state.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: UInt8.self) + headerSize)
+            state.pointee.avail_in = UInt32(deflateCount)
+            state.pointee.next_out = output
+            state.pointee.avail_out = UInt32(size)
+            let result = isal_inflate_stateless(state)
+            let unread = Int(state.pointee.avail_in) + Int(state.pointee.read_in_length) / 8
+            state.pointee.next_in = nil
+            state.pointee.next_out = nil
+            guard result == ISAL_DECOMP_OK, unread == 0, state.pointee.avail_out == 0 else { return false }
             return crc32(0, UnsafeRawBufferPointer(start: output, count: size)) == loadUInt32(input, at: total - 8)
         }
     }
 
-    /// Frees the decompressor; call only once the worker has no job left. Wraps libdeflate's
-    /// `libdeflate_free_decompressor`.
+    /// Frees the inflate state; call only once the worker has no job left.
     func release() {
-        guard let decompressor else { return }
-        libdeflate_free_decompressor(decompressor)
-        self.decompressor = nil
+        guard let isalState else { return }
+        isalState.deallocate()
+        self.isalState = nil
         Self.liveCount.subtract(1, ordering: .relaxed)
     }
 

@@ -49,7 +49,7 @@ import Synchronization
 /// ``abandon()`` return, and before a write that failed returns.
 ///
 /// Not thread-safe: one thread or queue at a time writes and closes (the worker threads are
-/// internal). Wraps libdeflate's `libdeflate_deflate_compress` and `libdeflate_crc32`.
+/// internal). Wraps libdeflate's `libdeflate_deflate_compress` and ISA-L's `crc32_gzip_refl`.
 public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     /// The compression level used when none is given: 6, as bgzip with libdeflate.
     public static let defaultLevel = 6
