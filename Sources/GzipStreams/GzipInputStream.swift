@@ -424,8 +424,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             if produced == 0 { throw error }
             pendingError = error
         }
-        try account(buffer, produced: produced)
-        return produced
+        return try account(buffer, produced: produced)
     }
 
     /// One zlib inflate into `buffer`, refilling the input as needed, until it produces bytes,
@@ -486,15 +485,25 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         return capacity
     }
 
-    /// Adds `produced` bytes at `buffer` to the member's CRC-32 and sizes; checks the limit.
-    private func account(_ buffer: UnsafeMutablePointer<UInt8>, produced: Int) throws {
-        guard produced > 0 else { return }
-        memberCRC = crc32(memberCRC, UnsafeRawBufferPointer(start: buffer, count: produced))
-        memberSize += Int64(produced)
-        uncompressedByteCount += Int64(produced)
-        if let limit = maximumOutputSize, uncompressedByteCount > limit {
-            throw GzipError.outputLimitExceeded(limit: limit, offset: position)
+    /// Adds `produced` bytes at `buffer` to the member's CRC-32 and sizes, up to the output
+    /// limit: past it, only the bytes up to the limit count, and the next read fails with
+    /// ``GzipError/outputLimitExceeded(limit:offset:)`` (so exactly `maximumOutputSize` bytes
+    /// come out, whatever the read sizes).
+    /// - Returns: The bytes to return: `produced`, or fewer at the limit.
+    /// - Throws: ``GzipError/outputLimitExceeded(limit:offset:)`` when no byte is left under it.
+    private func account(_ buffer: UnsafeMutablePointer<UInt8>, produced: Int) throws -> Int {
+        guard produced > 0 else { return 0 }
+        var given = produced
+        if let limit = maximumOutputSize, uncompressedByteCount + Int64(produced) > limit {
+            given = Int(limit - uncompressedByteCount)
+            let error = GzipError.outputLimitExceeded(limit: limit, offset: position)
+            if given == 0 { throw error }
+            pendingError = error
         }
+        memberCRC = crc32(memberCRC, UnsafeRawBufferPointer(start: buffer, count: given))
+        memberSize += Int64(given)
+        uncompressedByteCount += Int64(given)
+        return given
     }
 
     /// ``inflate(into:maxLength:)`` through ISA-L: the same contract, and the bytes ISA-L read
@@ -533,11 +542,11 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         if failure != nil, try continueMemberWithZlib() {
             return try inflate(into: buffer, maxLength: maxLength)
         }
-        try account(buffer, produced: produced)
-        guard let failure else { return produced }
-        if produced == 0 { throw failure }
-        pendingError = failure
-        return produced
+        if let failure {
+            if produced == 0 { throw failure }
+            pendingError = failure
+        }
+        return try account(buffer, produced: produced)
     }
 
     /// Decodes the current member again with zlib from its first deflate byte, skipping the

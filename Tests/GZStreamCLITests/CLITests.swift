@@ -604,8 +604,12 @@ struct CLITests {
             #expect(toOutput.status == 1)
             #expect(toOutput.err.hasPrefix("gzstream: m.gz: output exceeds the limit of 1024 bytes (at byte "))
             #expect(toOutput.err.hasSuffix(" of the input)\n") && toOutput.err.split(separator: "\n").count == 1)
-            #expect(toOutput.stdout.count <= 1024)
-            #expect(toOutput.stdout == Array(text.prefix(toOutput.stdout.count)))
+            #expect(toOutput.stdout == Array(text.prefix(1024)), "exactly the limit's bytes")
+            for chunkSize in ["1", "100", "4096", "1M"] {
+                let sized = try gzstream(["unpack", "-c", "--max-output", "5000", "--chunk-size", chunkSize, "m.gz"],
+                                         in: scratch)
+                #expect(sized.status == 1 && sized.stdout == Array(text.prefix(5000)), "--chunk-size \(chunkSize): \(sized)")
+            }
 
             let exact = try gzstream(["unpack", "-c", "--max-output", "10000", "m.gz"], in: scratch)
             #expect(exact.status == 0 && exact.err == "", "\(exact)")

@@ -629,7 +629,22 @@ struct ErrorTests {
             #expect(reported == limit)
             #expect(offset > 0 && offset <= Int64(bytes.count), "the offset lies in the input")
             #expect(result.gzipError?.kind == "output-limit")
-            #expect(Int64(result.bytes.count) <= limit)
+            #expect(Int64(result.bytes.count) == limit, "exactly the limit's bytes come out")
+        }
+        // Exactly `limit` bytes whatever the chunk and read sizes and the inflater (the attack
+        // run saw 0 to 64 KiB short of it, varying from run to run through the CLI).
+        let long = try pack(mixedBytes(count: 300_000, seed: 41))
+        for inflater in [GzipInputStream.Inflater.isal, .zlib] {
+            for (chunkSize, readSize) in [(4096, 65536), (1, 1), (100, 7), (65536, 131_072)] {
+                for limit: Int64 in [0, 1, 4095, 4096, 100_000, 299_999] {
+                    let stream = gunzipStream(long, chunkSize: chunkSize, maximumOutputSize: limit, inflater: inflater)
+                    let result = drain(stream, readSize: readSize)
+                    #expect(Int64(result.bytes.count) == limit && result.gzipError?.kind == "output-limit",
+                            "\(inflater), chunk \(chunkSize), reads of \(readSize), limit \(limit): \(result.bytes.count) bytes")
+                    #expect(stream.uncompressedByteCount == Int64(result.bytes.count))
+                    stream.close()
+                }
+            }
         }
         let exact = failure(bytes, maximumOutputSize: size)
         #expect(exact.error == nil)
