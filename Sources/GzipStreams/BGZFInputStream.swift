@@ -35,8 +35,9 @@ extension GzipInputStream: GzipDecodingStream {}
 /// the reserved distance codes 30 and 31 and literal/length codes 286 and 287, which zlib and
 /// ISA-L reject, so a member built around one (with a matching CRC-32) decoded here where the
 /// sequential reader fails (`fixtures/regressions/bgzf-reserved-distance-code.bgz`). ISA-L's
-/// own leniency (see ``GzipInputStream/Inflater/isal``) is the same on both paths. Measured on
-/// the 256 MiB benchmark file, the same speed as libdeflate (0.48-0.60 s against 0.50-0.69 s).
+/// own leniency (see ``GzipInputStream/Inflater/isal``) is the same on both paths. It costs
+/// speed: `gzstream test` of the 256 MiB benchmark file took 0.36-0.53 s with ISA-L against
+/// 0.35-0.45 s with libdeflate (5 interleaved runs each).
 ///
 /// The result is exactly ``GzipInputStream``'s for the same input, `chunkSize`,
 /// `trailingGarbage` and `maximumOutputSize`: the same bytes, errors, member numbers and
