@@ -118,9 +118,7 @@ extension Command {
         }
         _ = try inputInfo(operand)
         let indexPath = operand + ".gzi"
-        if !options.force, FileInfo(path: indexPath) != nil || FileInfo.isSymbolicLink(indexPath) {
-            throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
-        }
+        try refuseToReplaceIndex(indexPath, existing: FileInfo(path: indexPath))
         let input = FileInputStream(path: operand)
         let scan: BGZFIndex.Scan
         do {
@@ -132,30 +130,15 @@ extension Command {
         } catch let error as ByteStreamError {
             throw Reported(status: reportError(error.target ?? operand, describe(error)))
         }
-        let temporary: TemporaryFile
-        do {
-            temporary = try TemporaryFile(besides: indexPath)
-        } catch let error as PublishError {
-            throw Reported(status: reportError(indexPath, error.message))
-        }
+        let temporary = try temporaryFile(besides: indexPath, shownAs: indexPath)
         defer { temporary.discard() }
         try writeIndex(scan.bgzipEncoded, into: temporary, path: indexPath)
-        temporary.setAttributes(mode: 0o666 & ~currentUmask(), times: nil, owner: nil)
-        do {
-            try temporary.publish(as: indexPath, replacing: options.force)
-        } catch let error as PublishError {
-            throw Reported(status: reportError(indexPath, error.message))
-        }
+        temporary.setAttributes(mode: defaultPermissions(), times: nil, owner: nil)
+        try publishIndex(temporary, as: indexPath)
         if options.verbose {
             diagnostics.write("gzstream: \(operand): \(scan.memberCount) members, \(scan.uncompressedSize) bytes "
                 + "-> \(indexPath) (\(scan.index.entries.count) entries)\n")
         }
         return .success
     }
-}
-
-private func currentUmask() -> mode_t {
-    let mask = umask(0)
-    umask(mask)
-    return mask
 }

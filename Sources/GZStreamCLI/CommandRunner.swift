@@ -128,7 +128,7 @@ final class Command {
             do {
                 let result: ExitStatus
                 if options.mode == .index {
-                    result = try buildIndex(operand)   // BGZF hook: BlockedUnpack.swift
+                    result = try buildIndex(operand)
                 } else if options.mode == .test || options.mode == .list {
                     result = try inspect(operand, listing: listing)
                 } else {
@@ -215,28 +215,14 @@ final class Command {
         if let indexPath {
             let existingIndex = FileInfo(path: indexPath)
             try rejectSameFile(inputInfo, existingIndex, inputName: inputName)
-            if !options.force, existingIndex != nil || FileInfo.isSymbolicLink(indexPath) {
-                throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
-            }
+            try refuseToReplaceIndex(indexPath, existing: existingIndex)
         }
         // -o naming a symbolic link (`-o /dev/stdout` into a file, say) writes the file the
         // link points to, as a shell redirection would; the link itself stays.
         let publishPath = options.outputPath != nil ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
-        let temporary: TemporaryFile
-        do {
-            temporary = try TemporaryFile(besides: publishPath)
-        } catch let error as PublishError {
-            throw Reported(status: reportError(outputPath, error.message))
-        }
+        let temporary = try temporaryFile(besides: publishPath, shownAs: outputPath)
         defer { temporary.discard() }
-        var indexTemporary: TemporaryFile?
-        if let indexPath {
-            do {
-                indexTemporary = try TemporaryFile(besides: indexPath)
-            } catch let error as PublishError {
-                throw Reported(status: reportError(indexPath, error.message))
-            }
-        }
+        let indexTemporary = try indexPath.map { try temporaryFile(besides: $0, shownAs: $0) }
         defer { indexTemporary?.discard() }
         let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true,
                                       displayName: outputPath)
@@ -259,11 +245,7 @@ final class Command {
         if let indexTemporary, let indexPath {
             try writeIndex((outcome.index ?? BGZFIndex()).encoded, into: indexTemporary, path: indexPath)
             indexTemporary.setAttributes(mode: permissions, times: nil, owner: inputInfo.map { ($0.owner, $0.group) })
-            do {
-                try indexTemporary.publish(as: indexPath, replacing: options.force)
-            } catch let error as PublishError {
-                throw Reported(status: reportError(indexPath, error.message))
-            }
+            try publishIndex(indexTemporary, as: indexPath)
         }
         do {
             try temporary.publish(as: finalPath, replacing: options.force)
@@ -296,6 +278,32 @@ final class Command {
                                     outputName: outputPath, closesOutput: true)
         report(outcome, inputName: inputName, outputName: outputPath)
         return outcome.status
+    }
+
+    /// A temporary file beside `path`, to be renamed into place; a failure is reported
+    /// naming `subject` (the path the user gave).
+    func temporaryFile(besides path: String, shownAs subject: String) throws -> TemporaryFile {
+        do {
+            return try TemporaryFile(besides: path)
+        } catch let error as PublishError {
+            throw Reported(status: reportError(subject, error.message))
+        }
+    }
+
+    /// Refuses to replace an existing `.gzi` (or a link by that name) without `-f`.
+    func refuseToReplaceIndex(_ indexPath: String, existing: FileInfo?) throws {
+        if !options.force, existing != nil || FileInfo.isSymbolicLink(indexPath) {
+            throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
+        }
+    }
+
+    /// Renames a written `.gzi` into place (over an existing one only with `-f`).
+    func publishIndex(_ temporary: TemporaryFile, as indexPath: String) throws {
+        do {
+            try temporary.publish(as: indexPath, replacing: options.force)
+        } catch let error as PublishError {
+            throw Reported(status: reportError(indexPath, error.message))
+        }
     }
 
     /// Writes the `.gzi` bytes into the index's temporary file and closes it.
@@ -452,7 +460,7 @@ final class Command {
                 preconditionFailure("test, list and index do not transform")
             }
         } catch let reported as Reported {
-            throw reported   // BGZF hook: already reported by BlockedUnpack.swift
+            throw reported   // already reported (unpackRange)
         } catch let error as ByteStreamError where error.errno == EPIPE && error.target == "standard output" {
             brokenPipe = true
             throw Reported(status: .error)
@@ -623,7 +631,8 @@ func safeFileName(_ stored: [UInt8]) -> String? {
     return name
 }
 
-private func defaultPermissions() -> mode_t {
+/// The mode of a new file: 0666 less the process's umask.
+func defaultPermissions() -> mode_t {
     let mask = umask(0)
     umask(mask)
     return 0o666 & ~mask

@@ -57,6 +57,12 @@ struct BGZFFrame: Equatable {
     }
 }
 
+/// The ISIZE a whole member's trailer stores, from its last 4 bytes (RFC 1952 §2.3.1); the
+/// member holds at least its 8-byte trailer.
+func storedPlainSize(ofMember member: [UInt8]) -> Int {
+    member.withUnsafeBytes { Int(loadUInt32($0, at: $0.count - 4)) }
+}
+
 func loadUInt16(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt16 {
     UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
 }

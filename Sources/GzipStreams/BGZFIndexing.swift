@@ -49,7 +49,7 @@ extension BGZFIndex {
         let framer = BGZFMemberFramer(inner: input, chunkSize: chunkSize, offset: 0)
         var scan = Scan(index: BGZFIndex(), dataMemberCount: 0, memberCount: 0, compressedSize: 0, uncompressedSize: 0)
         while let member = framer.next() {
-            let plainSize = member.bytes.withUnsafeBytes { loadUInt32($0, at: member.frame.size - 4) }
+            let plainSize = storedPlainSize(ofMember: member.bytes)
             scan.memberCount += 1
             if plainSize > 0 {
                 if scan.dataMemberCount > 0 {
@@ -67,7 +67,7 @@ extension BGZFIndex {
             return scan
         }
         // Why the framer stopped: a BGZF header cut short, or bytes that are no BGZF member.
-        let rest = Array(framer.unconsumed)
+        let rest = framer.unconsumed
         let member = scan.memberCount + 1
         let parsed = rest.withUnsafeBytes { BGZFFrame.parse($0) }
         switch parsed {

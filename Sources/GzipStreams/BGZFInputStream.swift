@@ -1,5 +1,4 @@
 import ByteStreams
-import CIsal
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -251,7 +250,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
                 framed.append(member)
                 members.append(member.bytes)
                 headerSizes.append(member.frame.headerSize)
-                plainSize += member.bytes.withUnsafeBytes { Int(loadUInt32($0, at: $0.count - 4)) }
+                plainSize += storedPlainSize(ofMember: member.bytes)
             }
             guard !members.isEmpty else { break }
             batchSizes.append(members.count)
@@ -271,7 +270,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
             if framer.isAtCleanEnd && parallelMemberCount > 0 {
                 ended = true
             } else {
-                startSequential(at: framer.offset, prefix: Array(framer.unconsumed))
+                startSequential(at: framer.offset, prefix: framer.unconsumed)
             }
             return
         }
@@ -318,8 +317,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     /// Waits for every worker and frees their decompressors.
     private func stopWorkers() {
         guard let pipeline else { return }
-        pipeline.cancelAndJoin()
-        for inflater in pipeline.workerStates { inflater.release() }
+        pipeline.cancelAndJoin { $0.release() }
         self.pipeline = nil
     }
 }
@@ -330,7 +328,7 @@ final class MemberInflater {
     /// The number of inflate states allocated and not yet freed, across the process.
     static let liveCount = Atomic<Int>(0)
 
-    private var isalState: UnsafeMutablePointer<inflate_state>?
+    private var isal: IsalInflater?
 
     /// Inflates whole BGZF members, one after another into one buffer, and checks each: its
     /// deflate data must end exactly where its trailer starts and give ISIZE bytes (at most
@@ -345,14 +343,12 @@ final class MemberInflater {
         var sizes: [Int] = []
         for member in members {
             guard member.count >= 8 else { return nil }
-            let size = member.withUnsafeBytes { Int(loadUInt32($0, at: member.count - 4)) }
+            let size = storedPlainSize(ofMember: member)
             guard size <= BGZFOutputStream.maximumMemberSize else { return nil }
             sizes.append(size)
         }
-        if isalState == nil {
-            let state = UnsafeMutablePointer<inflate_state>.allocate(capacity: 1)
-            isal_inflate_init(state)
-            isalState = state
+        if isal == nil {
+            isal = IsalInflater()
             Self.liveCount.add(1, ordering: .relaxed)
         }
         let total = sizes.reduce(0, +)
@@ -378,28 +374,18 @@ final class MemberInflater {
                          size: Int) -> Bool {
         let total = member.count
         let deflateCount = total - headerSize - 8
-        guard deflateCount > 0, let state = isalState else { return false }
+        guard deflateCount > 0, let isal else { return false }
         return member.withUnsafeBytes { input in
-            isal_inflate_reset(state)
-            state.pointee.crc_flag = UInt32(ISAL_DEFLATE)
-            state.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress!.assumingMemoryBound(to: UInt8.self) + headerSize)
-            state.pointee.avail_in = UInt32(deflateCount)
-            state.pointee.next_out = output
-            state.pointee.avail_out = UInt32(size)
-            let result = isal_inflate_stateless(state)
-            let unread = Int(state.pointee.avail_in) + Int(state.pointee.read_in_length) / 8
-            state.pointee.next_in = nil
-            state.pointee.next_out = nil
-            guard result == ISAL_DECOMP_OK, unread == 0, state.pointee.avail_out == 0 else { return false }
+            let deflateData = input.baseAddress!.assumingMemoryBound(to: UInt8.self) + headerSize
+            guard isal.inflateWhole(deflateData, count: deflateCount, into: output, size: size) else { return false }
             return crc32(0, UnsafeRawBufferPointer(start: output, count: size)) == loadUInt32(input, at: total - 8)
         }
     }
 
     /// Frees the inflate state; call only once the worker has no job left.
     func release() {
-        guard let isalState else { return }
-        isalState.deallocate()
-        self.isalState = nil
+        guard isal != nil else { return }
+        isal = nil
         Self.liveCount.subtract(1, ordering: .relaxed)
     }
 

@@ -203,8 +203,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     /// Waits for every worker and frees their compressors; nothing more is written.
     private func stopWorkers() {
         guard let pipeline else { return }
-        pipeline.cancelAndJoin()
-        for compressor in pipeline.workerStates { compressor.release() }
+        pipeline.cancelAndJoin { $0.release() }
         self.pipeline = nil
     }
 

@@ -89,8 +89,7 @@ final class BlockDeflate {
     /// Stops the workers, waits for them and releases their zlib states; nothing more is
     /// delivered and nothing more can be written.
     func cancel() {
-        pipeline.cancelAndJoin()
-        for worker in pipeline.workerStates { worker.zstream.end() }
+        pipeline.cancelAndJoin { $0.zstream.end() }
     }
 
     private func check(_ finished: Block, _ deliver: (Block) throws -> Void) throws {

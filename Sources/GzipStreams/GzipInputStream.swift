@@ -198,7 +198,6 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         if membersBefore > 0 { state = .betweenMembers }
     }
 
-
     /// The number of compressed bytes consumed so far.
     public var compressedByteCount: Int64 { bufferOffset + Int64(inputStart) }
 
@@ -275,13 +274,16 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// Keeps `count` bytes of the member's deflate data for a replay, or stops keeping them
     /// once the member has passed ``replayLimit``.
     private func record(_ bytes: UnsafePointer<UInt8>, count: Int) {
-        guard replay.count + count <= max(Self.replayLimit, 2 * chunkSize) else {
+        guard replay.count + count <= replayCapacity else {
             isRecording = false
             replay.removeAll(keepingCapacity: true)
             return
         }
         replay.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
     }
+
+    /// The most bytes kept for a replay: ``replayLimit``, or two chunks when they are larger.
+    private var replayCapacity: Int { max(Self.replayLimit, 2 * chunkSize) }
 
     /// The most bytes ISA-L can have read past the end of deflate data: its 64-bit bit buffer.
     private static let maximumReadAhead = 8
@@ -405,7 +407,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             if rewindBase == nil {
                 replay.removeAll(keepingCapacity: true)
                 // Growing by doubling would hold the old and the new copy at once.
-                replay.reserveCapacity(max(Self.replayLimit, 2 * chunkSize))
+                replay.reserveCapacity(replayCapacity)
                 isRecording = true
                 record(inputBuffer + inputStart, count: inputEnd - inputStart)
             }
@@ -420,9 +422,16 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     private func inflate(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         if let isal, !memberUsesZlib { return try inflateWithIsal(isal, into: buffer, maxLength: maxLength) }
         let (produced, error) = try inflateWithZlib(into: buffer, capacity: outputCapacity(maxLength))
-        if let error {
-            if produced == 0 { throw error }
-            pendingError = error
+        return try give(buffer, produced: produced, then: error)
+    }
+
+    /// The bytes one inflate call made, then its `failure` if any: thrown now when there are
+    /// no bytes, else kept for the next read, so that what a caller gets does not depend on
+    /// buffer sizes. The bytes are accounted (CRC-32, sizes, the output limit).
+    private func give(_ buffer: UnsafeMutablePointer<UInt8>, produced: Int, then failure: GzipError?) throws -> Int {
+        if let failure {
+            if produced == 0 { throw failure }
+            pendingError = failure
         }
         return try account(buffer, produced: produced)
     }
@@ -542,11 +551,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         if failure != nil, try continueMemberWithZlib() {
             return try inflate(into: buffer, maxLength: maxLength)
         }
-        if let failure {
-            if produced == 0 { throw failure }
-            pendingError = failure
-        }
-        return try account(buffer, produced: produced)
+        return try give(buffer, produced: produced, then: failure)
     }
 
     /// Decodes the current member again with zlib from its first deflate byte, skipping the

@@ -33,6 +33,26 @@ final class IsalInflater {
         state.pointee.crc_flag = UInt32(ISAL_DEFLATE)
     }
 
+    /// Inflates one whole deflate stream in one call, as a new stream (after a reset).
+    /// - Parameters:
+    ///   - input: All of the deflate data, `count` bytes.
+    ///   - output: Room for exactly `size` plain bytes.
+    /// - Returns: `true` when the data is valid, ends in its last byte (padding bits aside) and
+    ///   gives exactly `size` bytes. Wraps ISA-L's `isal_inflate_stateless`.
+    func inflateWhole(_ input: UnsafePointer<UInt8>, count: Int, into output: UnsafeMutablePointer<UInt8>,
+                      size: Int) -> Bool {
+        reset()
+        state.pointee.next_in = UnsafeMutablePointer(mutating: input)
+        state.pointee.avail_in = UInt32(count)
+        state.pointee.next_out = output
+        state.pointee.avail_out = UInt32(size)
+        let result = isal_inflate_stateless(state)
+        let unread = Int(state.pointee.avail_in) + Int(state.pointee.read_in_length) / 8
+        state.pointee.next_in = nil
+        state.pointee.next_out = nil
+        return result == ISAL_DECOMP_OK && unread == 0 && state.pointee.avail_out == 0
+    }
+
     /// Inflates from `input` into `output`.
     /// - Returns: Bytes of `input` consumed, bytes written to `output`, and whether the stream
     ///   goes on, ended, or is invalid (with ISA-L's reason). Wraps ISA-L's `isal_inflate`.

@@ -161,6 +161,13 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         cancelled.isSet.store(false, ordering: .relaxed)
     }
 
+    /// ``cancelAndJoin()``, then hands each worker's state to `release` (to free what it holds,
+    /// a deflater say): no job runs on it any more.
+    func cancelAndJoin(releasing release: (Worker) -> Void) {
+        cancelAndJoin()
+        workers.forEach(release)
+    }
+
     private func collectOldest() -> Output {
         let slot = pending[pendingHead]!
         slot.done.wait()
