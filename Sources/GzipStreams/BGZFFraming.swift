@@ -59,8 +59,8 @@ struct BGZFFrame: Equatable {
 
 /// The ISIZE a whole member's trailer stores, from its last 4 bytes (RFC 1952 §2.3.1); the
 /// member holds at least its 8-byte trailer.
-func storedPlainSize(ofMember member: [UInt8]) -> Int {
-    member.withUnsafeBytes { Int(loadUInt32($0, at: $0.count - 4)) }
+func storedPlainSize(ofMember member: UnsafeRawBufferPointer) -> Int {
+    Int(loadUInt32(member, at: member.count - 4))
 }
 
 func loadUInt16(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt16 {
@@ -73,7 +73,7 @@ func loadUInt32(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt32 {
 
 /// Cuts an input stream into whole BGZF members without inflating them: reads the inner stream
 /// in `chunkSize` reads into a buffer allocated once (room for two largest members and a
-/// chunk), and hands out each member's bytes. Stops at the first point that is not a whole
+/// chunk), and lends out each member's bytes. Stops at the first point that is not a whole
 /// BGZF member (the end of the input, another kind of member, zero padding, garbage, a member
 /// cut short, or a failed read); the bytes from there on stay in ``unconsumed``.
 ///
@@ -112,9 +112,9 @@ final class BGZFMemberFramer {
     /// Whether the input ended cleanly right here: nothing staged, the inner stream at its end.
     var isAtCleanEnd: Bool { stagedStart == stagedEnd && innerEnded && innerError == nil }
 
-    /// The next whole member: its offset, frame and bytes; `nil` where the input stops being
-    /// whole BGZF members (see the type's summary).
-    func next() -> (offset: Int64, frame: BGZFFrame, bytes: [UInt8])? {
+    /// The next whole member: its offset, frame and bytes (lent: valid until the next call);
+    /// `nil` where the input stops being whole BGZF members (see the type's summary).
+    func next() -> (offset: Int64, frame: BGZFFrame, bytes: UnsafeRawBufferPointer)? {
         var frame: BGZFFrame
         parsing: while true {
             let parsed = BGZFFrame.parse(UnsafeRawBufferPointer(start: storage + stagedStart, count: stagedEnd - stagedStart))
@@ -129,7 +129,7 @@ final class BGZFMemberFramer {
             }
         }
         guard stage(frame.size) else { return nil }
-        let bytes = Array(UnsafeBufferPointer(start: storage + stagedStart, count: frame.size))
+        let bytes = UnsafeRawBufferPointer(start: storage + stagedStart, count: frame.size)
         let start = offset
         stagedStart += frame.size
         offset += Int64(frame.size)

@@ -26,7 +26,7 @@ extension GzipInputStream: GzipDecodingStream {}
 /// Reads BGZF data (SAM/BAM specification §4.1) from an inner input stream and yields the plain
 /// bytes, inflating up to `threads` members at once: the reading thread cuts the input into
 /// whole members by their `BC` subfield (BSIZE + 1 bytes each, at most 64 KiB) without
-/// inflating, worker threads inflate them in batches (up to 128 KiB of plain bytes) with
+/// inflating, worker threads inflate them in batches (up to 256 KiB of plain bytes) with
 /// ISA-L's whole-buffer inflate and check each member's CRC-32 and ISIZE, and the bytes are
 /// returned in order.
 ///
@@ -55,11 +55,12 @@ extension GzipInputStream: GzipDecodingStream {}
 /// every error, the output limit's included). A failed read of the inner stream is reported
 /// once the bytes before it were decoded.
 ///
-/// Memory: at most `2 × threads` batches held (read and not yet returned, each up to 128 KiB
-/// plain, or 64 members), a buffer of two members and one chunk for reading, and an ISA-L
-/// inflate state (about 50 KiB) per worker; whatever the input size or the speed of the
-/// caller. Each worker allocates its state on its first batch; they are freed when the stream
-/// closes. ``ByteStream/close()`` returns only after every worker has stopped.
+/// Memory: `2 × threads` batches at most, each allocated once when first needed and reused
+/// (a batch closes at 256 KiB of plain or of compressed bytes, or 64 members, and has room
+/// for 320 KiB of each: 1.25 MiB per thread), a buffer of two members and one chunk for
+/// reading, and an ISA-L inflate state (about 50 KiB) per worker; whatever the input size or
+/// the speed of the caller. Each worker allocates its state on its first batch; all are freed
+/// when the stream closes. ``ByteStream/close()`` returns only after every worker has stopped.
 ///
 /// ``ByteStream/open()`` opens the inner stream if it is not open yet; ``ByteStream/close()``
 /// closes it unless `closesInnerStream` is `false`. Reads block while the oldest member is
@@ -105,11 +106,12 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     public let maximumOutputSize: Int64?
     /// The most batches of members held at once: `2 × threads`.
     let window: Int
-    /// The plain bytes (ISIZE summed) after which a batch of members is closed: 128 KiB. A job
-    /// inflates a batch, not one member, so that the threads hand work over a few times per
+    /// The plain bytes (ISIZE summed) after which a batch of members is closed: 256 KiB. A job
+    /// inflates a batch, not one member, so that the threads hand work over four times per
     /// MiB rather than sixteen (measured: one member per job spent more time waking threads
-    /// than the inflating saved).
-    static let batchPlainSize = 128 * 1024
+    /// than the inflating saved; 256 KiB batches unpacked the benchmark's BGZF file in
+    /// 0.42-0.53 s against 0.52-0.61 s for 128 KiB ones, with the same window).
+    static let batchPlainSize = 256 * 1024
     /// The most members in one batch: 64 (many tiny members, such as empty ones).
     static let batchMemberLimit = 64
 
@@ -120,19 +122,17 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     private let start: Start
 
     private var framer: BGZFMemberFramer?
-    private var pipeline: OrderedPipeline<MemberInflater, [UInt8]?>?
-    /// Members handed to the workers and not yet returned, oldest first: their offsets and bytes.
-    private var framed: [(offset: Int64, frame: BGZFFrame, bytes: [UInt8])] = []
-    /// The number of members in each batch submitted and not yet returned, oldest first.
-    private var batchSizes: [Int] = []
-    /// Outputs the pipeline delivered early, in order; each is the oldest batch's.
-    private var ready: [[UInt8]?] = []
+    private var pipeline: OrderedPipeline<MemberInflater, Bool>?
+    /// Batches submitted to the workers and not yet returned, oldest first.
+    private var held: [MemberBatch] = []
+    /// Batches free for reuse: at most `window` batches exist, allocated as first needed.
+    private var spareBatches: [MemberBatch] = []
+    /// Verdicts the pipeline delivered early, in order; each is the oldest held batch's.
+    private var ready: [Bool] = []
     private var framingStopped = false
-    /// The member being returned, and how far.
-    private var current: [UInt8]?
+    /// The batch being returned, and how far.
+    private var current: MemberBatch?
     private var currentPosition = 0
-    private var currentMembers = 0
-    private var currentEnd: Int64 = 0
     private var ended = false
     /// The sequential reader that took over, if one did.
     private var fallback: GzipInputStream?
@@ -197,8 +197,8 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
 
     override public func closeBacking() throws {
         stopWorkers()
-        framed = []
-        batchSizes = []
+        held = []
+        spareBatches = []
         ready = []
         current = nil
         fallback?.close()
@@ -214,19 +214,18 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
                 if count < 0 { throw fallback.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
                 return count
             }
-            if let plain = current {
-                if currentPosition < plain.count {
-                    let count = min(maxLength, plain.count - currentPosition)
-                    plain.withUnsafeBufferPointer {
-                        buffer.update(from: $0.baseAddress! + currentPosition, count: count)
-                    }
+            if let batch = current {
+                if currentPosition < batch.plainCount {
+                    let count = min(maxLength, batch.plainCount - currentPosition)
+                    buffer.update(from: batch.plain + currentPosition, count: count)
                     currentPosition += count
                     parallelUncompressedCount += Int64(count)
                     return count
                 }
                 current = nil
-                parallelMemberCount += currentMembers
-                parallelCompressedCount = currentEnd
+                parallelMemberCount += batch.members.count
+                parallelCompressedCount = batch.endOffset
+                spareBatches.append(batch)
             }
             if ended { return 0 }
             try takeNextMember()
@@ -238,35 +237,33 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     /// Frames members into batches and submits them until `window` batches are held.
     private func topUp() throws {
         guard let framer, let pipeline else { throw ByteStreamError(.notOpen, operation: "read") }
-        while !framingStopped && batchSizes.count < window {
-            var members: [[UInt8]] = []
-            var headerSizes: [Int] = []
-            var plainSize = 0
-            while plainSize < Self.batchPlainSize && members.count < Self.batchMemberLimit {
+        while !framingStopped && held.count < window {
+            let batch = spareBatches.popLast() ?? MemberBatch()
+            batch.removeAll()
+            while !batch.isFull {
                 guard let member = framer.next() else {
                     framingStopped = true
                     break
                 }
-                framed.append(member)
-                members.append(member.bytes)
-                headerSizes.append(member.frame.headerSize)
-                plainSize += storedPlainSize(ofMember: member.bytes)
+                batch.append(member.bytes, offset: member.offset, frame: member.frame)
             }
-            guard !members.isEmpty else { break }
-            batchSizes.append(members.count)
-            let batch = members, batchHeaderSizes = headerSizes
+            guard !batch.members.isEmpty else {
+                spareBatches.append(batch)
+                break
+            }
+            held.append(batch)
             try pipeline.submit({ inflater, isCancelled in
-                isCancelled() ? nil : inflater.inflate(batch, headerSizes: batchHeaderSizes)
+                isCancelled() ? false : inflater.inflate(batch)
             }, deliver: { ready.append($0) })
         }
-        peakBatchesHeld = max(peakBatchesHeld, batchSizes.count)
+        peakBatchesHeld = max(peakBatchesHeld, held.count)
     }
 
     /// Makes the next batch current, hands the rest to the sequential reader, or ends.
     private func takeNextMember() throws {
         try topUp()
         guard let framer, let pipeline else { throw ByteStreamError(.notOpen, operation: "read") }
-        guard let count = batchSizes.first else {
+        guard let batch = held.first else {
             if framer.isAtCleanEnd && parallelMemberCount > 0 {
                 ended = true
             } else {
@@ -274,35 +271,32 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
             }
             return
         }
-        let plain = ready.isEmpty ? pipeline.collectNext()! : ready.removeFirst()
-        let first = framed[0]
-        if let plain, maximumOutputSize.map({ parallelUncompressedCount + Int64(plain.count) <= $0 }) ?? true {
-            let last = framed[count - 1]
-            framed.removeFirst(count)
-            batchSizes.removeFirst()
+        let succeeded = ready.isEmpty ? pipeline.collectNext()! : ready.removeFirst()
+        if succeeded, maximumOutputSize.map({ parallelUncompressedCount + Int64(batch.plainCount) <= $0 }) ?? true {
+            held.removeFirst()
             if parallelHeader == nil {
-                parallelHeader = first.bytes.withUnsafeBytes { BGZFFrame.header(of: $0, headerSize: first.frame.headerSize) }
+                let first = batch.members[0]
+                parallelHeader = BGZFFrame.header(of: UnsafeRawBufferPointer(start: batch.compressed, count: first.frame.headerSize),
+                                                  headerSize: first.frame.headerSize)
             }
-            current = plain
+            current = batch
             currentPosition = 0
-            currentMembers = count
-            currentEnd = last.offset + Int64(last.frame.size)
             return
         }
         // A member of the batch failed a check, or the limit falls inside it: the sequential
         // reader decodes from the batch's first member on, and finds what the parallel path saw.
         var prefix: [UInt8] = []
-        for held in framed { prefix += held.bytes }
+        for held in held { prefix += UnsafeBufferPointer(start: held.compressed, count: held.compressedCount) }
         prefix += framer.unconsumed
-        startSequential(at: first.offset, prefix: prefix)
+        startSequential(at: batch.members[0].offset, prefix: prefix)
     }
 
     /// Hands the input from `offset` on (`prefix`, then the unread inner stream) to a
     /// ``GzipInputStream`` that continues where the parallel path stopped.
     private func startSequential(at offset: Int64, prefix: [UInt8]) {
         stopWorkers()
-        framed = []
-        batchSizes = []
+        held = []
+        spareBatches = []
         ready = []
         let spliced = SplicedInputStream(prefix: prefix, inner: inner, innerError: framer?.innerError,
                                          offset: offset, alignment: chunkSize)
@@ -322,6 +316,76 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     }
 }
 
+/// Whole members read from the input, in order, and the room to inflate them into: allocated
+/// once and reused for batch after batch, so that memory does not depend on the input. The
+/// reading thread fills one and hands it to a worker, which writes only ``plain`` and
+/// ``plainCount``; the reading thread reads them after collecting the worker's verdict.
+final class MemberBatch: @unchecked Sendable {
+    /// A member of the batch: where it starts in the whole input and in ``compressed``, its
+    /// frame, and the ISIZE its trailer states.
+    struct Member {
+        var offset: Int64
+        var start: Int
+        var frame: BGZFFrame
+        var plainSize: Int
+    }
+
+    /// The compressed bytes after which a batch is closed: 256 KiB (so that members with a
+    /// small ISIZE cannot make a batch's input large).
+    static let compressedLimit = 256 * 1024
+    static let compressedCapacity = compressedLimit + BGZFFrame.maximumSize
+    /// The room for plain bytes: the batch's limit plus one largest member.
+    static let plainCapacity = BGZFInputStream.batchPlainSize + BGZFOutputStream.maximumMemberSize
+
+    /// The members' bytes, header to trailer, one after another: ``compressedCount`` bytes.
+    let compressed = UnsafeMutablePointer<UInt8>.allocate(capacity: compressedCapacity)
+    private(set) var compressedCount = 0
+    private(set) var members: [Member] = []
+    /// The ISIZEs summed.
+    private var statedPlainSize = 0
+    /// The plain bytes of all members, once a worker inflated them: ``plainCount`` bytes.
+    let plain = UnsafeMutablePointer<UInt8>.allocate(capacity: plainCapacity)
+    var plainCount = 0
+
+    init() {
+        members.reserveCapacity(BGZFInputStream.batchMemberLimit)
+    }
+
+    deinit {
+        compressed.deallocate()
+        plain.deallocate()
+    }
+
+    /// Whether the batch takes no more members: 256 KiB of plain or of compressed bytes, or 64 members.
+    var isFull: Bool {
+        statedPlainSize >= BGZFInputStream.batchPlainSize || compressedCount >= Self.compressedLimit
+            || members.count >= BGZFInputStream.batchMemberLimit
+    }
+
+    /// The offset in the whole input just past the last member.
+    var endOffset: Int64 {
+        members.last.map { $0.offset + Int64($0.frame.size) } ?? 0
+    }
+
+    func removeAll() {
+        compressedCount = 0
+        members.removeAll(keepingCapacity: true)
+        statedPlainSize = 0
+        plainCount = 0
+    }
+
+    /// Copies in a whole member (`bytes`, at least its 8-byte trailer) found at `offset`; only
+    /// while the batch is not full.
+    func append(_ bytes: UnsafeRawBufferPointer, offset: Int64, frame: BGZFFrame) {
+        precondition(!isFull && bytes.count <= BGZFFrame.maximumSize)
+        UnsafeMutableRawPointer(compressed + compressedCount).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        let plainSize = storedPlainSize(ofMember: bytes)
+        members.append(Member(offset: offset, start: compressedCount, frame: frame, plainSize: plainSize))
+        compressedCount += bytes.count
+        statedPlainSize += plainSize
+    }
+}
+
 /// A worker's ISA-L inflate state, allocated on the worker's first batch and used only on that
 /// worker's queue; ``release()`` frees it once the worker has stopped.
 final class MemberInflater {
@@ -330,56 +394,39 @@ final class MemberInflater {
 
     private var isal: IsalInflater?
 
-    /// Inflates whole BGZF members, one after another into one buffer, and checks each: its
-    /// deflate data must end exactly where its trailer starts and give ISIZE bytes (at most
-    /// 64 KiB) whose CRC-32 is the trailer's.
-    /// - Parameters:
-    ///   - members: Each member's bytes, header to trailer.
-    ///   - headerSizes: Where each member's deflate data starts, in bytes.
-    /// - Returns: The plain bytes of all of them, or `nil` when any check fails:
-    ///   the caller then lets the sequential reader find the error.
+    /// Inflates a batch's members one after another into its ``MemberBatch/plain`` and checks
+    /// each: its deflate data must end exactly where its trailer starts and give ISIZE bytes (at
+    /// most 64 KiB) whose CRC-32 is the trailer's.
+    /// - Returns: Whether every check passed (``MemberBatch/plainCount`` is then the bytes
+    ///   written); on `false` the caller lets the sequential reader find the error.
     /// Wraps ISA-L's `isal_inflate_stateless` and `crc32_gzip_refl`.
-    func inflate(_ members: [[UInt8]], headerSizes: [Int]) -> [UInt8]? {
-        var sizes: [Int] = []
-        for member in members {
-            guard member.count >= 8 else { return nil }
-            let size = storedPlainSize(ofMember: member)
-            guard size <= BGZFOutputStream.maximumMemberSize else { return nil }
-            sizes.append(size)
-        }
+    func inflate(_ batch: MemberBatch) -> Bool {
         if isal == nil {
             isal = IsalInflater()
             Self.liveCount.add(1, ordering: .relaxed)
         }
-        let total = sizes.reduce(0, +)
-        var succeeded = true
-        let plain = [UInt8](unsafeUninitializedCapacity: max(total, 1)) { output, count in
-            var start = 0
-            for (index, member) in members.enumerated() {
-                guard inflate(member, headerSize: headerSizes[index], into: output.baseAddress! + start,
-                              size: sizes[index]) else {
-                    succeeded = false
-                    break
-                }
-                start += sizes[index]
-            }
-            count = succeeded ? total : 0
+        var produced = 0
+        for member in batch.members {
+            guard member.plainSize <= BGZFOutputStream.maximumMemberSize,
+                  produced + member.plainSize <= MemberBatch.plainCapacity,
+                  inflate(UnsafeRawBufferPointer(start: batch.compressed + member.start, count: member.frame.size),
+                          headerSize: member.frame.headerSize, into: batch.plain + produced, size: member.plainSize)
+            else { return false }
+            produced += member.plainSize
         }
-        return succeeded ? plain : nil
+        batch.plainCount = produced
+        return true
     }
 
     /// Inflates one member into `output`, which holds `size` bytes (its ISIZE); `false` when a
     /// check fails: the deflate data must end in the member's last byte before the trailer.
-    private func inflate(_ member: [UInt8], headerSize: Int, into output: UnsafeMutablePointer<UInt8>,
+    private func inflate(_ member: UnsafeRawBufferPointer, headerSize: Int, into output: UnsafeMutablePointer<UInt8>,
                          size: Int) -> Bool {
-        let total = member.count
-        let deflateCount = total - headerSize - 8
+        let deflateCount = member.count - headerSize - 8
         guard deflateCount > 0, let isal else { return false }
-        return member.withUnsafeBytes { input in
-            let deflateData = input.baseAddress!.assumingMemoryBound(to: UInt8.self) + headerSize
-            guard isal.inflateWhole(deflateData, count: deflateCount, into: output, size: size) else { return false }
-            return crc32(0, UnsafeRawBufferPointer(start: output, count: size)) == loadUInt32(input, at: total - 8)
-        }
+        let deflateData = member.baseAddress!.assumingMemoryBound(to: UInt8.self) + headerSize
+        guard isal.inflateWhole(deflateData, count: deflateCount, into: output, size: size) else { return false }
+        return crc32(0, UnsafeRawBufferPointer(start: output, count: size)) == loadUInt32(member, at: member.count - 8)
     }
 
     /// Frees the inflate state; call only once the worker has no job left.

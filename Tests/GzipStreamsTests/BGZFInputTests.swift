@@ -91,6 +91,17 @@ struct BGZFInputTests {
         }
     }
 
+    @Test("Stored members (level 0, more compressed than plain bytes) close batches at 256 KiB of input; reused batches stay right")
+    func storedMembersAcrossBatches() throws {
+        let data = mixedBytes(count: 3_000_000, seed: 21)
+        let bytes = try packBGZF(data, level: 0, threads: 2).bytes
+        #expect(bytes.count > data.count)
+        for threads in [1, 2] {
+            let (result, parallel) = expectSameAsSequential(bytes, threads: threads, readSize: 1000, "\(threads) threads")
+            #expect(result.bytes == data && result.error == nil && parallel)
+        }
+    }
+
     @Test("Read sizes 1, 4095, 4096, 65536 and chunk sizes 1, 4096, 100000 give the same bytes")
     func readAndChunkSizes() throws {
         let sample = try sampleBGZF(memberCount: 3)
@@ -232,7 +243,7 @@ struct BGZFInputTests {
 
     // MARK: Memory and lifecycle
 
-    @Test("Batches held (each at most 128 KiB of plain bytes or 64 members) never exceed the window of 2 x threads",
+    @Test("Batches held (each at most 256 KiB of plain or compressed bytes, or 64 members) never exceed the window of 2 x threads",
           arguments: [1, 2, 4])
     func boundedWindow(threads: Int) throws {
         let sample = try sampleBGZF(memberCount: 40, seed: 9)
