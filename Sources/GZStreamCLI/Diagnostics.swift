@@ -1,0 +1,90 @@
+import ByteStreams
+import GzipStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes one-line messages to standard error.
+struct Diagnostics {
+    let stream: ByteOutputStream
+    let quiet: Bool
+
+    func write(_ text: String) {
+        try? stream.writeAll(Array(text.utf8))
+    }
+
+    /// `gzstream: SUBJECT: PROBLEM` on one line: control characters in either (a file name
+    /// with a newline, a header's FNAME) are shown escaped.
+    func error(_ subject: String, _ problem: String) {
+        write("gzstream: \(escapingControlCharacters(subject)): \(escapingControlCharacters(problem))\n")
+    }
+
+    func warning(_ subject: String, _ problem: String) {
+        if !quiet { error(subject, problem) }
+    }
+}
+
+/// A failure that has been reported already, or must stay quiet (a closed pipe).
+struct Reported: Error {
+    var status: ExitStatus
+    /// What was reported, for a listing that records it too.
+    var problem: String?
+}
+
+extension Command {
+    /// GNU gzip's warning, word for word: the data before the garbage was kept.
+    func warnTrailingGarbage(_ subject: String) -> ExitStatus {
+        diagnostics.warning(subject, "decompression OK, trailing garbage ignored")
+        return .warning
+    }
+
+    func reportError(_ subject: String, _ problem: String) -> ExitStatus {
+        diagnostics.error(subject, problem)
+        return .error
+    }
+
+    func report(_ outcome: Outcome, inputName: String, outputName: String) {
+        guard options.verbose else { return }
+        let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
+        let saved = plain == 0 ? 0 : (1 - Double(packed) / Double(plain)) * 100
+        diagnostics.write("gzstream: \(inputName): \(outcome.bytesIn) -> \(outcome.bytesOut) bytes, "
+            + "\(formatPercent(saved)) saved -> \(outputName)\n")
+    }
+}
+
+func describe(_ error: any Error) -> String {
+    switch error {
+    case let error as GzipError:
+        return error.description
+    case let error as ByteStreamError:
+        return "\(error.operation) failed: \(error.reason)"
+    default:
+        return "\(error)"
+    }
+}
+
+/// `text` with C0 controls, DEL and C1 controls written as `\u{…}`.
+func escapingControlCharacters(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: isControl) else { return text }
+    var result = ""
+    for scalar in text.unicodeScalars {
+        if isControl(scalar) {
+            result += "\\u{\(String(scalar.value, radix: 16))}"
+        } else {
+            result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
+}
+
+private func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || scalar.value == 0x7f || (0x80..<0xa0).contains(scalar.value)
+}
+
+func formatPercent(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    let sign = tenths < 0 ? "-" : ""
+    return "\(sign)\(abs(tenths) / 10).\(abs(tenths) % 10)%"
+}

@@ -1,0 +1,152 @@
+import ByteStreams
+import GzipStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the output goes: standard output, a file written beside its final name and renamed into
+/// place, or a device; and the index beside a BGZF file.
+extension Command {
+    func toStandardOutput(input: ByteInputStream, inputName: String, inputInfo: FileInfo?) throws -> ExitStatus {
+        try refuseTerminal(readingStandardInput: inputInfo == nil)
+        let output = environment.standardOutput
+        if output.streamStatus == .notOpen { output.open() }
+        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
+                                    outputName: "standard output", closesOutput: false)
+        report(outcome, inputName: inputName, outputName: "standard output")
+        return outcome.status
+    }
+
+    func toFile(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, outputPath: String) throws -> ExitStatus {
+        if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
+        if options.outputPath != nil, let target = FileInfo(path: outputPath), !target.isRegularFile, !target.isDirectory {
+            return try toDevice(input: input, inputName: inputName, inputInfo: inputInfo, target: target,
+                                outputPath: outputPath)
+        }
+        let existing = FileInfo(path: outputPath)
+        try rejectSameFile(inputInfo, existing, inputName: inputName)
+        // unpack -N names the output after the header, known only once it is read: the
+        // publish step checks that name.
+        let outputNamedByHeader = options.mode == .unpack && options.useName == true && options.outputPath == nil
+        if !options.force, !outputNamedByHeader, existing != nil {
+            throw Reported(status: reportError(outputPath, "already exists; not overwritten (use -f to overwrite)"))
+        }
+        // pack --bgzf --index: OUTPUT.gzi, written and published with the output.
+        let indexPath = options.index ? outputPath + ".gzi" : nil
+        if let indexPath {
+            let existingIndex = FileInfo(path: indexPath)
+            try rejectSameFile(inputInfo, existingIndex, inputName: inputName)
+            try refuseToReplaceIndex(indexPath, existing: existingIndex)
+        }
+        // -o naming a symbolic link (`-o /dev/stdout` into a file, say) writes the file the
+        // link points to, as a shell redirection would; the link itself stays.
+        let publishPath = options.outputPath != nil ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
+        let temporary = try temporaryFile(besides: publishPath, shownAs: outputPath)
+        defer { temporary.discard() }
+        let indexTemporary = try indexPath.map { try temporaryFile(besides: $0, shownAs: $0) }
+        defer { indexTemporary?.discard() }
+        let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true,
+                                      displayName: outputPath)
+        temporary.descriptorClosed()
+        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
+                                    outputName: outputPath, closesOutput: true)
+        var finalPath = publishPath
+        if options.mode == .unpack, options.useName == true, options.outputPath == nil,
+           let stored = outcome.header?.fileName, let name = safeFileName(stored) {
+            finalPath = directory(of: outputPath) + name
+        }
+        try rejectSameFile(inputInfo, FileInfo(path: finalPath), inputName: inputName)
+        // Messages name the path the user gave (`-o link`), not the file behind the link.
+        let shownPath = finalPath == publishPath ? outputPath : finalPath
+        let permissions = inputInfo?.permissions ?? defaultPermissions()
+        temporary.setAttributes(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
+                                owner: inputInfo.map { ($0.owner, $0.group) })
+        // The index is published first and taken back if the output cannot be, so that the
+        // two appear together or not at all.
+        if let indexTemporary, let indexPath {
+            try writeIndex((outcome.index ?? BGZFIndex()).encoded, into: indexTemporary, path: indexPath)
+            indexTemporary.setAttributes(mode: permissions, times: nil, owner: inputInfo.map { ($0.owner, $0.group) })
+            try publishIndex(indexTemporary, as: indexPath)
+        }
+        do {
+            try temporary.publish(as: finalPath, replacing: options.force)
+        } catch let error as PublishError {
+            if let indexPath { unlink(indexPath) }
+            throw Reported(status: reportError(shownPath, error.message))
+        }
+        report(outcome, inputName: inputName, outputName: shownPath)
+        if options.removeInput, inputInfo != nil, unlink(inputName) != 0 {
+            diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
+            return max(outcome.status, .warning)
+        }
+        return outcome.status
+    }
+
+    /// `-o` naming a device or FIFO (`-o /dev/null`): written into as a shell redirection would,
+    /// never replaced by a regular file. No index is written beside one.
+    func toDevice(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, target: FileInfo,
+                          outputPath: String) throws -> ExitStatus {
+        if options.index {
+            throw Reported(status: reportError(outputPath, "not a regular file: --index needs one to write its .gzi beside"))
+        }
+        try rejectSameFile(inputInfo, target, inputName: inputName)
+        let output = FileOutputStream(path: outputPath)
+        output.open()
+        if let error = output.streamError {
+            throw Reported(status: reportError(outputPath, describe(error)))
+        }
+        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
+                                    outputName: outputPath, closesOutput: true)
+        report(outcome, inputName: inputName, outputName: outputPath)
+        return outcome.status
+    }
+
+    /// A temporary file beside `path`, to be renamed into place; a failure is reported
+    /// naming `subject` (the path the user gave).
+    func temporaryFile(besides path: String, shownAs subject: String) throws -> TemporaryFile {
+        do {
+            return try TemporaryFile(besides: path)
+        } catch let error as PublishError {
+            throw Reported(status: reportError(subject, error.message))
+        }
+    }
+
+    /// Refuses to replace an existing `.gzi` (or a link by that name) without `-f`.
+    func refuseToReplaceIndex(_ indexPath: String, existing: FileInfo?) throws {
+        if !options.force, existing != nil || FileInfo.isSymbolicLink(indexPath) {
+            throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
+        }
+    }
+
+    /// Renames a written `.gzi` into place (over an existing one only with `-f`).
+    func publishIndex(_ temporary: TemporaryFile, as indexPath: String) throws {
+        do {
+            try temporary.publish(as: indexPath, replacing: options.force)
+        } catch let error as PublishError {
+            throw Reported(status: reportError(indexPath, error.message))
+        }
+    }
+
+    /// Writes the `.gzi` bytes into the index's temporary file and closes it.
+    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: String) throws {
+        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true, displayName: path)
+        temporary.descriptorClosed()
+        do {
+            try stream.openOrThrow()
+            try stream.writeAll(bytes)
+            try stream.closeOrThrow()
+        } catch {
+            stream.close()
+            throw Reported(status: reportError(path, describe(error)))
+        }
+    }
+
+    /// Refuses to write over the input itself (also through a link): an error, input untouched.
+    func rejectSameFile(_ inputInfo: FileInfo?, _ output: FileInfo?, inputName: String) throws {
+        if let inputInfo, let output, output.isSameFile(as: inputInfo) {
+            throw Reported(status: reportError(inputName, "input and output are the same file"))
+        }
+    }
+}
