@@ -7,18 +7,18 @@ import Darwin
 /// The descriptor behind a file stream: opened from a path or handed over, closed only when
 /// owned (also when the stream is dropped without being closed).
 final class FileDescriptorBacking {
-    private let path: String?
+    private let path: Pathname?
     private let openFlags: Int32
     private let closesDescriptor: Bool
     let displayName: String
     private(set) var descriptor: Int32
 
     /// A backing that opens `path` with `flags` and owns the descriptor.
-    init(path: String, flags: Int32) {
+    init(path: Pathname, flags: Int32) {
         self.path = path
         self.openFlags = flags
         self.closesDescriptor = true
-        self.displayName = path
+        self.displayName = path.description
         self.descriptor = -1
     }
 

@@ -19,9 +19,15 @@ public final class FileInputStream: ByteInputStream, @unchecked Sendable {
 
     /// A stream that opens `path` read-only on ``ByteStream/open()``. A missing or unreadable
     /// file puts the stream in `.error` with a ``ByteStreamError`` carrying `errno`.
-    public init(path: String) {
+    public init(path: Pathname) {
         backing = FileDescriptorBacking(path: path, flags: O_RDONLY)
         super.init()
+    }
+
+    /// A stream that opens `path` (its UTF-8 bytes) read-only on ``ByteStream/open()``; see
+    /// ``init(path:)-(Pathname)``.
+    public convenience init(path: String) {
+        self.init(path: Pathname(path))
     }
 
     /// A stream that reads `fileDescriptor`, which must stay open until the stream is closed.
@@ -40,7 +46,8 @@ public final class FileInputStream: ByteInputStream, @unchecked Sendable {
         FileInputStream(fileDescriptor: STDIN_FILENO)
     }
 
-    /// A name for messages: the path, or "standard input" / "descriptor N".
+    /// A name for messages: the path (as ``Pathname/description`` shows it), or
+    /// "standard input" / "descriptor N".
     public var displayName: String { backing.displayName }
 
     /// The descriptor, or `-1` before a stream made from a path is opened or after it is closed.

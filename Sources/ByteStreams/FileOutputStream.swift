@@ -21,9 +21,14 @@ public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
 
     /// A stream that creates or truncates `path` on ``ByteStream/open()`` (mode 0666 less the
     /// umask), or appends to it when `append` is `true`.
-    public init(path: String, append: Bool = false) {
+    public init(path: Pathname, append: Bool = false) {
         backing = FileDescriptorBacking(path: path, flags: O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC))
         super.init()
+    }
+
+    /// A stream that writes `path` (its UTF-8 bytes); see ``init(path:append:)-(Pathname,_)``.
+    public convenience init(path: String, append: Bool = false) {
+        self.init(path: Pathname(path), append: append)
     }
 
     /// A stream that writes `fileDescriptor`, which must stay open until the stream is closed.
@@ -52,7 +57,8 @@ public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
         FileOutputStream(fileDescriptor: STDERR_FILENO)
     }
 
-    /// A name for messages: the path, or "standard output" / "descriptor N".
+    /// A name for messages: the path (as ``Pathname/description`` shows it), or
+    /// "standard output" / "descriptor N".
     public var displayName: String { backing.displayName }
 
     /// The descriptor, or `-1` before a stream made from a path is opened or after it is closed.

@@ -8,12 +8,12 @@ import Darwin
 /// with `poll(2)` when a descriptor is non-blocking, and turns `errno` into a ``ByteStreamError``.
 enum SystemCalls {
     /// The corresponding C function is `open(2)`; `O_CLOEXEC` is always added.
-    static func open(_ path: String, flags: Int32, mode: mode_t = 0o666) throws -> Int32 {
+    static func open(_ path: Pathname, flags: Int32, mode: mode_t = 0o666) throws -> Int32 {
         while true {
-            let fd = Glibc_open(path, flags | O_CLOEXEC, mode)
+            let fd = path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) }
             if fd >= 0 { return fd }
             if errno == EINTR { continue }
-            throw ByteStreamError(.system(errno: errno), operation: "open", target: path)
+            throw ByteStreamError(.system(errno: errno), operation: "open", target: path.description)
         }
     }
 
@@ -72,7 +72,7 @@ enum SystemCalls {
 
 // `open` is variadic in C; Glibc exposes a Swift overload taking the mode.
 @inline(__always)
-private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+private func Glibc_open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
     #if canImport(Glibc)
     return Glibc.open(path, flags, mode)
     #else

@@ -18,12 +18,14 @@ extension Command {
     /// found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N;
     /// the members before it are not read. An offset at the end gives nothing; past it, an error.
     /// Closes `output` when `closesOutput`.
-    func unpackRange(_ input: ByteInputStream, path: String, into output: ByteOutputStream,
+    func unpackRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
                      closesOutput: Bool) throws -> Outcome {
         let offset = options.rangeOffset ?? 0
-        let indexPath = path + ".gzi"
+        let indexFile = file.appending(".gzi")
+        // Messages name both as the user reads them.
+        let (path, indexPath) = (file.description, indexFile.description)
         let index: BGZFIndex
-        let indexStream = FileInputStream(path: indexPath)
+        let indexStream = FileInputStream(path: indexFile)
         do {
             let bytes = try indexStream.readToEnd(limit: 1 << 30)
             indexStream.close()
@@ -112,12 +114,12 @@ extension Command {
     /// `gzstream index FILE.gz`: writes `FILE.gz.gzi`, byte for byte what `bgzip -r` writes,
     /// by walking the member headers without inflating. Refuses a non-BGZF file; the index is
     /// written beside and renamed into place, never over an existing one without `-f`.
-    func buildIndex(_ operand: String) throws -> ExitStatus {
+    func buildIndex(_ operand: Pathname) throws -> ExitStatus {
         guard operand != "-" else {
             throw Reported(status: reportError("standard input", "index needs a file: the .gzi is written beside it"))
         }
         _ = try inputInfo(operand)
-        let indexPath = operand + ".gzi"
+        let indexPath = operand.appending(".gzi")
         try refuseToReplaceIndex(indexPath, existing: FileInfo(path: indexPath))
         let input = FileInputStream(path: operand)
         let scan: BGZFIndex.Scan
@@ -126,9 +128,9 @@ extension Command {
             scan = try BGZFIndex.scan(input, chunkSize: max(options.chunkSize, 64 << 10))
         } catch let error as GzipError {
             let hint = error.kind == "not-bgzf" ? "; an index needs a file of BGZF members only (no zero padding or other members after them)" : ""
-            throw Reported(status: reportError(operand, describe(error) + hint))
+            throw Reported(status: reportError(operand.description, describe(error) + hint))
         } catch let error as ByteStreamError {
-            throw Reported(status: reportError(error.target ?? operand, describe(error)))
+            throw Reported(status: reportError(error.target ?? operand.description, describe(error)))
         }
         let temporary = try temporaryFile(besides: indexPath, shownAs: indexPath)
         defer { temporary.discard() }
@@ -136,8 +138,9 @@ extension Command {
         temporary.setAttributes(mode: defaultPermissions(), times: nil, owner: nil)
         try publishIndex(temporary, as: indexPath)
         if options.verbose {
-            diagnostics.write("gzstream: \(operand): \(scan.memberCount) members, \(scan.uncompressedSize) bytes "
-                + "-> \(indexPath) (\(scan.index.entries.count) entries)\n")
+            diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(scan.memberCount) members, "
+                + "\(scan.uncompressedSize) bytes -> \(escapingControlCharacters(indexPath.description)) "
+                + "(\(scan.index.entries.count) entries)\n")
         }
         return .success
     }

@@ -44,8 +44,10 @@ public enum ExitStatus: Int32, Comparable, Sendable {
 }
 
 /// Runs `gzstream` with its arguments (without the program name) against `environment`.
+/// - Parameter arguments: Each argument's bytes as the system passed them (`argv`), so that a
+///   file name that is not UTF-8 names its file.
 /// - Returns: The exit status.
-public func runCommand(arguments: [String], environment: CommandEnvironment) -> ExitStatus {
+public func runCommand(arguments: [[UInt8]], environment: CommandEnvironment) -> ExitStatus {
     let parsed: ParsedCommand
     do {
         parsed = try parseCommandLine(arguments)
@@ -62,6 +64,12 @@ public func runCommand(arguments: [String], environment: CommandEnvironment) -> 
     case .run(let options):
         return Command(options: options, environment: environment).run()
     }
+}
+
+/// Runs `gzstream` with arguments given as text (their UTF-8 bytes); see
+/// ``runCommand(arguments:environment:)-([[UInt8]],_)``.
+public func runCommand(arguments: [String], environment: CommandEnvironment) -> ExitStatus {
+    runCommand(arguments: arguments.map { Array($0.utf8) }, environment: environment)
 }
 
 /// Writes `text` to standard output; a failed write is an error (`--help > /dev/full`).
@@ -112,7 +120,7 @@ final class Command {
                 status = max(status, reported.status)
                 if reported.status == .error && brokenPipe { break }
             } catch {
-                diagnostics.error(operand == "-" ? "standard input" : operand, describe(error))
+                diagnostics.error(displayName(operand), describe(error))
                 status = max(status, .error)
             }
         }
@@ -132,28 +140,28 @@ final class Command {
     /// Set once standard output is a closed pipe: nothing more can be written there.
     var brokenPipe = false
 
-    private func process(_ operand: String) throws -> ExitStatus {
+    private func process(_ operand: Pathname) throws -> ExitStatus {
         if operand == "-" {
             if let outputPath = options.outputPath {
-                return try toFile(input: environment.standardInput, inputName: "standard input",
+                return try toFile(input: environment.standardInput, inputPath: operand,
                                   inputInfo: nil, outputPath: outputPath)
             }
-            return try toStandardOutput(input: environment.standardInput, inputName: "standard input", inputInfo: nil)
+            return try toStandardOutput(input: environment.standardInput, inputPath: operand, inputInfo: nil)
         }
         let info = try inputInfo(operand)
         if options.toStandardOutput {
-            return try toStandardOutput(input: FileInputStream(path: operand), inputName: operand, inputInfo: info)
+            return try toStandardOutput(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info)
         }
         if let outputPath = options.outputPath {
-            return try toFile(input: FileInputStream(path: operand), inputName: operand, inputInfo: info,
+            return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
                               outputPath: outputPath)
         }
         if !options.force, FileInfo.isSymbolicLink(operand) {
             // As GNU gzip: replacing a link's target by name is rarely what was meant.
-            throw Reported(status: reportError(operand, "is a symbolic link (use -f to follow it)"))
+            throw Reported(status: reportError(operand.description, "is a symbolic link (use -f to follow it)"))
         }
         guard let outputPath = defaultOutputPath(for: operand) else { return .warning }
-        return try toFile(input: FileInputStream(path: operand), inputName: operand, inputInfo: info,
+        return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
                           outputPath: outputPath)
     }
 }

@@ -45,12 +45,18 @@ extension Command {
         return .error
     }
 
+    /// How messages name an operand: "standard input" for `-`, else the path as
+    /// ``Pathname/description`` shows it (octal escapes for bytes that are not UTF-8).
+    func displayName(_ operand: Pathname) -> String {
+        operand == "-" ? "standard input" : operand.description
+    }
+
     func report(_ outcome: Outcome, inputName: String, outputName: String) {
         guard options.verbose else { return }
         let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
         let saved = plain == 0 ? 0 : (1 - Double(packed) / Double(plain)) * 100
-        diagnostics.write("gzstream: \(inputName): \(outcome.bytesIn) -> \(outcome.bytesOut) bytes, "
-            + "\(formatPercent(saved)) saved -> \(outputName)\n")
+        diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "
+            + "\(outcome.bytesOut) bytes, \(formatPercent(saved)) saved -> \(escapingControlCharacters(outputName))\n")
     }
 }
 

@@ -1,3 +1,4 @@
+import ByteStreams
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -21,9 +22,9 @@ struct FileInfo {
     let modificationTime: Timestamp
 
     /// `nil` when `stat(2)` fails; `errno` then says why. Follows symbolic links.
-    init?(path: String) {
+    init?(path: Pathname) {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard path.withCString({ stat($0, &info) }) == 0 else { return nil }
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         mode = info.st_mode
@@ -34,9 +35,9 @@ struct FileInfo {
     }
 
     /// Whether `path` itself is a symbolic link (`lstat(2)`).
-    static func isSymbolicLink(_ path: String) -> Bool {
+    static func isSymbolicLink(_ path: Pathname) -> Bool {
         var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+        return path.withCString { lstat($0, &info) } == 0 && info.st_mode & S_IFMT == S_IFLNK
     }
 
     var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
@@ -62,7 +63,7 @@ let pendingSecondTemporaryPath = Atomic<UInt>(0)
 /// An output written beside its final path and renamed into place only when complete, so
 /// that a failure or an interruption never leaves a partial file under the final name.
 final class TemporaryFile {
-    let path: String
+    let path: Pathname
     private(set) var descriptor: Int32
     private var ownsDescriptor = true
     private var published = false
@@ -70,17 +71,16 @@ final class TemporaryFile {
     /// Creates `.gzstream-XXXXXX` (mode 0600) in the directory of `finalPath`: a name of fixed
     /// length, so that a final name of up to NAME_MAX bytes still works.
     /// The corresponding C function is `mkstemp(3)`.
-    init(besides finalPath: String) throws {
-        let template = directory(of: finalPath) + ".gzstream-XXXXXX"
-        var bytes = Array(template.utf8CString)
-        let fd = bytes.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    init(besides finalPath: Pathname) throws {
+        var template = directory(of: finalPath).bytes.map { CChar(bitPattern: $0) } + Array(".gzstream-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             throw PublishError(message: "cannot create output: \(String(cString: strerror(errno)))")
         }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         descriptor = fd
-        path = String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let copy = UInt(bitPattern: strdup(path))
+        path = template.withUnsafeBufferPointer { Pathname(cString: $0.baseAddress!) }
+        let copy = UInt(bitPattern: path.withCString { strdup($0) })
         if pendingTemporaryPath.compareExchange(expected: 0, desired: copy, ordering: .sequentiallyConsistent).exchanged {
             pendingSlot = 0
         } else {
@@ -101,32 +101,38 @@ final class TemporaryFile {
     /// Sets permissions, times and (where allowed) owner before the file is published.
     func setAttributes(mode: mode_t, times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?,
                        owner: (uid_t, gid_t)?) {
-        if let (uid, gid) = owner { _ = chown(path, uid, gid) }
-        _ = chmod(path, mode)
-        if let times {
-            var values = [timespec(tv_sec: time_t(times.access.seconds), tv_nsec: times.access.nanoseconds),
-                          timespec(tv_sec: time_t(times.modification.seconds), tv_nsec: times.modification.nanoseconds)]
-            _ = utimensat(AT_FDCWD, path, &values, 0)
+        path.withCString { path in
+            if let (uid, gid) = owner { _ = chown(path, uid, gid) }
+            _ = chmod(path, mode)
+            if let times {
+                var values = [timespec(tv_sec: time_t(times.access.seconds), tv_nsec: times.access.nanoseconds),
+                              timespec(tv_sec: time_t(times.modification.seconds), tv_nsec: times.modification.nanoseconds)]
+                _ = utimensat(AT_FDCWD, path, &values, 0)
+            }
         }
     }
 
     /// Moves the file to `finalPath`. Without `replacing`, an existing file there is kept and
     /// the move fails (atomically: `link(2)` refuses to replace).
-    func publish(as finalPath: String, replacing: Bool) throws {
-        if replacing {
-            guard rename(path, finalPath) == 0 else {
-                throw PublishError(message: "cannot write: \(String(cString: strerror(errno)))")
-            }
-        } else if link(path, finalPath) == 0 {
-            unlink(path)
-        } else {
-            let linkError = errno
-            if linkError == EEXIST {
-                throw PublishError(message: "already exists; not overwritten (use -f to overwrite)")
-            }
-            // File systems without hard links: check, then rename.
-            guard access(finalPath, F_OK) != 0, rename(path, finalPath) == 0 else {
-                throw PublishError(message: "cannot write: \(String(cString: strerror(linkError)))")
+    func publish(as finalPath: Pathname, replacing: Bool) throws {
+        try path.withCString { path in
+            try finalPath.withCString { finalPath in
+                if replacing {
+                    guard rename(path, finalPath) == 0 else {
+                        throw PublishError(message: "cannot write: \(String(cString: strerror(errno)))")
+                    }
+                } else if link(path, finalPath) == 0 {
+                    unlink(path)
+                } else {
+                    let linkError = errno
+                    if linkError == EEXIST {
+                        throw PublishError(message: "already exists; not overwritten (use -f to overwrite)")
+                    }
+                    // File systems without hard links: check, then rename.
+                    guard access(finalPath, F_OK) != 0, rename(path, finalPath) == 0 else {
+                        throw PublishError(message: "cannot write: \(String(cString: strerror(linkError)))")
+                    }
+                }
             }
         }
         published = true
@@ -140,7 +146,7 @@ final class TemporaryFile {
             ownsDescriptor = false
         }
         if !published {
-            unlink(path)
+            removeFile(path)
             clearPending()
         }
     }
@@ -175,10 +181,17 @@ public func installInterruptCleanup() {
 
 /// The path a symbolic link finally points to, or `nil` when `path` is not a symbolic link or
 /// its target does not exist. The corresponding C function is `realpath(3)`.
-func symbolicLinkTarget(_ path: String) -> String? {
-    guard FileInfo.isSymbolicLink(path), let resolved = realpath(path, nil) else { return nil }
+func symbolicLinkTarget(_ path: Pathname) -> Pathname? {
+    guard FileInfo.isSymbolicLink(path), let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
     defer { free(resolved) }
-    return String(cString: resolved)
+    return Pathname(cString: resolved)
+}
+
+/// Removes `path`. - Returns: whether it was removed (`errno` says why not).
+/// The corresponding C function is `unlink(2)`.
+@discardableResult
+func removeFile(_ path: Pathname) -> Bool {
+    path.withCString { unlink($0) } == 0
 }
 
 /// The number of processors this process may run on (its CPU affinity mask, as `taskset` sets

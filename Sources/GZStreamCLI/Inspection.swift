@@ -9,8 +9,8 @@ import Darwin
 extension Command {
     /// `test` and `list`: decodes every member of `operand`, checking CRC-32 and ISIZE, and
     /// writes no data. `list` adds a row per member through `listing`.
-    func inspect(_ operand: String, listing: MemberListing?) throws -> ExitStatus {
-        let name = operand == "-" ? "standard input" : operand
+    func inspect(_ operand: Pathname, listing: MemberListing?) throws -> ExitStatus {
+        let name = displayName(operand)
         let input: ByteInputStream
         if operand == "-" {
             try refuseTerminal(readingStandardInput: true)

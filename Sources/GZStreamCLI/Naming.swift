@@ -8,9 +8,9 @@ import Darwin
 
 /// Which inputs are taken, and the names outputs get.
 extension Command {
-    func inputInfo(_ path: String) throws -> FileInfo {
+    func inputInfo(_ path: Pathname) throws -> FileInfo {
         func refuse(_ problem: String) -> Reported {
-            Reported(status: reportError(path, problem), problem: problem)
+            Reported(status: reportError(path.description, problem), problem: problem)
         }
         guard let info = FileInfo(path: path) else { throw refuse(String(cString: strerror(errno))) }
         if info.isDirectory { throw refuse("is a directory") }
@@ -37,23 +37,23 @@ extension Command {
 
     /// `x` → `x.gz` for pack; `x.gz` → `x` and `x.tgz` → `x.tar` for unpack. `nil` (after a
     /// warning) when the name does not fit.
-    func defaultOutputPath(for input: String) -> String? {
+    func defaultOutputPath(for input: Pathname) -> Pathname? {
         switch options.mode {
         case .pack:
-            for suffix in [".gz", ".tgz"] where input.lowercased().hasSuffix(suffix) {
-                diagnostics.warning(input, "already has \(suffix) suffix -- unchanged")
+            for suffix in [".gz", ".tgz"] where input.hasSuffixIgnoringCase(suffix) {
+                diagnostics.warning(input.description, "already has \(suffix) suffix -- unchanged")
                 return nil
             }
-            return input + ".gz"
+            return input.appending(".gz")
         case .unpack:
             // GNU gzip's suffixes, in any case.
-            let name = baseName(input).lowercased()
+            let name = baseName(input)
             for (suffix, replacement) in [(".gz", ""), (".tgz", ".tar"), (".taz", ".tar"), ("-gz", ""), (".z", ""),
                                           ("-z", ""), ("_z", "")]
-            where name.hasSuffix(suffix) && name.count > suffix.count {
-                return String(input.dropLast(suffix.count)) + replacement
+            where name.hasSuffixIgnoringCase(suffix) && name.bytes.count > suffix.utf8.count {
+                return Pathname(bytes: input.bytes.dropLast(suffix.utf8.count))!.appending(replacement)
             }
-            diagnostics.warning(input, "unknown suffix -- ignored")
+            diagnostics.warning(input.description, "unknown suffix -- ignored")
             return nil
         case .test, .list, .index:
             return nil
@@ -61,24 +61,46 @@ extension Command {
     }
 }
 
-func baseName(_ path: String) -> String {
-    let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
-    return trimmed.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? trimmed
+private let slash = UInt8(ascii: "/")
+
+/// The last component of `path` (after its last `/`, one trailing `/` ignored), as bytes.
+func baseName(_ path: Pathname) -> Pathname {
+    let trimmed = path.bytes.last == slash ? path.bytes.dropLast() : path.bytes[...]
+    let start = trimmed.lastIndex(of: slash).map { $0 + 1 } ?? trimmed.startIndex
+    return Pathname(bytes: trimmed[start...])!
 }
 
-func directory(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return "" }
-    return String(path[...slash])
+/// `path` up to and with its last `/`, or empty when it has none.
+func directory(of path: Pathname) -> Pathname {
+    guard let last = path.bytes.lastIndex(of: slash) else { return "" }
+    return Pathname(bytes: path.bytes[...last])!
 }
 
-/// The last path component of a stored FNAME, or `nil` when it is empty, `.`, `..` or longer
-/// than a file name can be (a header must not write outside the output's directory).
-func safeFileName(_ stored: [UInt8]) -> String? {
-    let text = String(decoding: stored, as: UTF8.self)
-    let name = baseName(text)
-    guard !name.isEmpty, name != ".", name != "..", !name.contains("\0"),
-          name.utf8.count <= Int(NAME_MAX) else { return nil }
+/// The last path component of a stored FNAME, byte for byte (UTF-8 or not), or `nil` when it
+/// is empty, `.`, `..` or longer than a file name can be (a header must not write outside the
+/// output's directory).
+func safeFileName(_ stored: [UInt8]) -> Pathname? {
+    guard let name = Pathname(bytes: stored).map(baseName), !name.isEmpty, name != ".", name != "..",
+          name.bytes.count <= Int(NAME_MAX) else { return nil }
     return name
+}
+
+extension Pathname {
+    /// The name with `suffix`'s UTF-8 bytes added at the end (`x` → `x.gz`).
+    func appending(_ suffix: String) -> Pathname {
+        Pathname(bytes: bytes + Array(suffix.utf8))!
+    }
+
+    /// Whether the name ends with `suffix` (ASCII), ASCII letters in any case.
+    func hasSuffixIgnoringCase(_ suffix: String) -> Bool {
+        let tail = Array(suffix.utf8)
+        guard bytes.count >= tail.count else { return false }
+        return zip(bytes.suffix(tail.count), tail).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
+    }
+}
+
+private func asciiLowercase(_ byte: UInt8) -> UInt8 {
+    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
 }
 
 /// The mode of a new file: 0666 less the process's umask.

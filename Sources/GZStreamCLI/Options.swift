@@ -5,9 +5,9 @@ struct Options: Equatable {
     enum Mode: String { case pack, unpack, test, list, index }
 
     var mode: Mode
-    var files: [String] = []
+    var files: [Pathname] = []
     var toStandardOutput = false
-    var outputPath: String?
+    var outputPath: Pathname?
     var force = false
     var level = 6
     var chunkSize = ByteStream.defaultChunkSize
@@ -52,8 +52,10 @@ struct UsageError: Error, Equatable {
 
 /// Parses `gzstream pack|unpack [OPTIONS] [FILE ...]` the way GNU gzip reads its options:
 /// short flags may be grouped (`-cf9`), long options take `--name VALUE` or `--name=VALUE`,
-/// `--` ends the options, and `-` alone is standard input.
-func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand {
+/// `--` ends the options, and `-` alone is standard input. Each argument is the bytes the system
+/// passed: file names keep them all (UTF-8 or not); options are read as UTF-8.
+func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCommand {
+    let arguments = rawArguments.map { String(decoding: $0, as: UTF8.self) }
     if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help }
     if arguments.contains("--version") || arguments.contains("-V") { return .version }
     guard let first = arguments.first else { throw UsageError(message: "missing command: pack, unpack, test, list or index") }
@@ -62,18 +64,26 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
         throw UsageError(message: "unknown command '\(first)': use pack, unpack, test, list or index")
     }
     var options = Options(mode: mode)
-    var rest = arguments.dropFirst()[...]
+    var rest = Array(zip(arguments, rawArguments)).dropFirst()[...]
     var onlyFiles = false
 
     func value(for name: String, inline: String?) throws(UsageError) -> String {
         if let inline { return inline }
         guard let next = rest.popFirst() else { throw UsageError(message: "option \(name) needs a value") }
-        return next
+        return next.0
     }
 
-    while let argument = rest.popFirst() {
+    /// A path's bytes: `inline` (the end of the argument), else the next argument.
+    func pathValue(for name: String, inline: ArraySlice<UInt8>?) throws(UsageError) -> Pathname {
+        guard let bytes = inline ?? rest.popFirst()?.1[...] else {
+            throw UsageError(message: "option \(name) needs a value")
+        }
+        return try pathname(bytes)
+    }
+
+    while let (argument, raw) = rest.popFirst() {
         if onlyFiles || argument == "-" || !argument.hasPrefix("-") {
-            options.files.append(argument)
+            options.files.append(try pathname(raw[...]))
             continue
         }
         if argument == "--" {
@@ -89,7 +99,9 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             }
             switch name {
             case "stdout", "to-stdout": try noValue(); options.toStandardOutput = true
-            case "output": options.outputPath = try value(for: "--output", inline: inline)
+            case "output":
+                let equals = raw.firstIndex(of: UInt8(ascii: "="))
+                options.outputPath = try pathValue(for: "--output", inline: equals.map { raw[($0 + 1)...] })
             case "force": try noValue(); options.force = true
             case "level": options.level = try parseLevel(try value(for: "--level", inline: inline))
             case "fast": try noValue(); options.level = 1
@@ -133,7 +145,9 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             case "v": options.verbose = true; options.quiet = false
             case "1"..."9": options.level = Int(String(letter))!
             case "o":
-                options.outputPath = try value(for: "-o", inline: letters.isEmpty ? nil : String(letters))
+                // The letters before `o` are ASCII, so the bytes after it start at the same offset.
+                let offset = argument.utf8.count - letters.utf8.count
+                options.outputPath = try pathValue(for: "-o", inline: letters.isEmpty ? nil : raw[offset...])
                 letters = ""[...]
             case "p":
                 options.threads = try parseThreads(try value(for: "-p", inline: letters.isEmpty ? nil : String(letters)))
@@ -182,6 +196,12 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
         if options.files.count > 1 { throw UsageError(message: "-o takes exactly one input file") }
     }
     return .run(options)
+}
+
+/// An argument from `main` holds no NUL; one passed to ``runCommand(arguments:environment:)`` might.
+private func pathname(_ bytes: ArraySlice<UInt8>) throws(UsageError) -> Pathname {
+    guard let name = Pathname(bytes: bytes) else { throw UsageError(message: "a file name cannot hold a NUL byte") }
+    return name
 }
 
 private func parseLevel(_ text: String) throws(UsageError) -> Int {

@@ -9,20 +9,22 @@ import Darwin
 /// Where the output goes: standard output, a file written beside its final name and renamed into
 /// place, or a device; and the index beside a BGZF file.
 extension Command {
-    func toStandardOutput(input: ByteInputStream, inputName: String, inputInfo: FileInfo?) throws -> ExitStatus {
+    func toStandardOutput(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?) throws -> ExitStatus {
         try refuseTerminal(readingStandardInput: inputInfo == nil)
         let output = environment.standardOutput
         if output.streamStatus == .notOpen { output.open() }
-        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
+        let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
                                     outputName: "standard output", closesOutput: false)
-        report(outcome, inputName: inputName, outputName: "standard output")
+        report(outcome, inputName: displayName(inputPath), outputName: "standard output")
         return outcome.status
     }
 
-    func toFile(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, outputPath: String) throws -> ExitStatus {
+    /// Writes the output to `outputPath`; `inputPath` is `-` for standard input.
+    func toFile(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?, outputPath: Pathname) throws -> ExitStatus {
+        let inputName = displayName(inputPath)
         if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
         if options.outputPath != nil, let target = FileInfo(path: outputPath), !target.isRegularFile, !target.isDirectory {
-            return try toDevice(input: input, inputName: inputName, inputInfo: inputInfo, target: target,
+            return try toDevice(input: input, inputPath: inputPath, inputInfo: inputInfo, target: target,
                                 outputPath: outputPath)
         }
         let existing = FileInfo(path: outputPath)
@@ -31,10 +33,10 @@ extension Command {
         // publish step checks that name.
         let outputNamedByHeader = options.mode == .unpack && options.useName == true && options.outputPath == nil
         if !options.force, !outputNamedByHeader, existing != nil {
-            throw Reported(status: reportError(outputPath, "already exists; not overwritten (use -f to overwrite)"))
+            throw Reported(status: reportError(outputPath.description, "already exists; not overwritten (use -f to overwrite)"))
         }
         // pack --bgzf --index: OUTPUT.gzi, written and published with the output.
-        let indexPath = options.index ? outputPath + ".gzi" : nil
+        let indexPath = options.index ? outputPath.appending(".gzi") : nil
         if let indexPath {
             let existingIndex = FileInfo(path: indexPath)
             try rejectSameFile(inputInfo, existingIndex, inputName: inputName)
@@ -48,18 +50,18 @@ extension Command {
         let indexTemporary = try indexPath.map { try temporaryFile(besides: $0, shownAs: $0) }
         defer { indexTemporary?.discard() }
         let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true,
-                                      displayName: outputPath)
+                                      displayName: outputPath.description)
         temporary.descriptorClosed()
-        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
-                                    outputName: outputPath, closesOutput: true)
+        let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
+                                    outputName: outputPath.description, closesOutput: true)
         var finalPath = publishPath
         if options.mode == .unpack, options.useName == true, options.outputPath == nil,
            let stored = outcome.header?.fileName, let name = safeFileName(stored) {
-            finalPath = directory(of: outputPath) + name
+            finalPath = Pathname(bytes: directory(of: outputPath).bytes + name.bytes)!
         }
         try rejectSameFile(inputInfo, FileInfo(path: finalPath), inputName: inputName)
         // Messages name the path the user gave (`-o link`), not the file behind the link.
-        let shownPath = finalPath == publishPath ? outputPath : finalPath
+        let shownPath = (finalPath == publishPath ? outputPath : finalPath).description
         let permissions = inputInfo?.permissions ?? defaultPermissions()
         temporary.setAttributes(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
                                 owner: inputInfo.map { ($0.owner, $0.group) })
@@ -73,11 +75,11 @@ extension Command {
         do {
             try temporary.publish(as: finalPath, replacing: options.force)
         } catch let error as PublishError {
-            if let indexPath { unlink(indexPath) }
+            if let indexPath { removeFile(indexPath) }
             throw Reported(status: reportError(shownPath, error.message))
         }
         report(outcome, inputName: inputName, outputName: shownPath)
-        if options.removeInput, inputInfo != nil, unlink(inputName) != 0 {
+        if options.removeInput, inputInfo != nil, !removeFile(inputPath) {
             diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
             return max(outcome.status, .warning)
         }
@@ -86,52 +88,54 @@ extension Command {
 
     /// `-o` naming a device or FIFO (`-o /dev/null`): written into as a shell redirection would,
     /// never replaced by a regular file. No index is written beside one.
-    func toDevice(input: ByteInputStream, inputName: String, inputInfo: FileInfo?, target: FileInfo,
-                          outputPath: String) throws -> ExitStatus {
+    func toDevice(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?, target: FileInfo,
+                  outputPath: Pathname) throws -> ExitStatus {
         if options.index {
-            throw Reported(status: reportError(outputPath, "not a regular file: --index needs one to write its .gzi beside"))
+            throw Reported(status: reportError(outputPath.description,
+                                               "not a regular file: --index needs one to write its .gzi beside"))
         }
-        try rejectSameFile(inputInfo, target, inputName: inputName)
+        try rejectSameFile(inputInfo, target, inputName: displayName(inputPath))
         let output = FileOutputStream(path: outputPath)
         output.open()
         if let error = output.streamError {
-            throw Reported(status: reportError(outputPath, describe(error)))
+            throw Reported(status: reportError(outputPath.description, describe(error)))
         }
-        let outcome = try transform(input, inputName: inputName, inputInfo: inputInfo, into: output,
-                                    outputName: outputPath, closesOutput: true)
-        report(outcome, inputName: inputName, outputName: outputPath)
+        let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
+                                    outputName: outputPath.description, closesOutput: true)
+        report(outcome, inputName: displayName(inputPath), outputName: outputPath.description)
         return outcome.status
     }
 
     /// A temporary file beside `path`, to be renamed into place; a failure is reported
     /// naming `subject` (the path the user gave).
-    func temporaryFile(besides path: String, shownAs subject: String) throws -> TemporaryFile {
+    func temporaryFile(besides path: Pathname, shownAs subject: Pathname) throws -> TemporaryFile {
         do {
             return try TemporaryFile(besides: path)
         } catch let error as PublishError {
-            throw Reported(status: reportError(subject, error.message))
+            throw Reported(status: reportError(subject.description, error.message))
         }
     }
 
     /// Refuses to replace an existing `.gzi` (or a link by that name) without `-f`.
-    func refuseToReplaceIndex(_ indexPath: String, existing: FileInfo?) throws {
+    func refuseToReplaceIndex(_ indexPath: Pathname, existing: FileInfo?) throws {
         if !options.force, existing != nil || FileInfo.isSymbolicLink(indexPath) {
-            throw Reported(status: reportError(indexPath, "already exists; not overwritten (use -f to overwrite)"))
+            throw Reported(status: reportError(indexPath.description, "already exists; not overwritten (use -f to overwrite)"))
         }
     }
 
     /// Renames a written `.gzi` into place (over an existing one only with `-f`).
-    func publishIndex(_ temporary: TemporaryFile, as indexPath: String) throws {
+    func publishIndex(_ temporary: TemporaryFile, as indexPath: Pathname) throws {
         do {
             try temporary.publish(as: indexPath, replacing: options.force)
         } catch let error as PublishError {
-            throw Reported(status: reportError(indexPath, error.message))
+            throw Reported(status: reportError(indexPath.description, error.message))
         }
     }
 
     /// Writes the `.gzi` bytes into the index's temporary file and closes it.
-    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: String) throws {
-        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true, displayName: path)
+    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname) throws {
+        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true,
+                                      displayName: path.description)
         temporary.descriptorClosed()
         do {
             try stream.openOrThrow()
@@ -139,7 +143,7 @@ extension Command {
             try stream.closeOrThrow()
         } catch {
             stream.close()
-            throw Reported(status: reportError(path, describe(error)))
+            throw Reported(status: reportError(path.description, describe(error)))
         }
     }
 

@@ -88,9 +88,10 @@ extension Command {
 
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
     /// and `output` when `closesOutput`.
-    func transform(_ input: ByteInputStream, inputName: String, inputInfo: FileInfo?,
-                           into output: ByteOutputStream, outputName: String, closesOutput: Bool) throws -> Outcome {
+    func transform(_ input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?,
+                   into output: ByteOutputStream, outputName: String, closesOutput: Bool) throws -> Outcome {
         defer { input.close() }
+        let inputName = displayName(inputPath)
         do {
             switch options.mode {
             case .pack:
@@ -103,7 +104,7 @@ extension Command {
                                               closesInnerStream: closesOutput)
                 } else {
                     packer = GzipOutputStream(wrapping: output, level: options.level,
-                                              header: packHeader(inputName: inputName, inputInfo: inputInfo),
+                                              header: packHeader(inputPath: inputPath, inputInfo: inputInfo),
                                               chunkSize: options.chunkSize, threads: threads,
                                               blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
                                               closesInnerStream: closesOutput)
@@ -123,7 +124,7 @@ extension Command {
             case .unpack:
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
                 if options.rangeOffset != nil || options.rangeLength != nil {
-                    return try unpackRange(input, path: inputName, into: output, closesOutput: closesOutput)
+                    return try unpackRange(input, path: inputPath, into: output, closesOutput: closesOutput)
                 }
                 let decoder = decodingStream(input)
                 defer { decoder.close() }
@@ -149,10 +150,10 @@ extension Command {
         }
     }
 
-    func packHeader(inputName: String, inputInfo: FileInfo?) -> GzipHeader {
+    func packHeader(inputPath: Pathname, inputInfo: FileInfo?) -> GzipHeader {
         var header = GzipHeader()
         guard let inputInfo, options.useName != false else { return header }
-        header.fileName = Array(baseName(inputName).utf8)
+        header.fileName = baseName(inputPath).bytes
         header.modificationTime = UInt32(clamping: max(0, inputInfo.modificationTime.seconds))
         return header
     }
