@@ -123,6 +123,30 @@ struct FileNameCLITests {
         }
     }
 
+    @Test("unpack -N creates the file under FNAME's exact bytes, not UTF-8 ones too, and shows them escaped")
+    func unpackNameBytes() throws {
+        try withScratch { scratch in
+            // FNAME "../caf\351.txt": the directory part goes, the bytes stay.
+            try scratch.write("named.gz", memberOfX(fileName: Array("../".utf8) + latin1Name, mtime: 1_234_567_890))
+            let unpacked = try gzstream(["unpack", "-N", "-v", "named.gz"], in: scratch)
+            #expect(unpacked.status == 0, "\(unpacked)")
+            let size = try scratch.read("named.gz").count
+            #expect(unpacked.err == verboseLine("named.gz", bytesIn: size, bytesOut: 1, plain: 1, packed: size,
+                                                output: #"caf\351.txt"#))
+            #expect(RawFiles.listing(scratch) == [latin1Name, Array("named.gz".utf8)])
+            #expect(RawFiles.read(scratch, latin1Name) == Array("x".utf8))
+            #expect(RawFiles.modificationSeconds(scratch, latin1Name) == 1_234_567_890)
+
+            let refused = try gzstream(["unpack", "-N", "named.gz"], in: scratch)
+            #expect(refused.status == 1)
+            #expect(refused.err == #"gzstream: caf\351.txt: already exists; not overwritten (use -f to overwrite)"# + "\n")
+            try RawFiles.write(scratch, latin1Name, Array("in the way".utf8))
+            let forced = try gzstream(["unpack", "-N", "-f", "named.gz"], in: scratch)
+            #expect(forced.status == 0 && forced.err == "", "\(forced)")
+            #expect(RawFiles.read(scratch, latin1Name) == Array("x".utf8))
+        }
+    }
+
     @Test("A missing name that is not UTF-8 is named with octal escapes; control characters as \\u{…}")
     func missingName() throws {
         try withScratch { scratch in
@@ -132,6 +156,16 @@ struct FileNameCLITests {
             #expect(RawFiles.listing(scratch).isEmpty)
         }
     }
+}
+
+/// A gzip member of the one byte `x` (a stored block) whose header has FNAME `fileName` and
+/// MTIME `mtime`, made by hand so that the name's bytes are exactly these (RFC 1952 §2.3).
+func memberOfX(fileName: [UInt8], mtime: UInt32) -> [UInt8] {
+    var bytes: [UInt8] = [0x1F, 0x8B, 8, 0x08] + withUnsafeBytes(of: mtime.littleEndian, Array.init) + [0, 3]
+    bytes += fileName + [0]
+    bytes += [0x01, 0x01, 0x00, 0xFE, 0xFF, UInt8(ascii: "x")]   // final stored block of 1 byte
+    bytes += [0x83, 0x16, 0xDC, 0x8C, 1, 0, 0, 0]                // CRC-32 of "x" (8cdc1683), ISIZE 1
+    return bytes
 }
 
 /// Copies `bytes` to a fresh file in `io/` (for tools run on a plain name) and returns its path.
