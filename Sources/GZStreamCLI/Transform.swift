@@ -96,6 +96,7 @@ extension Command {
             switch options.mode {
             case .pack:
                 let threads = options.threads ?? availableProcessorCount()
+                var status = ExitStatus.success
                 let packer: any PackingOutputStream
                 if options.bgzf {
                     // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
@@ -103,8 +104,13 @@ extension Command {
                                               chunkSize: options.chunkSize, buildsIndex: options.index,
                                               closesInnerStream: closesOutput)
                 } else {
-                    packer = GzipOutputStream(wrapping: output, level: options.level,
-                                              header: packHeader(inputPath: inputPath, inputInfo: inputInfo),
+                    let header = packHeader(inputPath: inputPath, inputInfo: inputInfo)
+                    if header.timeOutOfRange {
+                        // GNU gzip's warning, word for word; its exit status too.
+                        diagnostics.warning(inputName, "warning: file timestamp out of range for gzip format")
+                        status = .warning
+                    }
+                    packer = GzipOutputStream(wrapping: output, level: options.level, header: header.fields,
                                               chunkSize: options.chunkSize, threads: threads,
                                               blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
                                               closesInnerStream: closesOutput)
@@ -118,7 +124,7 @@ extension Command {
                     throw error
                 }
                 try packer.closeOrThrow()
-                return Outcome(status: .success, bytesIn: packer.uncompressedByteCount,
+                return Outcome(status: status, bytesIn: packer.uncompressedByteCount,
                                bytesOut: packer.compressedCount, header: nil,
                                index: (packer as? BGZFOutputStream)?.index)
             case .unpack:
@@ -150,12 +156,18 @@ extension Command {
         }
     }
 
-    func packHeader(inputPath: Pathname, inputInfo: FileInfo?) -> GzipHeader {
+    /// The header pack writes: the input's name and MTIME unless `-n` (or standard input).
+    /// A modification time MTIME cannot hold (before 1970-01-01 00:00:01 UTC or after
+    /// 2106-02-07 06:28:15 UTC; 0 means none) is stored as 0 and flagged, never clamped
+    /// (RFC 1952 §2.3.1, as GNU gzip).
+    func packHeader(inputPath: Pathname, inputInfo: FileInfo?) -> (fields: GzipHeader, timeOutOfRange: Bool) {
         var header = GzipHeader()
-        guard let inputInfo, options.useName != false else { return header }
+        guard let inputInfo, options.useName != false else { return (header, false) }
         header.fileName = baseName(inputPath).bytes
-        header.modificationTime = UInt32(clamping: max(0, inputInfo.modificationTime.seconds))
-        return header
+        let seconds = inputInfo.modificationTime.seconds
+        guard seconds > 0, let mtime = UInt32(exactly: seconds) else { return (header, true) }
+        header.modificationTime = mtime
+        return (header, false)
     }
 
     /// The input's access and modification times; for `unpack -N`, the header's MTIME when set.
