@@ -115,8 +115,12 @@ extension Command {
                                               blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
                                               closesInnerStream: closesOutput)
                 }
+                // The first read comes before the header, so that nothing is written when the
+                // input cannot be read at all (standard input closed, or a directory).
+                let firstChunk = try input.readChunk(maxLength: options.chunkSize)
                 try packer.openOrThrow()
                 do {
+                    try packer.writeAll(firstChunk)
                     try input.copy(to: packer, chunkSize: options.chunkSize)
                 } catch {
                     // No trailer (or BGZF end-of-file member): partial output never looks whole.

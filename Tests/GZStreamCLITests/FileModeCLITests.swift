@@ -42,6 +42,25 @@ struct FileModeCLITests {
         }
     }
 
+    // MARK: Nothing written before the input is readable
+
+    @Test("pack with standard input closed or a directory writes no byte (no header) and exits 1",
+          arguments: [(#"<&-"#, "Bad file descriptor"), (#"< dir"#, "Is a directory")],
+          [[], ["-c"], ["--bgzf"], ["-p", "2"], ["-1"]])
+    func unreadableStandardInput(redirection: (String, String), flags: [String]) throws {
+        try withScratch { scratch in
+            try FileManager.default.createDirectory(atPath: scratch.path("dir"), withIntermediateDirectories: false)
+            let result = try shell(#""$0" pack "$@" "# + redirection.0, flags, in: scratch)
+            #expect(result.status == 1)
+            #expect(result.stdout.isEmpty, "\(result)")
+            #expect(result.err == "gzstream: standard input: read failed: \(redirection.1)\n")
+            let toFile = try shell(#""$0" pack -o out.gz "$@" "# + redirection.0, flags.filter { $0 != "-c" }, in: scratch)
+            #expect(toFile.status == 1)
+            #expect(toFile.err == "gzstream: standard input: read failed: \(redirection.1)\n")
+            #expect(try scratch.listing() == ["dir"], "no output, no temporary file")
+        }
+    }
+
     @Test("Out of range: -c warns too, -q keeps the exit status, -n and --bgzf store no time and do not warn")
     func timestampRangeOptions() throws {
         try withScratch { scratch in
