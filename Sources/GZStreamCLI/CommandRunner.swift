@@ -49,8 +49,12 @@ public enum ExitStatus: Int32, Comparable, Sendable {
 /// - Returns: The exit status.
 public func runCommand(arguments: [[UInt8]], environment: CommandEnvironment) -> ExitStatus {
     let parsed: ParsedCommand
-    do {
+    do throws(UsageError) {
         parsed = try parseCommandLine(arguments)
+        if case .run(let options) = parsed, let outputPath = options.outputPath, options.files.count > 1,
+           FileInfo(path: outputPath)?.isDirectory != true {
+            throw UsageError(message: "-o takes one input file, or an existing directory for several")
+        }
     } catch {
         let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
         diagnostics.write("gzstream: Error: \(error.message)\n" + usageText)
@@ -92,37 +96,27 @@ final class Command {
     let options: Options
     let environment: CommandEnvironment
     let diagnostics: Diagnostics
+    /// `-o DIR` naming an existing directory: each output is written in it under its default
+    /// name (a symbolic link to a directory counts).
+    let outputDirectory: Pathname?
+    /// `list`'s output, shared by every file listed.
+    private var listing: MemberListing?
 
     init(options: Options, environment: CommandEnvironment) {
         self.options = options
         self.environment = environment
         self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet)
+        outputDirectory = options.outputPath.flatMap { FileInfo(path: $0)?.isDirectory == true ? $0 : nil }
     }
 
     func run() -> ExitStatus {
-        let operands = options.files.isEmpty ? ["-"] : options.files
+        let operands: [Pathname] = options.files.isEmpty ? ["-"] : options.files
         var status = ExitStatus.success
-        let listing = options.mode == .list ? MemberListing(command: self) : nil
+        listing = options.mode == .list ? MemberListing(command: self) : nil
         listing?.begin()
         for operand in operands {
-            if listing?.writeError != nil { break }
-            do {
-                let result: ExitStatus
-                if options.mode == .index {
-                    result = try buildIndex(operand)
-                } else if options.mode == .test || options.mode == .list {
-                    result = try inspect(operand, listing: listing)
-                } else {
-                    result = try process(operand)
-                }
-                status = max(status, result)
-            } catch let reported as Reported {
-                status = max(status, reported.status)
-                if reported.status == .error && brokenPipe { break }
-            } catch {
-                diagnostics.error(displayName(operand), describe(error))
-                status = max(status, .error)
-            }
+            if stopped { break }
+            status = max(status, handle(operand))
         }
         if let listing {
             listing.end()
@@ -140,8 +134,95 @@ final class Command {
     /// Set once standard output is a closed pipe: nothing more can be written there.
     var brokenPipe = false
 
+    /// Whether nothing more can be done: standard output is a closed pipe, or the listing
+    /// could not be written.
+    private var stopped: Bool { brokenPipe || listing?.writeError != nil }
+
+    /// One operand, or a file `-r` found; reports its failure.
+    private func handle(_ operand: Pathname) -> ExitStatus {
+        do {
+            if operand != "-", let info = FileInfo(path: operand), info.isDirectory {
+                return try handleDirectory(operand)
+            }
+            switch options.mode {
+            case .index: return try buildIndex(operand)
+            case .test, .list: return try inspect(operand, listing: listing)
+            case .pack, .unpack: return try process(operand)
+            }
+        } catch let reported as Reported {
+            return reported.status
+        } catch {
+            diagnostics.error(displayName(operand), describe(error))
+            return .error
+        }
+    }
+
+    /// A directory named on the command line: walked with `-r`, else passed over with GNU
+    /// gzip's warning.
+    private func handleDirectory(_ directory: Pathname) throws -> ExitStatus {
+        guard options.recursive else {
+            let problem = "is a directory -- ignored"
+            diagnostics.warning(directory.description, problem)
+            listing?.unreadableFile(directory.description, problem: problem)
+            return .warning
+        }
+        if writesFiles, !options.force, FileInfo.isSymbolicLink(directory) {
+            throw Reported(status: reportError(directory.description, "is a symbolic link (use -f to follow it)"))
+        }
+        return walk(directory)
+    }
+
+    /// Whether outputs are files named after the inputs (neither `-c` nor `test`/`list`).
+    private var writesFiles: Bool {
+        (options.mode == .pack || options.mode == .unpack) && !options.toStandardOutput
+    }
+
+    /// `-r`: every regular file under `directory`, in bytewise order of names, handled as if
+    /// named. Symbolic links are not followed, and FIFOs, devices and sockets not read (a FIFO
+    /// would block the walk): each is passed over with a warning. Names pack would not pack
+    /// again, or that have no suffix unpack takes, are passed over quietly (with a warning under
+    /// `-v`), as GNU gzip does; with `-c`, every regular file is taken.
+    private func walk(_ directory: Pathname) -> ExitStatus {
+        let names: [Pathname]
+        do {
+            names = try directoryEntries(directory)
+        } catch {
+            return reportError(directory.description, error.message)
+        }
+        var status = ExitStatus.success
+        for name in names {
+            if stopped { break }
+            let path = directory.appending(component: name)
+            guard let info = FileInfo(path: path, followsLinks: false) else {
+                status = max(status, reportError(path.description, String(cString: strerror(errno))))
+                continue
+            }
+            if info.isDirectory {
+                status = max(status, walk(path))
+            } else if info.isSymbolicLink {
+                status = max(status, passOver(path, "is a symbolic link -- not followed"))
+            } else if !info.isRegularFile {
+                status = max(status, passOver(path, "is not a directory or a regular file -- ignored"))
+            } else if (writesFiles || options.mode == .test || options.mode == .list), let problem = unfitName(path) {
+                if options.verbose { status = max(status, passOver(path, problem)) }
+            } else {
+                status = max(status, handle(path))
+            }
+        }
+        return status
+    }
+
+    private func passOver(_ path: Pathname, _ problem: String) -> ExitStatus {
+        diagnostics.warning(path.description, problem)
+        return .warning
+    }
+
     private func process(_ operand: Pathname) throws -> ExitStatus {
         if operand == "-" {
+            if let outputDirectory {
+                throw Reported(status: reportError("standard input", "has no name for a file in the directory "
+                    + "\(outputDirectory) (give -o DIRECTORY/NAME)"))
+            }
             if let outputPath = options.outputPath {
                 return try toFile(input: environment.standardInput, inputPath: operand,
                                   inputInfo: nil, outputPath: outputPath)
@@ -152,15 +233,23 @@ final class Command {
         if options.toStandardOutput {
             return try toStandardOutput(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info)
         }
-        if let outputPath = options.outputPath {
-            return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
-                              outputPath: outputPath)
-        }
-        if !options.force, FileInfo.isSymbolicLink(operand) {
+        let explicitOutput = options.outputPath != nil && outputDirectory == nil
+        if !options.force, !explicitOutput, FileInfo.isSymbolicLink(operand) {
             // As GNU gzip: replacing a link's target by name is rarely what was meant.
             throw Reported(status: reportError(operand.description, "is a symbolic link (use -f to follow it)"))
         }
-        guard let outputPath = defaultOutputPath(for: operand) else { return .warning }
+        if !options.force, info.linkCount > 1 {
+            // As GNU gzip: --rm would break the link, and the other names would keep the old data.
+            let others = info.linkCount - 1
+            diagnostics.warning(operand.description, "has \(others) other link\(others == 1 ? "" : "s") -- file ignored")
+            return .warning
+        }
+        if explicitOutput, let outputPath = options.outputPath {
+            return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
+                              outputPath: outputPath)
+        }
+        guard let defaultPath = defaultOutputPath(for: operand) else { return .warning }
+        let outputPath = outputDirectory.map { $0.appending(component: baseName(defaultPath)) } ?? defaultPath
         return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
                           outputPath: outputPath)
     }

@@ -16,18 +16,22 @@ struct FileInfo {
     let device: UInt64
     let inode: UInt64
     let mode: mode_t
+    /// The number of hard links to the file.
+    let linkCount: Int
     let owner: uid_t
     let group: gid_t
     let accessTime: Timestamp
     let modificationTime: Timestamp
 
-    /// `nil` when `stat(2)` fails; `errno` then says why. Follows symbolic links.
-    init?(path: Pathname) {
+    /// `nil` when `stat(2)` fails; `errno` then says why. Follows symbolic links unless
+    /// `followsLinks` is `false` (`lstat(2)`: a link is described itself).
+    init?(path: Pathname, followsLinks: Bool = true) {
         var info = stat()
-        guard path.withCString({ stat($0, &info) }) == 0 else { return nil }
+        guard path.withCString({ followsLinks ? stat($0, &info) : lstat($0, &info) }) == 0 else { return nil }
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         mode = info.st_mode
+        linkCount = Int(info.st_nlink)
         owner = info.st_uid
         group = info.st_gid
         accessTime = Timestamp(seconds: Int(info.st_atim.tv_sec), nanoseconds: Int(info.st_atim.tv_nsec))
@@ -42,6 +46,7 @@ struct FileInfo {
 
     var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
     var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
+    var isSymbolicLink: Bool { mode & S_IFMT == S_IFLNK }
     /// The permission bits, without set-user-ID and set-group-ID.
     var permissions: mode_t { mode & 0o1777 }
 
@@ -185,6 +190,31 @@ func symbolicLinkTarget(_ path: Pathname) -> Pathname? {
     guard FileInfo.isSymbolicLink(path), let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
     defer { free(resolved) }
     return Pathname(cString: resolved)
+}
+
+/// The names in `directory` as bytes, without `.` and `..`, sorted bytewise so that a walk
+/// is the same on every run. The corresponding C functions are `opendir(3)` and `readdir(3)`.
+/// - Throws: `errno` of `opendir` or `readdir`.
+func directoryEntries(_ directory: Pathname) throws(Errno) -> [Pathname] {
+    guard let stream = directory.withCString({ opendir($0) }) else { throw Errno(code: errno) }
+    defer { closedir(stream) }
+    var names: [Pathname] = []
+    while true {
+        errno = 0
+        guard let entry = readdir(stream) else {
+            if errno != 0 { throw Errno(code: errno) }
+            break
+        }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { Pathname(bytes: $0.prefix { $0 != 0 })! }
+        if name != ".", name != ".." { names.append(name) }
+    }
+    return names.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
+}
+
+/// A failed system call's `errno`.
+struct Errno: Error {
+    var code: Int32
+    var message: String { String(cString: strerror(code)) }
 }
 
 /// Removes `path`. - Returns: whether it was removed (`errno` says why not).

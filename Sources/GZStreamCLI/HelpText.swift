@@ -24,9 +24,13 @@ Inputs are kept unless --rm is given; an existing output is never replaced witho
 
 Options:
   -c, --stdout          write to standard output, keep the input files
-  -o, --output PATH     write to PATH (one input only; - is standard output)
+  -o, --output PATH     write to PATH (one input; - is standard output); when PATH is a
+                        directory, write each output in it under its default name
   -f, --force           overwrite existing outputs; read or write compressed data on a
-                        terminal; follow symbolic links; read non-regular files
+                        terminal; follow symbolic links; read non-regular files; take
+                        files with other hard links; pack x.gz to x.gz.gz
+  -r, --recursive       walk the directories named: each regular file in them in place
+                        (symbolic links not followed); without -r a directory is skipped
   -1 ... -9             compression level: -1 fastest, -9 best (default 6)
       --fast, --best    the same as -1 and -9
       --level N         compression level 0 to 9 (0 stores without compressing)

@@ -14,7 +14,9 @@ extension Command {
         }
         guard let info = FileInfo(path: path) else { throw refuse(String(cString: strerror(errno))) }
         if info.isDirectory { throw refuse("is a directory") }
-        if !info.isRegularFile && !options.force && !options.toStandardOutput {
+        // test and list write nothing, so a FIFO, a device or /dev/fd/N is read as with -c.
+        let writesNothing = options.mode == .test || options.mode == .list
+        if !info.isRegularFile && !options.force && !options.toStandardOutput && !writesNothing {
             throw refuse("not a regular file (use -f or -c to read it)")
         }
         return info
@@ -35,29 +37,39 @@ extension Command {
         }
     }
 
-    /// `x` → `x.gz` for pack; `x.gz` → `x` and `x.tgz` → `x.tar` for unpack. `nil` (after a
-    /// warning) when the name does not fit.
+    /// `x` → `x.gz` for pack (`x.gz` → `x.gz.gz` with `-f`, as gzip and pigz); `x.gz` → `x` and
+    /// `x.tgz` → `x.tar` for unpack. `nil` (after a warning) when the name does not fit.
     func defaultOutputPath(for input: Pathname) -> Pathname? {
+        guard let problem = unfitName(input) else {
+            guard options.mode == .unpack, let (suffix, replacement) = unpackSuffix(of: input) else {
+                return input.appending(".gz")
+            }
+            return Pathname(bytes: input.bytes.dropLast(suffix.utf8.count))!.appending(replacement)
+        }
+        diagnostics.warning(input.description, problem)
+        return nil
+    }
+
+    /// Why `path` gets no default output name, or `nil` when it gets one: pack does not pack a
+    /// `.gz` or `.tgz` again without `-f`; unpack (and `-r` for test and list) takes only GNU
+    /// gzip's suffixes.
+    func unfitName(_ path: Pathname) -> String? {
         switch options.mode {
         case .pack:
-            for suffix in [".gz", ".tgz"] where input.hasSuffixIgnoringCase(suffix) {
-                diagnostics.warning(input.description, "already has \(suffix) suffix -- unchanged")
-                return nil
-            }
-            return input.appending(".gz")
-        case .unpack:
-            // GNU gzip's suffixes, in any case.
-            let name = baseName(input)
-            for (suffix, replacement) in [(".gz", ""), (".tgz", ".tar"), (".taz", ".tar"), ("-gz", ""), (".z", ""),
-                                          ("-z", ""), ("_z", "")]
-            where name.hasSuffixIgnoringCase(suffix) && name.bytes.count > suffix.utf8.count {
-                return Pathname(bytes: input.bytes.dropLast(suffix.utf8.count))!.appending(replacement)
-            }
-            diagnostics.warning(input.description, "unknown suffix -- ignored")
-            return nil
-        case .test, .list, .index:
+            guard !options.force else { return nil }
+            return [".gz", ".tgz"].first { path.hasSuffixIgnoringCase($0) }.map { "already has \($0) suffix -- unchanged" }
+        case .unpack, .test, .list:
+            return unpackSuffix(of: path) == nil ? "unknown suffix -- ignored" : nil
+        case .index:
             return nil
         }
+    }
+
+    /// The suffix unpack removes from `path` and what replaces it: GNU gzip's, in any case.
+    private func unpackSuffix(of path: Pathname) -> (suffix: String, replacement: String)? {
+        let name = baseName(path)
+        return [(".gz", ""), (".tgz", ".tar"), (".taz", ".tar"), ("-gz", ""), (".z", ""), ("-z", ""), ("_z", "")]
+            .first { name.hasSuffixIgnoringCase($0.0) && name.bytes.count > $0.0.utf8.count }
     }
 }
 
@@ -86,6 +98,12 @@ func safeFileName(_ stored: [UInt8]) -> Pathname? {
 }
 
 extension Pathname {
+    /// `name` inside this directory: `dir` + `/` + `name` (no second `/` after `dir/`).
+    func appending(component name: Pathname) -> Pathname {
+        if isEmpty || bytes.last == slash { return Pathname(bytes: bytes + name.bytes)! }
+        return Pathname(bytes: bytes + [slash] + name.bytes)!
+    }
+
     /// The name with `suffix`'s UTF-8 bytes added at the end (`x` → `x.gz`).
     func appending(_ suffix: String) -> Pathname {
         Pathname(bytes: bytes + Array(suffix.utf8))!

@@ -9,6 +9,8 @@ struct Options: Equatable {
     var toStandardOutput = false
     var outputPath: Pathname?
     var force = false
+    /// `-r`: walk the directories named, taking the regular files in them (links not followed).
+    var recursive = false
     var level = 6
     var chunkSize = ByteStream.defaultChunkSize
     /// Whether `--chunk-size` was given (unpack then writes in chunks of that size too).
@@ -103,6 +105,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
                 let equals = raw.firstIndex(of: UInt8(ascii: "="))
                 options.outputPath = try pathValue(for: "--output", inline: equals.map { raw[($0 + 1)...] })
             case "force": try noValue(); options.force = true
+            case "recursive": try noValue(); options.recursive = true
             case "level": options.level = try parseLevel(try value(for: "--level", inline: inline))
             case "fast": try noValue(); options.level = 1
             case "best": try noValue(); options.level = 9
@@ -138,6 +141,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
             switch letter {
             case "c": options.toStandardOutput = true
             case "f": options.force = true
+            case "r": options.recursive = true
             case "k": options.removeInput = false
             case "n": options.useName = false
             case "N": options.useName = true
@@ -193,7 +197,11 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
     }
     if options.outputPath != nil {
         if options.toStandardOutput { throw UsageError(message: "-o and -c cannot be used together") }
-        if options.files.count > 1 { throw UsageError(message: "-o takes exactly one input file") }
+        // Several files need -o to name a directory: checked when the command runs.
+        if options.recursive { throw UsageError(message: "-r writes each output beside its input: -o does not apply") }
+    }
+    if options.recursive && options.mode == .index {
+        throw UsageError(message: "-r applies to pack, unpack, test and list")
     }
     return .run(options)
 }

@@ -23,7 +23,9 @@ extension Command {
     func toFile(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?, outputPath: Pathname) throws -> ExitStatus {
         let inputName = displayName(inputPath)
         if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
-        if options.outputPath != nil, let target = FileInfo(path: outputPath), !target.isRegularFile, !target.isDirectory {
+        // `-o PATH` names the file itself; without -o, or with -o DIRECTORY, the name is made here.
+        let explicitOutput = options.outputPath != nil && outputDirectory == nil
+        if explicitOutput, let target = FileInfo(path: outputPath), !target.isRegularFile, !target.isDirectory {
             return try toDevice(input: input, inputPath: inputPath, inputInfo: inputInfo, target: target,
                                 outputPath: outputPath)
         }
@@ -31,7 +33,7 @@ extension Command {
         try rejectSameFile(inputInfo, existing, inputName: inputName)
         // unpack -N names the output after the header, known only once it is read: the
         // publish step checks that name.
-        let outputNamedByHeader = options.mode == .unpack && options.useName == true && options.outputPath == nil
+        let outputNamedByHeader = options.mode == .unpack && options.useName == true && !explicitOutput
         if !options.force, !outputNamedByHeader, existing != nil {
             throw Reported(status: reportError(outputPath.description, "already exists; not overwritten (use -f to overwrite)"))
         }
@@ -44,7 +46,7 @@ extension Command {
         }
         // -o naming a symbolic link (`-o /dev/stdout` into a file, say) writes the file the
         // link points to, as a shell redirection would; the link itself stays.
-        let publishPath = options.outputPath != nil ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
+        let publishPath = explicitOutput ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
         let temporary = try temporaryFile(besides: publishPath, shownAs: outputPath)
         defer { temporary.discard() }
         let indexTemporary = try indexPath.map { try temporaryFile(besides: $0, shownAs: $0) }
@@ -55,8 +57,7 @@ extension Command {
         let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
                                     outputName: outputPath.description, closesOutput: true)
         var finalPath = publishPath
-        if options.mode == .unpack, options.useName == true, options.outputPath == nil,
-           let stored = outcome.header?.fileName, let name = safeFileName(stored) {
+        if outputNamedByHeader, let stored = outcome.header?.fileName, let name = safeFileName(stored) {
             finalPath = Pathname(bytes: directory(of: outputPath).bytes + name.bytes)!
         }
         try rejectSameFile(inputInfo, FileInfo(path: finalPath), inputName: inputName)

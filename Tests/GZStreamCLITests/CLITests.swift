@@ -21,9 +21,13 @@ Inputs are kept unless --rm is given; an existing output is never replaced witho
 
 Options:
   -c, --stdout          write to standard output, keep the input files
-  -o, --output PATH     write to PATH (one input only; - is standard output)
+  -o, --output PATH     write to PATH (one input; - is standard output); when PATH is a
+                        directory, write each output in it under its default name
   -f, --force           overwrite existing outputs; read or write compressed data on a
-                        terminal; follow symbolic links; read non-regular files
+                        terminal; follow symbolic links; read non-regular files; take
+                        files with other hard links; pack x.gz to x.gz.gz
+  -r, --recursive       walk the directories named: each regular file in them in place
+                        (symbolic links not followed); without -r a directory is skipped
   -1 ... -9             compression level: -1 fastest, -9 best (default 6)
       --fast, --best    the same as -1 and -9
       --level N         compression level 0 to 9 (0 stores without compressing)
@@ -105,7 +109,9 @@ struct CLITests {
         (["unpack", "--bogus"], "unknown option '--bogus'"),
         (["pack", "--level", "10"], "compression level must be 0 to 9, not '10'"),
         (["pack", "--level=fast"], "compression level must be 0 to 9, not 'fast'"),
-        (["pack", "-o", "out.gz", "a", "b"], "-o takes exactly one input file"),
+        (["pack", "-o", "out.gz", "a", "b"], "-o takes one input file, or an existing directory for several"),
+        (["pack", "-r", "-o", "out.gz", "a"], "-r writes each output beside its input: -o does not apply"),
+        (["index", "-r", "a"], "-r applies to pack, unpack, test and list"),
         (["pack", "-c", "-o", "out.gz", "a"], "-o and -c cannot be used together"),
         (["pack", "-o"], "option -o needs a value"),
         (["pack", "--level"], "option --level needs a value"),
@@ -532,14 +538,14 @@ struct CLITests {
         }
     }
 
-    @Test("a directory input is an error", arguments: ["pack", "unpack"])
-    func directoryInput(mode: String) throws {
+    @Test("a directory input without -r: gzip's warning, exit 2", arguments: ["pack", "unpack"], [["-c"], []])
+    func directoryInput(mode: String, flags: [String]) throws {
         try withScratch { scratch in
             try FileManager.default.createDirectory(atPath: scratch.path("d.gz"), withIntermediateDirectories: false)
-            let result = try gzstream([mode, "-c", "d.gz"], in: scratch)
-            #expect(result.status == 1)
+            let result = try gzstream([mode] + flags + ["d.gz"], in: scratch)
+            #expect(result.status == 2)
             #expect(result.out == "")
-            #expect(result.err == "gzstream: d.gz: is a directory\n")
+            #expect(result.err == "gzstream: d.gz: is a directory -- ignored\n")
             #expect(try scratch.listing() == ["d.gz"])
         }
     }

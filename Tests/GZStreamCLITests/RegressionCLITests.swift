@@ -200,14 +200,15 @@ struct RegressionCLITests {
             #expect(mkdir(scratch.path("dir"), 0o755) == 0)
             let result = try gzstream(["list", "--json", "a.gz", "missing.gz", "dir"], in: scratch)
             #expect(result.status == 1)
-            #expect(result.errLines == ["gzstream: missing.gz: No such file or directory", "gzstream: dir: is a directory"])
+            #expect(result.errLines == ["gzstream: missing.gz: No such file or directory",
+                                        "gzstream: dir: is a directory -- ignored"])
             let files = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [[String: Any]])
             #expect(files.map { $0["file"] as? String } == ["a.gz", "missing.gz", "dir"])
             #expect(files[0]["error"] is NSNull)
             let missing = try #require(files[1]["error"] as? [String: Any])
             #expect(missing["kind"] as? String == "io")
             #expect(missing["message"] as? String == "No such file or directory")
-            #expect((files[2]["error"] as? [String: Any])?["message"] as? String == "is a directory")
+            #expect((files[2]["error"] as? [String: Any])?["message"] as? String == "is a directory -- ignored")
         }
     }
 
