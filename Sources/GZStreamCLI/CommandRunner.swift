@@ -172,7 +172,7 @@ final class Command {
         return walk(directory)
     }
 
-    /// Whether outputs are files named after the inputs (neither `-c` nor `test`/`list`).
+    /// Whether pack or unpack writes files (not `-c`): GNU gzip's file mode.
     private var writesFiles: Bool {
         (options.mode == .pack || options.mode == .unpack) && !options.toStandardOutput
     }
