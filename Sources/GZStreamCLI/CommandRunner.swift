@@ -43,12 +43,18 @@ public enum ExitStatus: Int32, Comparable, Sendable {
     public static func < (lhs: ExitStatus, rhs: ExitStatus) -> Bool { lhs.rank < rhs.rank }
 }
 
-/// Runs `gzstream` with its arguments (without the program name) against `environment`.
+/// Runs `gzstream` with its arguments against `environment`.
+/// - Parameters:
+///   - arguments: The arguments, without the program name.
+///   - programName: `argv[0]` as the process got it: when its last path component is
+///     `gunzip`, `zcat` or `gzcat` (a link to the binary), the run is gzip's `-d` or `-dc`.
+///   - environment: The standard streams; none is closed.
 /// - Returns: The exit status.
-public func runCommand(arguments: [String], environment: CommandEnvironment) -> ExitStatus {
+public func runCommand(arguments: [String], programName: String = "gzstream",
+                       environment: CommandEnvironment) -> ExitStatus {
     let parsed: ParsedCommand
     do {
-        parsed = try parseCommandLine(arguments)
+        parsed = try parseCommandLine(arguments, programName: baseName(programName))
     } catch {
         let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
         diagnostics.write("gzstream: Error: \(error.message)\n" + usageText)
@@ -94,7 +100,14 @@ final class Command {
     func run() -> ExitStatus {
         let operands = options.files.isEmpty ? ["-"] : options.files
         var status = ExitStatus.success
-        let listing = options.mode == .list ? MemberListing(command: self) : nil
+        let listing: (any Listing)?
+        if options.mode != .list {
+            listing = nil
+        } else if options.gzipMode && !options.json {
+            listing = GzipListing(command: self, operandCount: operands.count)
+        } else {
+            listing = MemberListing(command: self)
+        }
         listing?.begin()
         for operand in operands {
             if listing?.writeError != nil { break }
@@ -152,7 +165,7 @@ final class Command {
             // As GNU gzip: replacing a link's target by name is rarely what was meant.
             throw Reported(status: reportError(operand, "is a symbolic link (use -f to follow it)"))
         }
-        guard let outputPath = defaultOutputPath(for: operand) else { return .warning }
+        let outputPath = try defaultOutputPath(for: operand)
         return try toFile(input: FileInputStream(path: operand), inputName: operand, inputInfo: info,
                           outputPath: outputPath)
     }

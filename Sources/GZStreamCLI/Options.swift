@@ -5,6 +5,11 @@ struct Options: Equatable {
     enum Mode: String { case pack, unpack, test, list, index }
 
     var mode: Mode
+    /// GNU gzip's command line (no subcommand, or called `gunzip`, `zcat` or `gzcat`): the mode
+    /// comes from `-d`, `-t`, `-l`; pack and unpack remove each input unless `-k`, `-c` or `-o`;
+    /// `-l` prints gzip's table; a name with a known suffix and an existing output are skipped
+    /// as gzip skips them.
+    var gzipMode = false
     var files: [String] = []
     var toStandardOutput = false
     var outputPath: String?
@@ -36,6 +41,11 @@ struct Options: Equatable {
     var rangeOffset: Int64?
     /// `unpack --length M`: the most plain bytes to write from ``rangeOffset``; `nil` to the end.
     var rangeLength: Int64?
+    /// `-S`/`--suffix`: what pack appends and unpack also recognises; `nil` is `.gz`.
+    var suffix: String?
+
+    /// The suffix pack appends: `-S`'s, else `.gz`.
+    var packSuffix: String { suffix ?? ".gz" }
 }
 
 /// What parsing found: options to run, or a request for help or the version.
@@ -50,19 +60,41 @@ struct UsageError: Error, Equatable {
     var message: String
 }
 
-/// Parses `gzstream pack|unpack [OPTIONS] [FILE ...]` the way GNU gzip reads its options:
-/// short flags may be grouped (`-cf9`), long options take `--name VALUE` or `--name=VALUE`,
-/// `--` ends the options, and `-` alone is standard input.
-func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand {
+/// The program names that run as gzip's gunzip (`gzip -d`) and zcat (`gzip -dc`), each with
+/// whether it writes to standard output: the last path component of `argv[0]`, as a link to
+/// the binary gives it.
+private let decompressingNames = ["gunzip": false, "zcat": true, "gzcat": true]
+
+/// Parses `gzstream pack|unpack|test|list|index [OPTIONS] [FILE ...]`, or, when the first
+/// argument is none of these (nor `help`), GNU gzip's command line `gzstream [OPTIONS] [FILE ...]`,
+/// which also serves `gunzip` and `zcat` (`programName`, the last path component of `argv[0]`).
+/// Options are read as GNU gzip reads them: short flags may be grouped (`-cf9`), long options
+/// take `--name VALUE` or `--name=VALUE`, `--` ends the options, and `-` alone is standard input.
+func parseCommandLine(_ arguments: [String], programName: String = "gzstream") throws(UsageError) -> ParsedCommand {
     if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help }
     if arguments.contains("--version") || arguments.contains("-V") { return .version }
-    guard let first = arguments.first else { throw UsageError(message: "missing command: pack, unpack, test, list or index") }
-    if first == "help" { return .help }
-    guard let mode = Options.Mode(rawValue: first) else {
-        throw UsageError(message: "unknown command '\(first)': use pack, unpack, test, list or index")
+    var options: Options
+    var rest: ArraySlice<String>
+    // gzip mode: -d, -t and -l choose the mode once every option is read.
+    var decompress = false
+    var test = false
+    var list = false
+    if let toStandardOutput = decompressingNames[programName] {
+        options = Options(mode: .unpack, gzipMode: true)
+        options.toStandardOutput = toStandardOutput
+        decompress = true
+        rest = arguments[...]
+    } else if arguments.first == "help" {
+        return .help
+    } else if let first = arguments.first, let mode = Options.Mode(rawValue: first) {
+        options = Options(mode: mode)
+        rest = arguments.dropFirst()[...]
+    } else {
+        options = Options(mode: .pack, gzipMode: true)
+        rest = arguments[...]
     }
-    var options = Options(mode: mode)
-    var rest = arguments.dropFirst()[...]
+    /// `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
+    var removal: Bool?
     var onlyFiles = false
 
     func value(for name: String, inline: String?) throws(UsageError) -> String {
@@ -102,8 +134,12 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
                                                                 option: "--max-output", range: 0...Int.max))
             case "no-name": try noValue(); options.useName = false
             case "name": try noValue(); options.useName = true
-            case "rm": try noValue(); options.removeInput = true
-            case "keep": try noValue(); options.removeInput = false
+            case "rm": try noValue(); removal = true
+            case "keep": try noValue(); removal = false
+            case "suffix": options.suffix = try parseSuffix(try value(for: "--suffix", inline: inline))
+            case "decompress" where options.gzipMode, "uncompress" where options.gzipMode: try noValue(); decompress = true
+            case "test" where options.gzipMode: try noValue(); test = true
+            case "list" where options.gzipMode: try noValue(); list = true
             case "json": try noValue(); options.json = true
             case "threads", "processes": options.threads = try parseThreads(try value(for: "--\(name)", inline: inline))
             case "block-size", "blocksize": options.blockSize = try parseBlockSize(try value(for: "--\(name)", inline: inline))
@@ -126,12 +162,15 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             switch letter {
             case "c": options.toStandardOutput = true
             case "f": options.force = true
-            case "k": options.removeInput = false
+            case "k": removal = false
+            case "d" where options.gzipMode: decompress = true
+            case "t" where options.gzipMode: test = true
+            case "l" where options.gzipMode: list = true
             case "n": options.useName = false
             case "N": options.useName = true
             case "q": options.quiet = true; options.verbose = false
             case "v": options.verbose = true; options.quiet = false
-            case "1"..."9": options.level = Int(String(letter))!
+            case "0"..."9": options.level = Int(String(letter))!
             case "o":
                 options.outputPath = try value(for: "-o", inline: letters.isEmpty ? nil : String(letters))
                 letters = ""[...]
@@ -141,14 +180,23 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
             case "b":
                 options.blockSize = try parseBlockSize(try value(for: "-b", inline: letters.isEmpty ? nil : String(letters)))
                 letters = ""[...]
+            case "S":
+                options.suffix = try parseSuffix(try value(for: "-S", inline: letters.isEmpty ? nil : String(letters)))
+                letters = ""[...]
             default:
                 throw UsageError(message: "unknown option '-\(letter)'")
             }
         }
     }
+    if options.gzipMode {
+        options.mode = list ? .list : test ? .test : decompress ? .unpack : .pack
+        // gzip's -t and -l imply -c (zcat -t, gzip -tc): it changes nothing.
+        if options.mode == .test || options.mode == .list { options.toStandardOutput = false }
+    }
+    options.removeInput = removal ?? false
     if options.mode == .test || options.mode == .list {
         if options.outputPath != nil || options.toStandardOutput || options.removeInput {
-            throw UsageError(message: "\(mode.rawValue) writes no output: -c, -o and --rm do not apply")
+            throw UsageError(message: "\(options.mode.rawValue) writes no output: -c, -o and --rm do not apply")
         }
     }
     if options.maximumOutputSize != nil && options.mode == .pack {
@@ -158,6 +206,10 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
         // `-o -` is standard output, as `-` is standard input among the files.
         options.outputPath = nil
         options.toStandardOutput = true
+    }
+    // As gzip: each input file is removed once its output file is in place, unless -k.
+    if options.gzipMode, removal == nil, options.mode == .pack || options.mode == .unpack {
+        options.removeInput = !options.toStandardOutput && options.outputPath == nil
     }
     if options.blockSize != nil && (options.mode != .pack || options.bgzf) {
         throw UsageError(message: "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)")
@@ -182,6 +234,16 @@ func parseCommandLine(_ arguments: [String]) throws(UsageError) -> ParsedCommand
         if options.files.count > 1 { throw UsageError(message: "-o takes exactly one input file") }
     }
     return .run(options)
+}
+
+/// The longest `-S` suffix: GNU gzip's 30 bytes.
+let maximumSuffixLength = 30
+
+private func parseSuffix(_ text: String) throws(UsageError) -> String {
+    guard !text.isEmpty, text.utf8.count <= maximumSuffixLength else {
+        throw UsageError(message: "suffix must be 1 to \(maximumSuffixLength) bytes, not '\(text)'")
+    }
+    return text
 }
 
 private func parseLevel(_ text: String) throws(UsageError) -> Int {

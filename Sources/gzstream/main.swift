@@ -23,5 +23,7 @@ where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
     }
 }
 installInterruptCleanup()
-let status = runCommand(arguments: Array(CommandLine.arguments.dropFirst()), environment: .process())
+// Called through a link named gunzip, zcat or gzcat, it acts as that program.
+let status = runCommand(arguments: Array(CommandLine.arguments.dropFirst()),
+                        programName: CommandLine.arguments.first ?? "gzstream", environment: .process())
 exit(status.rawValue)
