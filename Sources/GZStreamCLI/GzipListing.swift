@@ -113,9 +113,7 @@ final class GzipListing: Listing {
     private func listedTime() -> Int {
         if options.useName == true, let mtime = firstHeader?.modificationTime, mtime != 0 { return Int(mtime) }
         if operand != "-" { return FileInfo(path: operand)?.modificationTime.seconds ?? 0 }
-        var info = stat()
-        guard fstat(STDIN_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return 0 }
-        return Int(info.st_mtim.tv_sec)
+        return command.standardInputModificationTime() ?? 0
     }
 }
 

@@ -157,10 +157,26 @@ extension Command {
 
     func packHeader(inputName: String, inputInfo: FileInfo?) -> GzipHeader {
         var header = GzipHeader()
-        guard let inputInfo, options.useName != false else { return header }
+        guard options.useName != false else { return header }
+        guard let inputInfo else {
+            // As gzip: standard input's time (no name) when it is a regular file.
+            if options.gzipMode, let seconds = standardInputModificationTime() {
+                header.modificationTime = UInt32(clamping: max(0, seconds))
+            }
+            return header
+        }
         header.fileName = Array(baseName(inputName).utf8)
         header.modificationTime = UInt32(clamping: max(0, inputInfo.modificationTime.seconds))
         return header
+    }
+
+    /// The modification time in seconds of standard input when it is a regular file, else `nil`.
+    /// The corresponding C function is `fstat(2)`.
+    func standardInputModificationTime() -> Int? {
+        guard let file = environment.standardInput as? FileInputStream else { return nil }
+        var info = stat()
+        guard fstat(file.fileDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(info.st_mtim.tv_sec)
     }
 
     /// The input's access and modification times; for `unpack -N`, the header's MTIME when set.
