@@ -67,6 +67,7 @@ Options:
 
 Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after the last member,
 which is ignored once the data before it has been written).
+
 """
 
 /// A usage error as `gzstream` prints it.
