@@ -93,7 +93,7 @@ func parseCommandLine(_ arguments: [String], programName: String = "gzstream") t
         options = Options(mode: .pack, gzipMode: true)
         rest = arguments[...]
     }
-    /// `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
+    // `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
     var removal: Bool?
     var onlyFiles = false
 
