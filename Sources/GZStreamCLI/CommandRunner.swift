@@ -43,14 +43,19 @@ public enum ExitStatus: Int32, Comparable, Sendable {
     public static func < (lhs: ExitStatus, rhs: ExitStatus) -> Bool { lhs.rank < rhs.rank }
 }
 
-/// Runs `gzstream` with its arguments (without the program name) against `environment`.
-/// - Parameter arguments: Each argument's bytes as the system passed them (`argv`), so that a
-///   file name that is not UTF-8 names its file.
+/// Runs `gzstream` with its arguments against `environment`.
+/// - Parameters:
+///   - arguments: Each argument's bytes as the system passed them (`argv` without the program
+///     name), so that a file name that is not UTF-8 names its file.
+///   - programName: `argv[0]`'s bytes: when its last path component is `gunzip`, `zcat` or
+///     `gzcat` (a link to the binary), the run is gzip's `-d` or `-dc`.
+///   - environment: The standard streams; none is closed.
 /// - Returns: The exit status.
-public func runCommand(arguments: [[UInt8]], environment: CommandEnvironment) -> ExitStatus {
+public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstream".utf8),
+                       environment: CommandEnvironment) -> ExitStatus {
     let parsed: ParsedCommand
     do throws(UsageError) {
-        parsed = try parseCommandLine(arguments)
+        parsed = try parseCommandLine(arguments, programName: baseName(Pathname(bytes: programName) ?? "gzstream"))
         if case .run(let options) = parsed, let outputPath = options.outputPath, options.files.count > 1,
            FileInfo(path: outputPath)?.isDirectory != true {
             throw UsageError(message: "-o takes one input file, or an existing directory for several")
@@ -70,10 +75,12 @@ public func runCommand(arguments: [[UInt8]], environment: CommandEnvironment) ->
     }
 }
 
-/// Runs `gzstream` with arguments given as text (their UTF-8 bytes); see
-/// ``runCommand(arguments:environment:)-([[UInt8]],_)``.
-public func runCommand(arguments: [String], environment: CommandEnvironment) -> ExitStatus {
-    runCommand(arguments: arguments.map { Array($0.utf8) }, environment: environment)
+/// Runs `gzstream` with arguments and program name given as text (their UTF-8 bytes); see
+/// ``runCommand(arguments:programName:environment:)-([[UInt8]],_,_)``.
+public func runCommand(arguments: [String], programName: String = "gzstream",
+                       environment: CommandEnvironment) -> ExitStatus {
+    runCommand(arguments: arguments.map { Array($0.utf8) }, programName: Array(programName.utf8),
+               environment: environment)
 }
 
 /// Writes `text` to standard output; a failed write is an error (`--help > /dev/full`).
@@ -100,7 +107,7 @@ final class Command {
     /// name (a symbolic link to a directory counts).
     let outputDirectory: Pathname?
     /// `list`'s output, shared by every file listed.
-    private var listing: MemberListing?
+    private var listing: (any Listing)?
 
     init(options: Options, environment: CommandEnvironment) {
         self.options = options
@@ -112,7 +119,13 @@ final class Command {
     func run() -> ExitStatus {
         let operands: [Pathname] = options.files.isEmpty ? ["-"] : options.files
         var status = ExitStatus.success
-        listing = options.mode == .list ? MemberListing(command: self) : nil
+        if options.mode != .list {
+            listing = nil
+        } else if options.gzipMode && !options.json {
+            listing = GzipListing(command: self, operandCount: operands.count)
+        } else {
+            listing = MemberListing(command: self)
+        }
         listing?.begin()
         for operand in operands {
             if stopped { break }
@@ -181,7 +194,7 @@ final class Command {
     /// named. Symbolic links are not followed, and FIFOs, devices and sockets not read (a FIFO
     /// would block the walk): each is passed over with a warning. Names pack would not pack
     /// again, or that have no suffix unpack takes, are passed over quietly (with a warning under
-    /// `-v`), as GNU gzip does; with `-c`, every regular file is taken.
+    /// `-v`, and ``unfitNameStatus``), as GNU gzip does; with `-c`, every regular file is taken.
     private func walk(_ directory: Pathname) -> ExitStatus {
         let names: [Pathname]
         do {
@@ -204,7 +217,10 @@ final class Command {
             } else if !info.isRegularFile {
                 status = max(status, passOver(path, "is not a directory or a regular file -- ignored"))
             } else if (writesFiles || options.mode == .test || options.mode == .list), let problem = unfitName(path) {
-                if options.verbose { status = max(status, passOver(path, problem)) }
+                if options.verbose {
+                    diagnostics.warning(path.description, problem)
+                    status = max(status, unfitNameStatus)
+                }
             } else {
                 status = max(status, handle(path))
             }
@@ -248,7 +264,7 @@ final class Command {
             return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
                               outputPath: outputPath)
         }
-        guard let defaultPath = defaultOutputPath(for: operand) else { return .warning }
+        let defaultPath = try defaultOutputPath(for: operand)
         let outputPath = outputDirectory.map { $0.appending(component: baseName(defaultPath)) } ?? defaultPath
         return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
                           outputPath: outputPath)

@@ -1,7 +1,8 @@
 let toolVersion = "0.1.0"
 
 let usageText = """
-Usage: gzstream pack [OPTIONS] [FILE ...]
+Usage: gzstream [-cdfklnNqrtv0-9] [-S SUF] [FILE ...]  (as gzip)
+       gzstream pack [OPTIONS] [FILE ...]
        gzstream unpack [OPTIONS] [FILE ...]
        gzstream test [OPTIONS] [FILE ...]
        gzstream list [--json] [FILE ...]
@@ -13,25 +14,36 @@ Try 'gzstream --help' for more information.
 let helpText = """
 gzstream \(toolVersion): streaming gzip (RFC 1952) in constant memory.
 
-Usage: gzstream pack [OPTIONS] [FILE ...]     compress each FILE to FILE.gz
+Usage: gzstream [OPTIONS] [FILE ...]          as GNU gzip: compress each FILE to FILE.gz and
+                                              remove it; -d decompress, -t test, -l list
+       gzstream pack [OPTIONS] [FILE ...]     compress each FILE to FILE.gz
        gzstream unpack [OPTIONS] [FILE ...]   decompress each FILE.gz (or .tgz) to FILE (.tar)
        gzstream test [OPTIONS] [FILE ...]     decode and check every member; write nothing
        gzstream list [--json] [FILE ...]      one row per member: offset, header, sizes, CRC-32
        gzstream index [-f] FILE.gz ...        write FILE.gz.gzi, bgzip's index of a BGZF file
 
 With no FILE, or when FILE is -, read standard input and write standard output.
-Inputs are kept unless --rm is given; an existing output is never replaced without -f.
+The commands keep their inputs unless --rm is given. Without a command (and when called
+as gunzip, i.e. gzip -d, or as zcat or gzcat, i.e. gzip -dc), gzstream runs as gzip:
+inputs are removed once their output is in place, unless -k, -c or -o. A file named like
+a command (pack, unpack, test, list, index, help) is given as ./pack or after --.
+An existing output is never replaced without -f.
 
 Options:
+  -d, --decompress      as gzip: decompress (also --uncompress), as unpack
+  -t, --test            as gzip: test, as the test command
+  -l, --list            as gzip: gzip's table, a row per file (-v adds CRC-32 and date)
   -c, --stdout          write to standard output, keep the input files
   -o, --output PATH     write to PATH (one input; - is standard output); when PATH is a
                         directory, write each output in it under its default name
   -f, --force           overwrite existing outputs; read or write compressed data on a
                         terminal; follow symbolic links; read non-regular files; take
-                        files with other hard links; pack x.gz to x.gz.gz
+                        files with other hard links; pack x.gz to x.gz.gz; unpack -c:
+                        copy input that is not gzip unchanged (zcat -f)
   -r, --recursive       walk the directories named: each regular file in them in place
                         (symbolic links not followed); without -r a directory is skipped
-  -1 ... -9             compression level: -1 fastest, -9 best (default 6)
+  -S, --suffix SUF      pack writes FILE+SUF instead of FILE.gz; unpack also takes SUF
+  -0 ... -9             compression level: -1 fastest, -9 best, -0 stored (default 6)
       --fast, --best    the same as -1 and -9
       --level N         compression level 0 to 9 (0 stores without compressing)
       --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
@@ -55,7 +67,7 @@ Options:
                         unpack: restore them from the header
   -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)
       --rm              remove each input after it was processed without error
-  -k, --keep            keep the inputs (the default)
+  -k, --keep            keep the inputs (the commands' default)
   -q, --quiet           no warnings
   -v, --verbose         one line per file on standard error: sizes and space saved
   -h, --help            show this help

@@ -9,7 +9,7 @@ import Darwin
 extension Command {
     /// `test` and `list`: decodes every member of `operand`, checking CRC-32 and ISIZE, and
     /// writes no data. `list` adds a row per member through `listing`.
-    func inspect(_ operand: Pathname, listing: MemberListing?) throws -> ExitStatus {
+    func inspect(_ operand: Pathname, listing: (any Listing)?) throws -> ExitStatus {
         let name = displayName(operand)
         let input: ByteInputStream
         if operand == "-" {
@@ -39,7 +39,7 @@ extension Command {
             gzip.close()
             if operand != "-" { input.close() }
         }
-        listing?.beginFile(name)
+        listing?.beginFile(name, operand: operand)
         // Nothing is written, so the inflater may fill large buffers.
         let scratchSize = options.mode == .test ? max(Self.inflateOutputSize, options.chunkSize) : options.chunkSize
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
@@ -66,9 +66,26 @@ extension Command {
     }
 }
 
+/// What `list` writes as it decodes each operand: gzstream's table or JSON (``MemberListing``),
+/// or gzip's `-l` table (``GzipListing``).
+protocol Listing: AnyObject {
+    /// The first failure to write the listing; nothing more is written after it.
+    var writeError: (any Error)? { get }
+    func begin()
+    /// A file that could not be opened (already reported).
+    func unreadableFile(_ name: String, problem: String)
+    /// `name` is what messages call the input (`standard input` for `-`); `operand` is its
+    /// name's bytes as given (`-` for standard input).
+    func beginFile(_ name: String, operand: Pathname)
+    func row(_ member: GzipInputStream.Member)
+    func endFile(compressedSize: Int64, uncompressedSize: Int64, trailingGarbage: GzipInputStream.TrailingGarbage?,
+                 error: (any Error)?)
+    func end()
+}
+
 /// The output of `list`: a table, or with `--json` one JSON array of file objects. Rows are
 /// written as members are decoded, so memory stays flat for files of many members.
-final class MemberListing {
+final class MemberListing: Listing {
     private unowned let command: Command
     private var fileCount = 0
     private var memberRows = 0
@@ -105,7 +122,7 @@ final class MemberListing {
         if json { emit("[") }
     }
 
-    func beginFile(_ name: String) {
+    func beginFile(_ name: String, operand: Pathname) {
         memberRows = 0
         if json {
             emit((fileCount == 0 ? "\n" : ",\n") + "{\"file\":\(jsonString(name)),\"members\":[")
@@ -190,7 +207,7 @@ final class MemberListing {
     }
 }
 
-private func pad(_ text: String, _ width: Int) -> String {
+func pad(_ text: String, _ width: Int) -> String {
     String(repeating: " ", count: max(0, width - text.count)) + text
 }
 
@@ -202,7 +219,7 @@ private func saved(_ compressed: Int64, _ uncompressed: Int64) -> String {
     uncompressed == 0 ? "-" : formatPercent((1 - Double(compressed) / Double(uncompressed)) * 100)
 }
 
-private func hex<T: BinaryInteger>(_ value: T, _ width: Int) -> String {
+func hex<T: BinaryInteger>(_ value: T, _ width: Int) -> String {
     let digits = String(value, radix: 16)
     return String(repeating: "0", count: max(0, width - digits.count)) + digits
 }

@@ -37,43 +37,89 @@ extension Command {
         }
     }
 
-    /// `x` → `x.gz` for pack (`x.gz` → `x.gz.gz` with `-f`, as gzip and pigz); `x.gz` → `x` and
-    /// `x.tgz` → `x.tar` for unpack. `nil` (after a warning) when the name does not fit.
-    func defaultOutputPath(for input: Pathname) -> Pathname? {
-        guard let problem = unfitName(input) else {
-            guard options.mode == .unpack, let (suffix, replacement) = unpackSuffix(of: input) else {
-                return input.appending(".gz")
-            }
-            return Pathname(bytes: input.bytes.dropLast(suffix.utf8.count))!.appending(replacement)
+    /// `x` → `x.gz` (or `-S`'s suffix) for pack, also `x.gz` → `x.gz.gz` with `-f` (as gzip
+    /// and pigz); `x.gz` → `x` and `x.tgz` → `x.tar` for unpack (see ``unpackedName(of:customSuffix:)``).
+    /// - Throws: ``Reported`` when the name does not fit (``unfitName(_:)``), after saying so,
+    ///   with ``unfitNameStatus``.
+    func defaultOutputPath(for input: Pathname) throws -> Pathname {
+        if let problem = unfitName(input) {
+            diagnostics.warning(input.description, problem)
+            throw Reported(status: unfitNameStatus)
         }
-        diagnostics.warning(input.description, problem)
-        return nil
+        switch options.mode {
+        case .pack:
+            return input.appending(options.packSuffix)
+        case .unpack:
+            // unfitName checked that there is one.
+            return unpackedName(of: input, customSuffix: options.suffix)!
+        case .test, .list, .index:
+            preconditionFailure("test, list and index write no file named after the input")
+        }
     }
 
     /// Why `path` gets no default output name, or `nil` when it gets one: pack does not pack a
-    /// `.gz` or `.tgz` again without `-f`; unpack (and `-r` for test and list) takes only GNU
-    /// gzip's suffixes.
+    /// name that has a suffix already without `-f` (in gzip mode any of gzip's suffixes, as
+    /// ``knownSuffix(of:custom:)`` finds them; for the pack command `.gz`, `.tgz` and `-S`'s);
+    /// unpack (and `-r` for test and list) takes only gzip's suffixes and `-S`'s.
     func unfitName(_ path: Pathname) -> String? {
         switch options.mode {
         case .pack:
             guard !options.force else { return nil }
-            return [".gz", ".tgz"].first { path.hasSuffixIgnoringCase($0) }.map { "already has \($0) suffix -- unchanged" }
+            let suffix = options.gzipMode
+                ? knownSuffix(of: path, custom: options.suffix)
+                : ([".gz", ".tgz"] + (options.suffix.map { [$0] } ?? [])).first { path.hasSuffixIgnoringCase($0) }
+            return suffix.map { "already has \($0) suffix -- unchanged" }
         case .unpack, .test, .list:
-            return unpackSuffix(of: path) == nil ? "unknown suffix -- ignored" : nil
+            return unpackedName(of: path, customSuffix: options.suffix) == nil ? "unknown suffix -- ignored" : nil
         case .index:
             return nil
         }
     }
 
-    /// The suffix unpack removes from `path` and what replaces it: GNU gzip's, in any case.
-    private func unpackSuffix(of path: Pathname) -> (suffix: String, replacement: String)? {
-        let name = baseName(path)
-        return [(".gz", ""), (".tgz", ".tar"), (".taz", ".tar"), ("-gz", ""), (".z", ""), ("-z", ""), ("_z", "")]
-            .first { name.hasSuffixIgnoringCase($0.0) && name.bytes.count > $0.0.utf8.count }
+    /// The status of a name passed over by ``unfitName(_:)``: a warning, except in gzip mode for
+    /// a name that has a suffix already, which gzip only notes (exit 0).
+    var unfitNameStatus: ExitStatus {
+        options.gzipMode && options.mode == .pack ? .success : .warning
     }
 }
 
 private let slash = UInt8(ascii: "/")
+
+/// GNU gzip's suffixes of compressed files, besides `-S`'s.
+private let builtInSuffixes: [Pathname] = [".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"]
+
+/// The suffix of a compressed file that `name` ends with, found as GNU gzip finds it (its
+/// `get_suffix`): `custom` (`-S`) first, or last when it ends one of the built-in suffixes
+/// (`-S z`), and `.gz`, `.z`, `.taz`, `.tgz`, `-gz`, `-z`, `_z`; ASCII letters in any case,
+/// other bytes (UTF-8 or not) as they are; only when something other than a `/` comes before it.
+/// - Returns: The suffix as `name` spells it (its last bytes), or `nil`.
+func knownSuffix(of name: Pathname, custom: Pathname?) -> Pathname? {
+    var candidates = builtInSuffixes
+    if let custom {
+        if builtInSuffixes.contains(where: { $0.bytes.count > custom.bytes.count && $0.hasSuffixIgnoringCase(custom) }) {
+            candidates.append(custom)
+        } else {
+            candidates.insert(custom, at: 0)
+        }
+    }
+    let bytes = name.bytes
+    for candidate in candidates {
+        let count = candidate.bytes.count
+        guard bytes.count > count, bytes[bytes.count - count - 1] != slash,
+              name.hasSuffixIgnoringCase(candidate) else { continue }
+        return Pathname(bytes: bytes.suffix(count))!
+    }
+    return nil
+}
+
+/// The name `input` unpacks to: less its ``knownSuffix(of:custom:)``, `.tgz` and `.taz`
+/// becoming `.tar`; `nil` when it has none.
+func unpackedName(of input: Pathname, customSuffix: Pathname?) -> Pathname? {
+    guard let suffix = knownSuffix(of: input, custom: customSuffix) else { return nil }
+    let stem = Pathname(bytes: input.bytes.dropLast(suffix.bytes.count))!
+    let lowered = suffix.asciiLowercased
+    return lowered == ".tgz" || lowered == ".taz" ? stem.appending(".tar") : stem
+}
 
 /// The last component of `path` (after its last `/`, one trailing `/` ignored), as bytes.
 func baseName(_ path: Pathname) -> Pathname {
@@ -104,17 +150,21 @@ extension Pathname {
         return Pathname(bytes: bytes + [slash] + name.bytes)!
     }
 
-    /// The name with `suffix`'s UTF-8 bytes added at the end (`x` → `x.gz`).
-    func appending(_ suffix: String) -> Pathname {
-        Pathname(bytes: bytes + Array(suffix.utf8))!
+    /// The name with `suffix`'s bytes added at the end (`x` → `x.gz`, or `-S`'s suffix).
+    func appending(_ suffix: Pathname) -> Pathname {
+        Pathname(bytes: bytes + suffix.bytes)!
     }
 
-    /// Whether the name ends with `suffix` (ASCII), ASCII letters in any case.
-    func hasSuffixIgnoringCase(_ suffix: String) -> Bool {
-        let tail = Array(suffix.utf8)
+    /// Whether the name ends with `suffix`'s bytes, ASCII letters in any case.
+    func hasSuffixIgnoringCase(_ suffix: Pathname) -> Bool {
+        let tail = suffix.bytes
         guard bytes.count >= tail.count else { return false }
         return zip(bytes.suffix(tail.count), tail).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
     }
+
+    /// The name with ASCII capitals made small and every other byte unchanged (C's `tolower`
+    /// in the C locale, as gzip compares suffixes).
+    var asciiLowercased: Pathname { Pathname(bytes: bytes.map(asciiLowercase))! }
 }
 
 private func asciiLowercase(_ byte: UInt8) -> UInt8 {

@@ -5,6 +5,11 @@ struct Options: Equatable {
     enum Mode: String { case pack, unpack, test, list, index }
 
     var mode: Mode
+    /// GNU gzip's command line (no subcommand, or called `gunzip`, `zcat` or `gzcat`): the mode
+    /// comes from `-d`, `-t`, `-l`; pack and unpack remove each input unless `-k`, `-c` or `-o`;
+    /// `-l` prints gzip's table; a name with a known suffix and an existing output are skipped
+    /// as gzip skips them.
+    var gzipMode = false
     var files: [Pathname] = []
     var toStandardOutput = false
     var outputPath: Pathname?
@@ -38,6 +43,12 @@ struct Options: Equatable {
     var rangeOffset: Int64?
     /// `unpack --length M`: the most plain bytes to write from ``rangeOffset``; `nil` to the end.
     var rangeLength: Int64?
+    /// `-S`/`--suffix`: what pack appends and unpack also recognises; `nil` is `.gz`. Bytes as
+    /// given (UTF-8 or not), as the end of a name.
+    var suffix: Pathname?
+
+    /// The suffix pack appends: `-S`'s, else `.gz`.
+    var packSuffix: Pathname { suffix ?? ".gz" }
 }
 
 /// What parsing found: options to run, or a request for help or the version.
@@ -52,21 +63,42 @@ struct UsageError: Error, Equatable {
     var message: String
 }
 
-/// Parses `gzstream pack|unpack [OPTIONS] [FILE ...]` the way GNU gzip reads its options:
-/// short flags may be grouped (`-cf9`), long options take `--name VALUE` or `--name=VALUE`,
-/// `--` ends the options, and `-` alone is standard input. Each argument is the bytes the system
-/// passed: file names keep them all (UTF-8 or not); options are read as UTF-8.
-func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCommand {
+/// The program names that run as gzip's gunzip (`gzip -d`) and zcat (`gzip -dc`), each with
+/// whether it writes to standard output: the last path component of `argv[0]`, as a link to
+/// the binary gives it.
+private let decompressingNames: [Pathname: Bool] = ["gunzip": false, "zcat": true, "gzcat": true]
+
+/// Parses `gzstream pack|unpack|test|list|index [OPTIONS] [FILE ...]`, or, when the first
+/// argument is none of these (nor `help`), GNU gzip's command line `gzstream [OPTIONS] [FILE ...]`,
+/// which also serves `gunzip` and `zcat` (`programName`, the last path component of `argv[0]`).
+/// Options are read as GNU gzip reads them: short flags may be grouped (`-cf9`), long options
+/// take `--name VALUE` or `--name=VALUE`, `--` ends the options, and `-` alone is standard input.
+/// Each argument is the bytes the system passed: file names and `-S`'s suffix keep them all
+/// (UTF-8 or not); the other options are read as UTF-8.
+func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstream") throws(UsageError) -> ParsedCommand {
     let arguments = rawArguments.map { String(decoding: $0, as: UTF8.self) }
     if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help }
     if arguments.contains("--version") || arguments.contains("-V") { return .version }
-    guard let first = arguments.first else { throw UsageError(message: "missing command: pack, unpack, test, list or index") }
-    if first == "help" { return .help }
-    guard let mode = Options.Mode(rawValue: first) else {
-        throw UsageError(message: "unknown command '\(first)': use pack, unpack, test, list or index")
+    var options: Options
+    var rest = Array(zip(arguments, rawArguments))[...]
+    // gzip mode: -d, -t and -l choose the mode once every option is read.
+    var decompress = false
+    var test = false
+    var list = false
+    if let toStandardOutput = decompressingNames[programName] {
+        options = Options(mode: .unpack, gzipMode: true)
+        options.toStandardOutput = toStandardOutput
+        decompress = true
+    } else if arguments.first == "help" {
+        return .help
+    } else if let first = arguments.first, let mode = Options.Mode(rawValue: first) {
+        options = Options(mode: mode)
+        rest = rest.dropFirst()
+    } else {
+        options = Options(mode: .pack, gzipMode: true)
     }
-    var options = Options(mode: mode)
-    var rest = Array(zip(arguments, rawArguments)).dropFirst()[...]
+    // `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
+    var removal: Bool?
     var onlyFiles = false
 
     func value(for name: String, inline: String?) throws(UsageError) -> String {
@@ -75,12 +107,17 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
         return next.0
     }
 
-    /// A path's bytes: `inline` (the end of the argument), else the next argument.
-    func pathValue(for name: String, inline: ArraySlice<UInt8>?) throws(UsageError) -> Pathname {
+    /// A value's bytes: `inline` (the end of the argument), else the next argument.
+    func bytesValue(for name: String, inline: ArraySlice<UInt8>?) throws(UsageError) -> ArraySlice<UInt8> {
         guard let bytes = inline ?? rest.popFirst()?.1[...] else {
             throw UsageError(message: "option \(name) needs a value")
         }
-        return try pathname(bytes)
+        return bytes
+    }
+
+    /// A path's bytes: `inline` (the end of the argument), else the next argument.
+    func pathValue(for name: String, inline: ArraySlice<UInt8>?) throws(UsageError) -> Pathname {
+        try pathname(try bytesValue(for: name, inline: inline))
     }
 
     while let (argument, raw) = rest.popFirst() {
@@ -117,8 +154,14 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
                                                                 option: "--max-output", range: 0...Int.max))
             case "no-name": try noValue(); options.useName = false
             case "name": try noValue(); options.useName = true
-            case "rm": try noValue(); options.removeInput = true
-            case "keep": try noValue(); options.removeInput = false
+            case "rm": try noValue(); removal = true
+            case "keep": try noValue(); removal = false
+            case "suffix":
+                let equals = raw.firstIndex(of: UInt8(ascii: "="))
+                options.suffix = try parseSuffix(try bytesValue(for: "--suffix", inline: equals.map { raw[($0 + 1)...] }))
+            case "decompress" where options.gzipMode, "uncompress" where options.gzipMode: try noValue(); decompress = true
+            case "test" where options.gzipMode: try noValue(); test = true
+            case "list" where options.gzipMode: try noValue(); list = true
             case "json": try noValue(); options.json = true
             case "threads", "processes": options.threads = try parseThreads(try value(for: "--\(name)", inline: inline))
             case "block-size", "blocksize": options.blockSize = try parseBlockSize(try value(for: "--\(name)", inline: inline))
@@ -142,12 +185,15 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
             case "c": options.toStandardOutput = true
             case "f": options.force = true
             case "r": options.recursive = true
-            case "k": options.removeInput = false
+            case "k": removal = false
+            case "d" where options.gzipMode: decompress = true
+            case "t" where options.gzipMode: test = true
+            case "l" where options.gzipMode: list = true
             case "n": options.useName = false
             case "N": options.useName = true
             case "q": options.quiet = true; options.verbose = false
             case "v": options.verbose = true; options.quiet = false
-            case "1"..."9": options.level = Int(String(letter))!
+            case "0"..."9": options.level = Int(String(letter))!
             case "o":
                 // The letters before `o` are ASCII, so the bytes after it start at the same offset.
                 let offset = argument.utf8.count - letters.utf8.count
@@ -159,14 +205,25 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
             case "b":
                 options.blockSize = try parseBlockSize(try value(for: "-b", inline: letters.isEmpty ? nil : String(letters)))
                 letters = ""[...]
+            case "S":
+                // As for -o: the bytes after `S` start at the same offset as its letters.
+                let offset = argument.utf8.count - letters.utf8.count
+                options.suffix = try parseSuffix(try bytesValue(for: "-S", inline: letters.isEmpty ? nil : raw[offset...]))
+                letters = ""[...]
             default:
                 throw UsageError(message: "unknown option '-\(letter)'")
             }
         }
     }
+    if options.gzipMode {
+        options.mode = list ? .list : test ? .test : decompress ? .unpack : .pack
+        // gzip's -t and -l imply -c (zcat -t, gzip -tc): it changes nothing.
+        if options.mode == .test || options.mode == .list { options.toStandardOutput = false }
+    }
+    options.removeInput = removal ?? false
     if options.mode == .test || options.mode == .list {
         if options.outputPath != nil || options.toStandardOutput || options.removeInput {
-            throw UsageError(message: "\(mode.rawValue) writes no output: -c, -o and --rm do not apply")
+            throw UsageError(message: "\(options.mode.rawValue) writes no output: -c, -o and --rm do not apply")
         }
     }
     if options.maximumOutputSize != nil && options.mode == .pack {
@@ -176,6 +233,10 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
         // `-o -` is standard output, as `-` is standard input among the files.
         options.outputPath = nil
         options.toStandardOutput = true
+    }
+    // As gzip: each input file is removed once its output file is in place, unless -k.
+    if options.gzipMode, removal == nil, options.mode == .pack || options.mode == .unpack {
+        options.removeInput = !options.toStandardOutput && options.outputPath == nil
     }
     if options.blockSize != nil && (options.mode != .pack || options.bgzf) {
         throw UsageError(message: "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)")
@@ -206,10 +267,22 @@ func parseCommandLine(_ rawArguments: [[UInt8]]) throws(UsageError) -> ParsedCom
     return .run(options)
 }
 
-/// An argument from `main` holds no NUL; one passed to ``runCommand(arguments:environment:)`` might.
+/// An argument from `main` holds no NUL; one passed to ``runCommand(arguments:programName:environment:)`` might.
 private func pathname(_ bytes: ArraySlice<UInt8>) throws(UsageError) -> Pathname {
     guard let name = Pathname(bytes: bytes) else { throw UsageError(message: "a file name cannot hold a NUL byte") }
     return name
+}
+
+/// The longest `-S` suffix: GNU gzip's 30 bytes.
+let maximumSuffixLength = 30
+
+/// `-S`'s suffix: its bytes, UTF-8 or not (a name's last bytes), 1 to 30 of them, no NUL.
+private func parseSuffix(_ bytes: ArraySlice<UInt8>) throws(UsageError) -> Pathname {
+    guard let suffix = Pathname(bytes: bytes) else { throw UsageError(message: "a suffix cannot hold a NUL byte") }
+    guard !suffix.isEmpty, suffix.bytes.count <= maximumSuffixLength else {
+        throw UsageError(message: "suffix must be 1 to \(maximumSuffixLength) bytes, not '\(suffix)'")
+    }
+    return suffix
 }
 
 private func parseLevel(_ text: String) throws(UsageError) -> Int {

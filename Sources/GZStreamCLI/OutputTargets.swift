@@ -35,7 +35,13 @@ extension Command {
         // publish step checks that name.
         let outputNamedByHeader = options.mode == .unpack && options.useName == true && !explicitOutput
         if !options.force, !outputNamedByHeader, existing != nil {
-            throw Reported(status: reportError(outputPath.description, "already exists; not overwritten (use -f to overwrite)"))
+            let problem = "already exists; not overwritten (use -f to overwrite)"
+            if options.gzipMode {
+                // gzip's status for it: a warning, quiet under -q.
+                diagnostics.warning(outputPath.description, problem)
+                throw Reported(status: .warning)
+            }
+            throw Reported(status: reportError(outputPath.description, problem))
         }
         // pack --bgzf --index: OUTPUT.gzi, written and published with the output.
         let indexPath = options.index ? outputPath.appending(".gzi") : nil

@@ -150,7 +150,9 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     ///   - inner: The compressed input.
     ///   - threads: Inflating worker threads, 1 to 256; default ``defaultThreadCount``.
     ///   - chunkSize: The size in bytes of each read from `inner`; default 4096.
-    ///   - trailingGarbage: What to do with non-gzip bytes after the last member; default `.fail`.
+    ///   - trailingGarbage: What to do with non-gzip bytes after the last member (and, for
+    ///     ``GzipInputStream/TrailingGarbagePolicy/passThrough``, with an input that is not
+    ///     gzip: decoded by the sequential reader); default `.fail`.
     ///   - maximumOutputSize: A decompression limit in bytes: decoding more is
     ///     ``GzipError/outputLimitExceeded(limit:offset:)``; default none.
     ///   - start: Where `inner` starts in the whole file, when it was positioned at a member with

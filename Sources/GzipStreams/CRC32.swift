@@ -13,7 +13,8 @@ func crc32(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
 }
 
 /// The CRC-32 of two pieces joined, from the CRC-32 of each and the length in bytes of the
-/// second. Wraps zlib's `crc32_combine`.
-func crc32Combine(_ first: UInt32, _ second: UInt32, secondLength: Int) -> UInt32 {
+/// second (0 or more): for instance the CRC-32 of a multi-member file's whole data from its
+/// members' (``GzipInputStream/Member/crc32``). Wraps zlib's `crc32_combine`.
+public func crc32Combine(_ first: UInt32, _ second: UInt32, secondLength: Int) -> UInt32 {
     UInt32(truncatingIfNeeded: crc32_combine(UInt(first), UInt(second), off_t(secondLength)))
 }

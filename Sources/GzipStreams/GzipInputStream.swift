@@ -33,6 +33,13 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         case fail
         /// The stream ends normally and ``trailingGarbage`` tells where they were.
         case ignore
+        /// Input that is not gzip is returned unchanged, as `gzip -cdf` (`zcat -f`) does: the
+        /// whole input when its first two bytes are not the gzip magic (an empty input gives no
+        /// bytes and no error), and everything after a member that is not followed by the
+        /// magic, zero padding included. Bytes that begin with the magic must still be a valid
+        /// member. ``trailingGarbage`` stays `nil`; the bytes count in ``uncompressedByteCount``
+        /// and against the output limit.
+        case passThrough
     }
 
     /// Where the trailing garbage is: its offset in the compressed input and its length, in bytes.
@@ -57,12 +64,15 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         /// `true` when FNAME or FCOMMENT was longer than ``maximumHeaderFieldLength`` and
         /// `header` holds only its start (the whole field was still read and checked).
         public var isHeaderFieldCut = false
+        /// The size in bytes of the member's header in the compressed input, from the magic to
+        /// the end of FHCRC (10 at least).
+        public var headerSize: Int64 = 10
     }
 
     /// The most bytes of FNAME or FCOMMENT kept in ``header``: 64 KiB.
     public static let maximumHeaderFieldLength = 64 * 1024
 
-    private enum State { case streamStart, deflateData, trailer, betweenMembers, end }
+    private enum State { case streamStart, deflateData, trailer, betweenMembers, passingThrough, end }
 
     /// The deflate decoders ``GzipInputStream`` can use (RFC 1951 both).
     public enum Inflater: Sendable {
@@ -129,6 +139,10 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     private var memberOffset: Int64 = 0
     private var memberHeader = GzipHeader()
     private var memberHeaderFieldCut = false
+    private var memberHeaderSize: Int64 = 0
+    /// Under ``TrailingGarbagePolicy/passThrough``: a lone magic byte already consumed, given
+    /// back before the rest of the input.
+    private var passThroughLead: [UInt8] = []
     private var memberCRC: UInt32 = 0
     private var memberSize: Int64 = 0
     private var headerCRC: UInt32 = 0
@@ -151,7 +165,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// - Parameters:
     ///   - inner: The compressed input.
     ///   - chunkSize: The size in bytes of each read from `inner`; default 4096.
-    ///   - trailingGarbage: What to do with non-gzip bytes after the last member; default `.fail`.
+    ///   - trailingGarbage: What to do with non-gzip bytes after the last member (and, for
+    ///     ``TrailingGarbagePolicy/passThrough``, with an input that is not gzip); default `.fail`.
     ///   - maximumOutputSize: A decompression limit in bytes: decoding more is
     ///     ``GzipError/outputLimitExceeded(limit:offset:)``; default none.
     ///   - inflater: The deflate decoder: ``Inflater/isal`` (the default, about twice as fast)
@@ -228,8 +243,18 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         while true {
             switch state {
             case .streamStart:
-                guard try peekByte() != nil else { throw GzipError.emptyInput }
-                try readHeader()
+                guard try peekByte() != nil else {
+                    if trailingGarbagePolicy == .passThrough {
+                        state = .end
+                        return 0
+                    }
+                    throw GzipError.emptyInput
+                }
+                if trailingGarbagePolicy == .passThrough {
+                    try readBetweenMembers()
+                } else {
+                    try readHeader()
+                }
             case .betweenMembers:
                 try readBetweenMembers()
             case .deflateData:
@@ -237,6 +262,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
                 if count > 0 { return count }
             case .trailer:
                 try readTrailer()
+            case .passingThrough:
+                return try passThrough(into: buffer, maxLength: maxLength)
             case .end:
                 return 0
             }
@@ -396,6 +423,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             fields.hasHeaderCRC = true
         }
         memberHeader = fields
+        memberHeaderSize = position - memberOffset
         if header == nil { header = fields }
         memberCRC = 0
         memberSize = 0
@@ -617,21 +645,29 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         memberCount += 1
         memberHandler?(Member(index: memberIndex, offset: memberOffset, header: memberHeader,
                               compressedSize: position - memberOffset, uncompressedSize: memberSize,
-                              crc32: memberCRC, isHeaderFieldCut: memberHeaderFieldCut))
+                              crc32: memberCRC, isHeaderFieldCut: memberHeaderFieldCut,
+                              headerSize: memberHeaderSize))
         state = .betweenMembers
     }
 
-    /// Decides what follows a member: the end, zero padding, another member, or garbage.
+    /// Decides what follows a member (or, under ``TrailingGarbagePolicy/passThrough``, begins
+    /// the input): the end, zero padding, another member, or garbage.
     private func readBetweenMembers() throws {
         let start = position
         guard let first = try peekByte() else {
             state = .end
             return
         }
+        let passes = trailingGarbagePolicy == .passThrough
         switch first {
         case GzipHeader.magic.0:
             inputStart += 1
             guard let second = try peekByte() else {
+                if passes {
+                    passThroughLead = [first]
+                    state = .passingThrough
+                    return
+                }
                 // A lone 1f: the start of a header cut short.
                 throw GzipError.truncated(member: memberIndex + 1, part: .header, offset: position)
             }
@@ -643,6 +679,14 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
                 try readHeaderAfterMagic()
                 return
             }
+            if passes {
+                passThroughLead = [first]
+                state = .passingThrough
+                return
+            }
+        case _ where passes:
+            state = .passingThrough
+            return
         case 0:
             while let byte = try peekByte() {
                 if byte != 0 { break }
@@ -656,6 +700,28 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             break
         }
         try skipTrailingGarbage(from: start)
+    }
+
+    /// Copies the rest of the input into `buffer` unchanged (``TrailingGarbagePolicy/passThrough``).
+    /// - Returns: The bytes copied, `0` at the end of the input.
+    private func passThrough(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        let capacity = outputCapacity(maxLength)
+        var count = 0
+        if !passThroughLead.isEmpty, capacity > 0 {
+            buffer[0] = passThroughLead.removeFirst()
+            count = 1
+        }
+        if count < capacity {
+            if inputStart == inputEnd { _ = try refill() }
+            let copied = min(capacity - count, inputEnd - inputStart)
+            (buffer + count).update(from: inputBuffer + inputStart, count: copied)
+            inputStart += copied
+            count += copied
+        }
+        if count == 0 { state = .end }
+        // The bytes go through the member accounting for the output limit; no member follows,
+        // so its CRC-32 and size are not looked at again.
+        return try account(buffer, produced: count)
     }
 
     /// Reads to the end of the input to measure the garbage, then fails or ends as the policy says.

@@ -25,9 +25,11 @@ where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
 installInterruptCleanup()
 // The arguments' bytes as the system passed them: CommandLine.arguments decodes them as UTF-8
 // and replaces what is not, so a file named in ISO 8859-1 could not be opened.
-let arguments = (1..<Int(CommandLine.argc)).map { index in
+let arguments = (0..<Int(CommandLine.argc)).map { index in
     let argument = CommandLine.unsafeArgv[index]!
     return Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument)))
 }
-let status = runCommand(arguments: arguments, environment: .process())
+// Called through a link named gunzip, zcat or gzcat, it acts as that program.
+let status = runCommand(arguments: Array(arguments.dropFirst()), programName: arguments.first ?? Array("gzstream".utf8),
+                        environment: .process())
 exit(status.rawValue)

@@ -10,25 +10,36 @@ import Darwin
 let expectedHelp = """
 gzstream 0.1.0: streaming gzip (RFC 1952) in constant memory.
 
-Usage: gzstream pack [OPTIONS] [FILE ...]     compress each FILE to FILE.gz
+Usage: gzstream [OPTIONS] [FILE ...]          as GNU gzip: compress each FILE to FILE.gz and
+                                              remove it; -d decompress, -t test, -l list
+       gzstream pack [OPTIONS] [FILE ...]     compress each FILE to FILE.gz
        gzstream unpack [OPTIONS] [FILE ...]   decompress each FILE.gz (or .tgz) to FILE (.tar)
        gzstream test [OPTIONS] [FILE ...]     decode and check every member; write nothing
        gzstream list [--json] [FILE ...]      one row per member: offset, header, sizes, CRC-32
        gzstream index [-f] FILE.gz ...        write FILE.gz.gzi, bgzip's index of a BGZF file
 
 With no FILE, or when FILE is -, read standard input and write standard output.
-Inputs are kept unless --rm is given; an existing output is never replaced without -f.
+The commands keep their inputs unless --rm is given. Without a command (and when called
+as gunzip, i.e. gzip -d, or as zcat or gzcat, i.e. gzip -dc), gzstream runs as gzip:
+inputs are removed once their output is in place, unless -k, -c or -o. A file named like
+a command (pack, unpack, test, list, index, help) is given as ./pack or after --.
+An existing output is never replaced without -f.
 
 Options:
+  -d, --decompress      as gzip: decompress (also --uncompress), as unpack
+  -t, --test            as gzip: test, as the test command
+  -l, --list            as gzip: gzip's table, a row per file (-v adds CRC-32 and date)
   -c, --stdout          write to standard output, keep the input files
   -o, --output PATH     write to PATH (one input; - is standard output); when PATH is a
                         directory, write each output in it under its default name
   -f, --force           overwrite existing outputs; read or write compressed data on a
                         terminal; follow symbolic links; read non-regular files; take
-                        files with other hard links; pack x.gz to x.gz.gz
+                        files with other hard links; pack x.gz to x.gz.gz; unpack -c:
+                        copy input that is not gzip unchanged (zcat -f)
   -r, --recursive       walk the directories named: each regular file in them in place
                         (symbolic links not followed); without -r a directory is skipped
-  -1 ... -9             compression level: -1 fastest, -9 best (default 6)
+  -S, --suffix SUF      pack writes FILE+SUF instead of FILE.gz; unpack also takes SUF
+  -0 ... -9             compression level: -1 fastest, -9 best, -0 stored (default 6)
       --fast, --best    the same as -1 and -9
       --level N         compression level 0 to 9 (0 stores without compressing)
       --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
@@ -52,7 +63,7 @@ Options:
                         unpack: restore them from the header
   -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)
       --rm              remove each input after it was processed without error
-  -k, --keep            keep the inputs (the default)
+  -k, --keep            keep the inputs (the commands' default)
   -q, --quiet           no warnings
   -v, --verbose         one line per file on standard error: sizes and space saved
   -h, --help            show this help
@@ -103,8 +114,13 @@ struct CLITests {
     }
 
     @Test("usage errors: exit 1, Error: line and usage on stderr, nothing on stdout", arguments: [
-        ([], "missing command: pack, unpack, test, list or index"),
-        (["compress", "a"], "unknown command 'compress': use pack, unpack, test, list or index"),
+        (["-x", "a"], "unknown option '-x'"),
+        (["pack", "-d", "a"], "unknown option '-d'"),
+        (["unpack", "--test", "a"], "unknown option '--test'"),
+        (["-S", "", "a"], "suffix must be 1 to 30 bytes, not ''"),
+        (["pack", "--suffix=1234567890123456789012345678901", "a"],
+         "suffix must be 1 to 30 bytes, not '1234567890123456789012345678901'"),
+        (["-t", "-o", "x", "a"], "test writes no output: -c, -o and --rm do not apply"),
         (["pack", "-x", "a"], "unknown option '-x'"),
         (["unpack", "--bogus"], "unknown option '--bogus'"),
         (["pack", "--level", "10"], "compression level must be 0 to 9, not '10'"),

@@ -178,6 +178,47 @@ struct FileModeCLITests {
         }
     }
 
+    @Test("gzip mode -r packs and unpacks every file found in place and removes it, as gzip -r and -dr; -k keeps them")
+    func gzipModeRecursive() throws {
+        try withScratch { scratch in
+            try makeTree("g", in: scratch, plainOnly: true)
+            try makeTree("d", in: scratch, plainOnly: true)
+            let gzip = try run("/usr/bin/gzip", ["-r", "g"], in: scratch)
+            #expect(gzip.status == 0 && gzip.err == "", "\(gzip)")
+            let packed = try gzstream(["-r", "d"], in: scratch)
+            #expect(packed.status == 0 && packed.err == "", "\(packed)")
+            // The inputs are gone; b.gz and c.TGZ have a suffix already and stay.
+            #expect(tree("d", in: scratch) == tree("g", in: scratch).map { "d" + $0.dropFirst() })
+            #expect(tree("d", in: scratch) == ["d/a.gz", "d/b.gz", "d/c.TGZ", #"d/caf\351.gz"#, "d/sub", "d/sub/e.gz"])
+
+            // Under -v a name packed already is gzip's note, exit 0 (the pack command: exit 2).
+            let verbose = try gzstream(["-rv", "d/sub"], in: scratch)
+            #expect(verbose.status == 0)
+            #expect(verbose.err == "gzstream: d/sub/e.gz: already has .gz suffix -- unchanged\n")
+            let verboseGzip = try run("/usr/bin/gzip", ["-rv", "g/sub"], in: scratch)
+            #expect(verboseGzip.status == 0, "\(verboseGzip)")
+
+            try FileManager.default.removeItem(atPath: scratch.path("g/b.gz"))
+            try FileManager.default.removeItem(atPath: scratch.path("d/b.gz"))
+            try FileManager.default.removeItem(atPath: scratch.path("g/c.TGZ"))
+            try FileManager.default.removeItem(atPath: scratch.path("d/c.TGZ"))
+            let kept = try gzstream(["-dkr", "d"], in: scratch)
+            #expect(kept.status == 0 && kept.err == "", "\(kept)")
+            #expect(tree("d", in: scratch) == ["d/a", "d/a.gz", #"d/caf\351"#, #"d/caf\351.gz"#, "d/sub", "d/sub/e",
+                                               "d/sub/e.gz"])
+            for name in ["d/a", "d/sub/e"] { try FileManager.default.removeItem(atPath: scratch.path(name)) }
+            #expect(unlink(RawFiles.path(scratch, Array("d/caf".utf8) + [0xE9])) == 0)
+
+            let gunzipped = try run("/usr/bin/gzip", ["-dr", "g"], in: scratch)
+            #expect(gunzipped.status == 0 && gunzipped.err == "", "\(gunzipped)")
+            let unpacked = try gzstream(["-dr", "d"], in: scratch)
+            #expect(unpacked.status == 0 && unpacked.err == "", "\(unpacked)")
+            #expect(tree("d", in: scratch) == tree("g", in: scratch).map { "d" + $0.dropFirst() })
+            #expect(tree("d", in: scratch) == ["d/a", #"d/caf\351"#, "d/sub", "d/sub/e"])
+            #expect(RawFiles.read(scratch, Array("d/caf".utf8) + [0xE9]) == Array("latin\n".utf8))
+        }
+    }
+
     @Test("pack -rf packs .gz files again, as gzip -rf: x.gz.gz")
     func packRecursiveForce() throws {
         try withScratch { scratch in

@@ -147,6 +147,81 @@ struct FileNameCLITests {
         }
     }
 
+    @Test("gzip mode -S on a name that is not UTF-8, and with a suffix that is not: packs, lists and unpacks as gzip -S")
+    func suffixBytes() throws {
+        try withScratch { scratch in
+            let content = Array("hello\n".utf8)
+            let latinSuffix: [UInt8] = [UInt8(ascii: "."), 0xE9]
+            for suffix in [Array(".gzip".utf8), latinSuffix] {
+                for directory in ["g", "d"] {
+                    try FileManager.default.createDirectory(atPath: scratch.path(directory), withIntermediateDirectories: true)
+                    try RawFiles.write(scratch, Array((directory + "/").utf8) + latin1Name, content)
+                }
+                let packedName = latin1Name + suffix
+                let arguments = [printfEscaped(suffix), printfEscaped(latin1Name)]
+                let script = #"cd "$1" && "$0" -S "$(printf "$2")" "$(printf "$3")""#
+                let gzip = try run("/bin/sh", ["-c", script, "/usr/bin/gzip", "g"] + arguments, in: scratch)
+                #expect(gzip.status == 0 && gzip.err == "", "\(gzip)")
+                let packed = try run("/bin/sh", ["-c", script, Locations.binary, "d"] + arguments, in: scratch)
+                #expect(packed.status == 0 && packed.err == "", "\(packed)")
+                #expect(RawFiles.listing(scratch, Array("d".utf8)) == [packedName])
+                #expect(RawFiles.listing(scratch, Array("g".utf8)) == [packedName])
+                let gz = try #require(RawFiles.read(scratch, Array("d/".utf8) + packedName))
+                #expect(Array(gz[10...].prefix { $0 != 0 }) == latin1Name)
+
+                // Packed already: gzip's note with the suffix as the name spells it, exit 0.
+                let again = try run("/bin/sh", ["-c", #"cd "$1" && "$0" -S "$(printf "$2")" "$(printf "$3")""#,
+                                                Locations.binary, "d", printfEscaped(suffix),
+                                                printfEscaped(packedName)], in: scratch)
+                let shownSuffix = suffix == latinSuffix ? #".\351"# : ".gzip"
+                #expect(again.status == 0)
+                #expect(again.err == "gzstream: caf\\351.txt\(shownSuffix): already has \(shownSuffix) suffix -- unchanged\n")
+
+                let listed = try run("/bin/sh", ["-c", #"cd "$1" && "$0" -l -S "$(printf "$2")" "$(printf "$3")""#,
+                                                 Locations.binary, "d", printfEscaped(suffix),
+                                                 printfEscaped(packedName)], in: scratch)
+                #expect(listed.status == 0 && listed.err == "", "\(listed)")
+                #expect(listed.out.hasSuffix(#" caf\351.txt"# + "\n"), "\(listed)")
+
+                let unpacked = try run("/bin/sh", ["-c", #"cd "$1" && "$0" -d -S "$(printf "$2")" "$(printf "$3")""#,
+                                                   Locations.binary, "d", printfEscaped(suffix),
+                                                   printfEscaped(packedName)], in: scratch)
+                #expect(unpacked.status == 0 && unpacked.err == "", "\(unpacked)")
+                #expect(RawFiles.listing(scratch, Array("d".utf8)) == [latin1Name])
+                #expect(RawFiles.read(scratch, Array("d/".utf8) + latin1Name) == content)
+                for directory in ["g", "d"] { try FileManager.default.removeItem(atPath: scratch.path(directory)) }
+            }
+        }
+    }
+
+    @Test("Called as gunzip or zcat, a .gz name that is not UTF-8 unpacks, as gzip -d and -dc")
+    func gunzipLinkBytes() throws {
+        try withScratch { scratch in
+            let content = Array("hello\n".utf8)
+            let packedName = latin1Name + Array(".gz".utf8)
+            try RawFiles.write(scratch, latin1Name, content)
+            let packed = try shell(#""$0" "$(printf "$1")""#, [printfEscaped(latin1Name)], in: scratch)
+            #expect(packed.status == 0 && packed.err == "", "\(packed)")
+            #expect(RawFiles.listing(scratch) == [packedName])
+            try FileManager.default.createDirectory(atPath: scratch.path("bin"), withIntermediateDirectories: false)
+            for name in ["gunzip", "zcat"] {
+                try FileManager.default.createSymbolicLink(atPath: scratch.path("bin/" + name),
+                                                           withDestinationPath: Locations.binary)
+            }
+            let shown = try shell(#""$1/bin/zcat" "$(printf "$2")""#, [scratch.work.path, printfEscaped(packedName)],
+                                  in: scratch)
+            #expect(shown.status == 0 && shown.err == "" && shown.stdout == content, "\(shown)")
+            let size = try #require(RawFiles.read(scratch, packedName)).count
+            let unpacked = try shell(#""$1/bin/gunzip" -v "$(printf "$2")""#, [scratch.work.path, printfEscaped(packedName)],
+                                     in: scratch)
+            #expect(unpacked.status == 0, "\(unpacked)")
+            #expect(unpacked.err == verboseLine(#"caf\351.txt.gz"#, bytesIn: size, bytesOut: 6, plain: 6, packed: size,
+                                                output: #"caf\351.txt"#))
+            #expect(RawFiles.listing(scratch) == [Array("bin".utf8), latin1Name])
+            #expect(RawFiles.read(scratch, latin1Name) == content)
+        }
+    }
+
     @Test("A missing name that is not UTF-8 is named with octal escapes; control characters as \\u{…}")
     func missingName() throws {
         try withScratch { scratch in

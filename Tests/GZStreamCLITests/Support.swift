@@ -386,7 +386,8 @@ func headerFields(_ bytes: [UInt8]) -> HeaderFields? {
 
 /// The usage lines that follow every `gzstream: Error: …` line.
 let usageLines = """
-Usage: gzstream pack [OPTIONS] [FILE ...]
+Usage: gzstream [-cdfklnNqrtv0-9] [-S SUF] [FILE ...]  (as gzip)
+       gzstream pack [OPTIONS] [FILE ...]
        gzstream unpack [OPTIONS] [FILE ...]
        gzstream test [OPTIONS] [FILE ...]
        gzstream list [--json] [FILE ...]

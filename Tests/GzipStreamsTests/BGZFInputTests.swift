@@ -162,7 +162,7 @@ struct BGZFInputTests {
             ("EOF member then data", BGZFOutputStream.endOfFileMember + sample.bytes),
         ]
         for (name, bytes) in cases {
-            for policy in [GzipInputStream.TrailingGarbagePolicy.fail, .ignore] {
+            for policy in [GzipInputStream.TrailingGarbagePolicy.fail, .ignore, .passThrough] {
                 for threads in [1, 4] {
                     expectSameAsSequential(bytes, threads: threads, trailingGarbage: policy, "\(name), \(policy), \(threads)")
                 }

@@ -474,7 +474,8 @@ struct DamageChunkBoundaryTests {
             parsed.extraFlags = 0  // levels 0 and 6 both write XFL 0
             members.append(GzipInputStream.Member(index: index + 1, offset: offset, header: parsed,
                                                   compressedSize: Int64(member.count),
-                                                  uncompressedSize: Int64(data.count), crc32: referenceCRC32(data)))
+                                                  uncompressedSize: Int64(data.count), crc32: referenceCRC32(data),
+                                                  headerSize: Int64(header.encoded(level: 0).count)))
             offset += Int64(member.count)
         }
         return (bytes, data1 + data2 + data3 + data4, members)

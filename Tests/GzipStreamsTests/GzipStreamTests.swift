@@ -390,11 +390,11 @@ struct MultiMemberTests {
         #expect(members[0] == GzipInputStream.Member(
             index: 1, offset: 0, header: GzipHeader(extraFlags: 2, fileName: Array("one".utf8)),
             compressedSize: Int64(firstLength), uncompressedSize: Int64(firstData.count),
-            crc32: referenceCRC32(firstData)))
+            crc32: referenceCRC32(firstData), headerSize: 14))
         #expect(members[1] == GzipInputStream.Member(
             index: 2, offset: Int64(firstLength), header: GzipHeader(extraFlags: 4, fileName: Array("two".utf8)),
             compressedSize: Int64(bytes.count - firstLength), uncompressedSize: Int64(secondData.count),
-            crc32: referenceCRC32(secondData)))
+            crc32: referenceCRC32(secondData), headerSize: 14))
         stream.close()
     }
 
@@ -466,6 +466,55 @@ struct MultiMemberTests {
             #expect(stream.memberCount == 2)
             stream.close()
             #expect(stream.streamStatus == .closed)
+        }
+    }
+
+    @Test("Under .passThrough what is not gzip comes out unchanged, at the start or after a member (gzip -cdf)",
+          arguments: [GzipInputStream.Inflater.zlib, .isal])
+    func passThrough(inflater: GzipInputStream.Inflater) throws {
+        let (bytes, _) = try twoMembers()
+        let members = firstData + secondData
+        let plain = Array("plain text\n".utf8)
+        let noise = randomBytes(count: 10_000, seed: 31)
+        // input, the bytes expected, members decoded
+        let cases: [([UInt8], [UInt8], Int)] = [
+            ([], [], 0),
+            (plain, plain, 0),
+            ([0x1f], [0x1f], 0),
+            ([0x1f, 0x41], [0x1f, 0x41], 0),
+            ([0, 0, 0], [0, 0, 0], 0),
+            ([0x8b] + noise, [0x8b] + noise, 0),
+            (plain + bytes, plain + bytes, 0),
+            (bytes, members, 2),
+            (bytes + plain, members + plain, 2),
+            (bytes + [0, 0] + plain, members + [0, 0] + plain, 2),
+            (bytes + [0, 0, 0], members + [0, 0, 0], 2),
+            (bytes + [0x1f], members + [0x1f], 2),
+            (bytes + [0x1f, 0x41] + noise, members + [0x1f, 0x41] + noise, 2),
+        ]
+        for (input, expected, memberCount) in cases {
+            for (chunkSize, readSize) in [(1, 1), (7, 1000), (4096, 64 * 1024)] {
+                let stream = gunzipStream(input, chunkSize: chunkSize, trailingGarbage: .passThrough, inflater: inflater)
+                let decoded = drain(stream, readSize: readSize)
+                let label = "\(input.count) bytes in, chunk \(chunkSize), read \(readSize)"
+                #expect(decoded.error == nil, "\(label): \(String(describing: decoded.error))")
+                #expect(decoded.bytes == expected, "\(label)")
+                #expect(stream.memberCount == memberCount && stream.trailingGarbage == nil, "\(label)")
+                #expect(stream.uncompressedByteCount == Int64(expected.count), "\(label)")
+                #expect(stream.compressedByteCount == Int64(input.count), "\(label)")
+                stream.close()
+            }
+        }
+        // Bytes that begin with the magic must still be a valid member, as for gzip -cdf.
+        let cut = unpack(bytes + [0x1f, 0x8b], trailingGarbage: .passThrough, inflater: inflater)
+        #expect(cut.bytes == members)
+        #expect(cut.gzipError == .truncated(member: 3, part: .header, offset: Int64(bytes.count + 2)))
+        // The output limit counts the bytes passed through.
+        for limit in [0, 5, Int64(members.count), Int64(members.count) + 3] {
+            let limited = unpack(bytes + plain, readSize: 4, trailingGarbage: .passThrough, maximumOutputSize: limit,
+                                 inflater: inflater)
+            #expect(limited.bytes == Array((members + plain).prefix(Int(limit))), "limit \(limit)")
+            #expect(limited.gzipError?.kind == "output-limit", "limit \(limit)")
         }
     }
 
