@@ -13,14 +13,21 @@ public struct CommandEnvironment {
     public var standardError: ByteOutputStream
     public var inputIsTerminal: Bool
     public var outputIsTerminal: Bool
+    /// Whether a run that stops at a closed pipe (`EPIPE` on an output) says so on standard
+    /// error (`gzstream: standard output: Broken pipe`, GNU gzip's line when SIGPIPE is
+    /// ignored). Without it the run stops quietly and ``CommandResult/brokenPipe`` tells the
+    /// caller to die of SIGPIPE.
+    public var reportsBrokenPipe: Bool
 
     public init(standardInput: ByteInputStream, standardOutput: ByteOutputStream,
-                standardError: ByteOutputStream, inputIsTerminal: Bool = false, outputIsTerminal: Bool = false) {
+                standardError: ByteOutputStream, inputIsTerminal: Bool = false, outputIsTerminal: Bool = false,
+                reportsBrokenPipe: Bool = false) {
         self.standardInput = standardInput
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.inputIsTerminal = inputIsTerminal
         self.outputIsTerminal = outputIsTerminal
+        self.reportsBrokenPipe = reportsBrokenPipe
     }
 
     /// The process's descriptors 0, 1 and 2 (none is closed by the run).
@@ -43,39 +50,58 @@ public enum ExitStatus: Int32, Comparable, Sendable {
     public static func < (lhs: ExitStatus, rhs: ExitStatus) -> Bool { lhs.rank < rhs.rank }
 }
 
+/// How a run ended.
+public struct CommandResult: Sendable {
+    public var status: ExitStatus
+    /// The run stopped because an output is a pipe with no reader left (`EPIPE`), after
+    /// cleaning up. Unless the environment ``CommandEnvironment/reportsBrokenPipe``, nothing
+    /// was said about it: a process then ends by SIGPIPE, as every filter does.
+    public var brokenPipe: Bool
+}
+
 /// Runs `gzstream` with its arguments (without the program name) against `environment`.
-/// - Returns: The exit status.
-public func runCommand(arguments: [String], environment: CommandEnvironment) -> ExitStatus {
+/// - Returns: The exit status, and whether an output turned out to be a closed pipe.
+public func runCommand(arguments: [String], environment: CommandEnvironment) -> CommandResult {
     let parsed: ParsedCommand
     do {
         parsed = try parseCommandLine(arguments)
     } catch {
         let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
         diagnostics.write("gzstream: Error: \(error.message)\n" + usageText)
-        return .error
+        return CommandResult(status: .error, brokenPipe: false)
     }
+    let status: ExitStatus
+    var closedPipe: String?
     switch parsed {
     case .help:
-        return printOrFail(helpText, environment: environment)
+        (status, closedPipe) = printOrFail(helpText, environment: environment)
     case .version:
-        return printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
+        (status, closedPipe) = printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
     case .run(let options):
-        return Command(options: options, environment: environment).run()
+        let command = Command(options: options, environment: environment)
+        status = command.run()
+        closedPipe = command.closedPipe
     }
+    if let closedPipe, environment.reportsBrokenPipe {
+        Diagnostics(stream: environment.standardError, quiet: false).error(closedPipe, "Broken pipe")
+    }
+    return CommandResult(status: status, brokenPipe: closedPipe != nil)
 }
 
-/// Writes `text` to standard output; a failed write is an error (`--help > /dev/full`).
-private func printOrFail(_ text: String, environment: CommandEnvironment) -> ExitStatus {
+/// Writes `text` to standard output; a failed write is an error (`--help > /dev/full`), a
+/// closed pipe a quiet one.
+/// - Returns: The status, and "standard output" when it is a closed pipe.
+private func printOrFail(_ text: String, environment: CommandEnvironment) -> (ExitStatus, closedPipe: String?) {
     let output = environment.standardOutput
     if output.streamStatus == .notOpen { output.open() }
     do {
         try output.writeAll(Array(text.utf8))
-        return .success
+        return (.success, nil)
     } catch let error as ByteStreamError where error.errno == EPIPE {
-        return .error
+        return (.error, "standard output")
     } catch {
         Diagnostics(stream: environment.standardError, quiet: false).error("standard output", describe(error))
-        return .error
+        return (.error, nil)
     }
 }
 
@@ -110,7 +136,7 @@ final class Command {
                 status = max(status, result)
             } catch let reported as Reported {
                 status = max(status, reported.status)
-                if reported.status == .error && brokenPipe { break }
+                if reported.status == .error && closedPipe != nil { break }
             } catch {
                 diagnostics.error(operand == "-" ? "standard input" : operand, describe(error))
                 status = max(status, .error)
@@ -119,8 +145,9 @@ final class Command {
         if let listing {
             listing.end()
             if let error = listing.writeError {
-                // A closed pipe stays quiet, as for unpack -c.
-                if (error as? ByteStreamError)?.errno != EPIPE {
+                if (error as? ByteStreamError)?.errno == EPIPE {
+                    closedPipe = "standard output"
+                } else {
                     diagnostics.error("standard output", describe(error))
                 }
                 status = .error
@@ -129,8 +156,10 @@ final class Command {
         return status
     }
 
-    /// Set once standard output is a closed pipe: nothing more can be written there.
-    var brokenPipe = false
+    /// The output (`standard output`, or a FIFO or device named by `-o`) found to be a closed
+    /// pipe: nothing more can be written there, and ``runCommand(arguments:environment:)``
+    /// reports it or leaves the process to die of SIGPIPE.
+    var closedPipe: String?
 
     private func process(_ operand: String) throws -> ExitStatus {
         if operand == "-" {

@@ -26,7 +26,8 @@ struct Diagnostics {
     }
 }
 
-/// A failure that has been reported already, or must stay quiet (a closed pipe).
+/// A failure that has been reported already, or is reported at the end of the run (a closed
+/// pipe, ``Command/closedPipe``).
 struct Reported: Error {
     var status: ExitStatus
     /// What was reported, for a listing that records it too.

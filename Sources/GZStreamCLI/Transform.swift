@@ -139,8 +139,8 @@ extension Command {
             }
         } catch let reported as Reported {
             throw reported   // already reported (unpackRange)
-        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == "standard output" {
-            brokenPipe = true
+        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == outputName {
+            closedPipe = outputName
             throw Reported(status: .error)
         } catch let error as ByteStreamError {
             throw Reported(status: reportError(error.target ?? inputName, describe(error)))

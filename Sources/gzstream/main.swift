@@ -5,8 +5,9 @@ import Glibc
 import Darwin
 #endif
 
-// A closed pipe on standard output is reported as EPIPE by write(2) and handled quietly.
-signal(SIGPIPE, SIG_IGN)
+// A closed pipe on an output fails write(2) with EPIPE, so that the run can stop and clean up;
+// then the process dies of SIGPIPE, unless the caller had ignored it (BrokenPipe.swift).
+let brokenPipeIsFatal = holdBrokenPipeSignal()
 // A write past the file size limit (`ulimit -f`) fails with EFBIG, an error that removes the
 // temporary output, instead of SIGXFSZ killing the process and leaving it behind.
 signal(SIGXFSZ, SIG_IGN)
@@ -23,5 +24,8 @@ where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
     }
 }
 installInterruptCleanup()
-let status = runCommand(arguments: Array(CommandLine.arguments.dropFirst()), environment: .process())
-exit(status.rawValue)
+var environment = CommandEnvironment.process()
+environment.reportsBrokenPipe = !brokenPipeIsFatal
+let result = runCommand(arguments: Array(CommandLine.arguments.dropFirst()), environment: environment)
+if result.brokenPipe && brokenPipeIsFatal { dieOfBrokenPipe() }
+exit(result.status.rawValue)

@@ -648,22 +648,76 @@ struct CLITests {
         }
     }
 
-    @Test("a closed pipe ends the run promptly, quietly, with a non-zero status",
-          .timeLimit(.minutes(1)), arguments: ["unpack -c big.gz", "pack -c big", "pack -c big big", "unpack -c big.gz big.gz"])
-    func brokenPipe(command: String) throws {
+    /// A command that writes standard output, and whether its output is small enough that
+    /// the pipe's reader must be gone before it starts for its write to fail.
+    struct ClosedPipeCase: Sendable, CustomTestStringConvertible {
+        var command: String
+        var readerGoneFirst = false
+        var testDescription: String { command }
+    }
+
+    static let closedPipeCases = [
+        ClosedPipeCase(command: "unpack -c big.gz"), ClosedPipeCase(command: "unpack -c big.gz big.gz"),
+        ClosedPipeCase(command: "unpack -c -p 2 bgzf.gz"), ClosedPipeCase(command: "pack -c big"),
+        ClosedPipeCase(command: "pack -c big big"), ClosedPipeCase(command: "pack -c -p 2 big"),
+        ClosedPipeCase(command: "pack --bgzf -p 2 -c big"),
+        ClosedPipeCase(command: "list big.gz", readerGoneFirst: true),
+        ClosedPipeCase(command: "list --json big.gz bgzf.gz", readerGoneFirst: true),
+        ClosedPipeCase(command: "--help", readerGoneFirst: true),
+        ClosedPipeCase(command: "--version", readerGoneFirst: true),
+    ]
+
+    /// `big` (4 MiB of text, far more than a pipe holds), `big.gz` and `bgzf.gz`.
+    func writeClosedPipeInputs(_ scratch: Scratch) throws {
+        try scratch.write("big", sampleText(byteCount: 4 << 20, seed: 9))
+        try #require(try gzstream(["pack", "-o", "big.gz", "big"], in: scratch).status == 0)
+        try #require(try gzstream(["pack", "--bgzf", "-o", "bgzf.gz", "big"], in: scratch).status == 0)
+    }
+
+    @Test("a closed pipe on standard output ends gzstream by SIGPIPE, quietly: the shell sees 141",
+          .timeLimit(.minutes(1)), arguments: closedPipeCases)
+    func closedPipeKills(_ closedPipe: ClosedPipeCase) throws {
         try withScratch { scratch in
-            try scratch.write("big", sampleText(byteCount: 4 << 20, seed: 9))
-            #expect(try run("/usr/bin/gzip", ["-k", "big"], in: scratch).status == 0)
-            let errPath = scratch.ioPath("err")
-            let started = Date()
-            let result = try shell(#"{ "$0" \#(command) 2>"$1"; echo $? >"$2"; } | head -c 10"#,
-                                   [errPath, scratch.path("status")], in: scratch, timeout: 30)
+            try writeClosedPipeInputs(scratch)
+            let result = try gzstreamIntoClosedPipe(closedPipe.command, sigpipe: .fatal,
+                                                    readerGoneFirst: closedPipe.readerGoneFirst, in: scratch)
+            #expect(!result.pipeline.timedOut && result.pipeline.status == 0, "\(result)")
+            #expect(result.status == "141\n", "\(result)")
+            #expect(result.err == "", "\(result)")
+            #expect(try scratch.listing() == ["bgzf.gz", "big", "big.gz"], "no temporary file left")
+        }
+    }
+
+    @Test("a closed pipe on standard output with SIGPIPE ignored: one line 'Broken pipe', exit 1",
+          .timeLimit(.minutes(1)), arguments: closedPipeCases)
+    func closedPipeIgnoringSignal(_ closedPipe: ClosedPipeCase) throws {
+        try withScratch { scratch in
+            try writeClosedPipeInputs(scratch)
+            let result = try gzstreamIntoClosedPipe(closedPipe.command, sigpipe: .ignored,
+                                                    readerGoneFirst: closedPipe.readerGoneFirst, in: scratch)
+            #expect(!result.pipeline.timedOut && result.pipeline.status == 0, "\(result)")
+            #expect(result.status == "1\n", "\(result)")
+            #expect(result.err == "gzstream: standard output: Broken pipe\n", "\(result)")
+            #expect(try scratch.listing() == ["bgzf.gz", "big", "big.gz"], "no temporary file left")
+        }
+    }
+
+    @Test("a FIFO named by -o whose reader leaves: SIGPIPE, or with it ignored 'FIFO: Broken pipe' and exit 1",
+          .timeLimit(.minutes(1)), arguments: [BrokenPipeSignal.fatal, .ignored])
+    func closedFIFO(sigpipe: BrokenPipeSignal) throws {
+        try withScratch { scratch in
+            try writeClosedPipeInputs(scratch)
+            #expect(mkfifo(scratch.path("fifo"), 0o644) == 0)
+            // Opening the FIFO waits for head; head reads 10 of the 4 MiB and leaves.
+            let script = #"head -c 10 fifo >/dev/null & "$0" unpack -o fifo big.gz; echo $?; wait"#
+            let result = sigpipe == .fatal
+                ? try run("/usr/bin/env", ["--default-signal=PIPE", "/bin/sh", "-c", script, Locations.binary],
+                          in: scratch, timeout: 60)
+                : try shell("trap '' PIPE; " + script, in: scratch, timeout: 60)
             #expect(!result.timedOut && result.status == 0, "\(result)")
-            #expect(result.stdout.count == 10)
-            #expect(Date().timeIntervalSince(started) < 20)
-            let status = try String(contentsOfFile: scratch.path("status"), encoding: .utf8)
-            #expect(status != "0\n" && !status.isEmpty, "gzstream exited with \(status)")
-            #expect(try readBytes(errPath) == [], "stderr of gzstream")
+            #expect(result.out == (sigpipe == .fatal ? "141\n" : "1\n"), "\(result)")
+            #expect(result.err == (sigpipe == .fatal ? "" : "gzstream: fifo: Broken pipe\n"), "\(result)")
+            #expect(try scratch.listing() == ["bgzf.gz", "big", "big.gz", "fifo"], "no temporary file left")
         }
     }
 }
