@@ -47,7 +47,7 @@ struct RegressionCLITests {
         }
     }
 
-    @Test("-f -o naming a symbolic link (as /dev/stdout into a file) writes the file it points to; the link stays")
+    @Test("-f -o naming a symbolic link (as /dev/stdout into a file) writes the file it points to; the link stays", .requires(.gzip))
     func outputThroughSymbolicLink() throws {
         try withScratch { scratch in
             let content = sampleText(byteCount: 5000)
@@ -74,7 +74,7 @@ struct RegressionCLITests {
         }
     }
 
-    @Test("-o naming a device or FIFO writes into it and never replaces it", .timeLimit(.minutes(1)))
+    @Test("-o naming a device or FIFO writes into it and never replaces it", .requires(.gzip), .timeLimit(.minutes(1)))
     func outputIntoDevice() throws {
         try withScratch { scratch in
             try scratch.write("a", sampleText(byteCount: 5000))
@@ -126,7 +126,7 @@ struct RegressionCLITests {
         }
     }
 
-    @Test("A symbolic link given as FILE needs -f in file mode; -c reads it")
+    @Test("A symbolic link given as FILE needs -f in file mode; -c reads it", .requires(.gzip))
     func symbolicLinks() throws {
         try withScratch { scratch in
             let text = sampleText(byteCount: 2000)
@@ -262,7 +262,7 @@ struct RegressionCLITests {
         }
     }
 
-    @Test("A signal ignored when gzstream starts (nohup) stays ignored: the run completes",
+    @Test("A signal ignored when gzstream starts (nohup) stays ignored: the run completes", .requires(.gzip),
           .timeLimit(.minutes(1)), arguments: ["HUP", "INT", "TERM"])
     func ignoredSignalStaysIgnored(signalName: String) throws {
         try withScratch { scratch in

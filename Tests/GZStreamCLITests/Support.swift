@@ -53,6 +53,33 @@ enum Locations {
     }
 }
 
+/// A program that tests compare against or drive, and the Debian package that installs it.
+/// `make test` run as root (as in CI) installs every one; for anyone else a test that needs a
+/// missing one is skipped, and says which and why (`.requires(.pigz)`), rather than passing
+/// unchecked.
+struct Tool: Sendable {
+    var name: String
+    var debianPackage: String
+
+    /// The executable, or `nil` when it is not installed (``Locations/tool(_:)``).
+    var path: String? { Locations.tool(name) }
+
+    static let gzip = Tool(name: "gzip", debianPackage: "gzip")
+    static let pigz = Tool(name: "pigz", debianPackage: "pigz")
+    static let bgzip = Tool(name: "bgzip", debianPackage: "tabix")
+    static let python3 = Tool(name: "python3", debianPackage: "python3")
+    /// util-linux's, for a pseudo-terminal.
+    static let script = Tool(name: "script", debianPackage: "bsdutils")
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where `tool` is installed; elsewhere it is reported as skipped, with
+    /// the tool and its Debian package named.
+    static func requires(_ tool: Tool) -> Self {
+        .enabled(if: tool.path != nil, Comment(rawValue: "needs \(tool.name), which is not installed (Debian package: \(tool.debianPackage))"))
+    }
+}
+
 // MARK: A temporary directory per test
 
 /// A fresh directory `<tmp>/gzstream-cli-<UUID>` with `work/` (where the commands run and
