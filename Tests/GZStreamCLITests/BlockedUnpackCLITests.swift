@@ -136,8 +136,8 @@ struct BlockedUnpackCLITests {
         }
     }
 
-    /// Found by the attack run: a range whose member failed its CRC-32 came out with exit 0,
-    /// an index of another file gave no bytes and exit 0, and --length 0 past the end exit 0.
+    /// None of these may end with exit 0: a range whose member fails its CRC-32, an index made
+    /// for another file (which would give no bytes), and --length 0 past the end.
     @Test("unpack --offset: a damaged member in the range is an error; a foreign index and an offset past the end too")
     func rangeChecks() throws {
         try withScratch { scratch in

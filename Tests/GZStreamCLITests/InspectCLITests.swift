@@ -353,11 +353,11 @@ struct InspectCLITests {
         }
     }
 
-    /// `list --json` writes FCOMMENT (and FNAME) in the escaped form made for a terminal:
-    /// a control byte 01 becomes the six characters `\u{1}`, which JSON then carries as
-    /// `"\\u{1}"`. A comment that is those six characters gives the same JSON, so a program
-    /// reading the JSON cannot tell the two headers apart (nor get the comment back).
-    @Test("list --json tells a comment holding byte 01 from one holding the text \\u{1} (fails: both print \"\\\\u{1}\")")
+    /// `list --json` carries FCOMMENT (and FNAME) as JSON strings, not in the escaped form made
+    /// for a terminal: a control byte 01 is the character U+0001 (`"\u0001"`), and a comment
+    /// that is the six characters `\u{1}` stays those six characters, so a program reading the
+    /// JSON tells the two headers apart and gets each comment back.
+    @Test("list --json tells a comment holding byte 01 from one holding the text \\u{1}")
     func jsonCommentIsUnambiguous() throws {
         try withScratch { scratch in
             try scratch.write("control.gz", memberWithComment([0x01]))

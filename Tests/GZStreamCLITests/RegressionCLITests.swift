@@ -6,11 +6,12 @@ import Glibc
 import Darwin
 #endif
 
-/// Each test here is a defect found by a trial run (a new user's, or an attack with bad input
-/// and hostile environments), kept with its right result.
-@Suite("Regressions found by trial runs")
+/// The command in unusual surroundings: closed standard descriptors, long and odd names,
+/// symbolic links, devices and FIFOs as outputs, outputs that cannot be written, file size
+/// limits and ignored signals.
+@Suite("Closed descriptors, odd names, links, devices, unwritable outputs, limits and signals")
 struct RegressionCLITests {
-    @Test("A closed standard input is EBADF, not the temporary output read back (pack -o x <&-)")
+    @Test("A closed standard input (pack -o x <&-) is EBADF, and nothing is left behind")
     func closedStandardInput() throws {
         try withScratch { scratch in
             for mode in ["pack", "unpack"] {
@@ -159,7 +160,7 @@ struct RegressionCLITests {
         }
     }
 
-    @Test("--max-output at its largest accepted value is no limit, not a crash")
+    @Test("--max-output at its largest accepted value (2^63 - 1) is no limit")
     func largestOutputLimit() throws {
         try withScratch { scratch in
             let text = sampleText(byteCount: 4000)
