@@ -68,6 +68,7 @@ struct Tool: Sendable {
     static let pigz = Tool(name: "pigz", debianPackage: "pigz")
     static let bgzip = Tool(name: "bgzip", debianPackage: "tabix")
     static let python3 = Tool(name: "python3", debianPackage: "python3")
+    static let tar = Tool(name: "tar", debianPackage: "tar")
     /// util-linux's, for a pseudo-terminal.
     static let script = Tool(name: "script", debianPackage: "bsdutils")
 }
