@@ -92,8 +92,8 @@ enum ProgressFormat {
     /// a rate), `gzstream: NAME: 1.2 GiB in, 300.0 MiB out, 85.2 MiB/s, done in 0:14` at its end.
     /// Control characters in `name` are shown escaped, as in diagnostics.
     /// - Parameter width: The terminal's width in columns, or `nil` for no limit. The line is
-    ///   kept to `width - 1` characters (so that it never wraps): the name loses its start first
-    ///   (`…` shows where), then the line its end.
+    ///   kept to `width - 1` ``columns(_:)`` (so that it never wraps): the name loses its start
+    ///   first (`…` shows where), then the line its end.
     static func line(name: String, _ snapshot: ProgressSnapshot, width: Int? = nil) -> String {
         var details = "\(byteCount(snapshot.bytesIn)) in, \(byteCount(snapshot.bytesOut)) out"
         if let bytesPerSecond = snapshot.bytesPerSecond { details += ", " + rate(bytesPerSecond) }
@@ -107,10 +107,46 @@ enum ProgressFormat {
         }
         let shownName = escapingControlCharacters(name)
         let line = "gzstream: \(shownName): \(details)"
-        guard let width, line.count > width - 1 else { return line }
-        let room = width - 1 - (line.count - shownName.count)
-        let cutName = room >= 2 ? "…" + shownName.suffix(room - 1) : "…"
-        return String("gzstream: \(cutName): \(details)".prefix(max(0, width - 1)))
+        guard let width, columns(line) > width - 1 else { return line }
+        let room = width - 1 - (columns(line) - columns(shownName))
+        let ellipsis = "…"
+        var cutName = ellipsis
+        if room > columns(ellipsis) {
+            let scalars = shownName.unicodeScalars
+            var start = scalars.endIndex
+            var kept = 0
+            while start > scalars.startIndex {
+                let before = scalars.index(before: start)
+                let added = columns(of: scalars[before])
+                if kept + added > room - columns(ellipsis) { break }
+                kept += added
+                start = before
+            }
+            cutName += String(scalars[start...])
+        }
+        return prefix("gzstream: \(cutName): \(details)", columns: width - 1)
+    }
+
+    /// The most columns `text` can take on a terminal: 1 for an ASCII character, 2 for any
+    /// other (East Asian wide characters take 2; counting the rest as 2 only shortens the line).
+    static func columns(_ text: String) -> Int {
+        text.unicodeScalars.reduce(0) { $0 + columns(of: $1) }
+    }
+
+    private static func columns(of scalar: Unicode.Scalar) -> Int {
+        scalar.isASCII ? 1 : 2
+    }
+
+    /// The start of `text` that fits in `columns` (see ``columns(_:)``).
+    private static func prefix(_ text: String, columns limit: Int) -> String {
+        var result = String.UnicodeScalarView()
+        var used = 0
+        for scalar in text.unicodeScalars {
+            used += columns(of: scalar)
+            if used > limit { break }
+            result.append(scalar)
+        }
+        return String(result)
     }
 }
 
@@ -228,9 +264,11 @@ final class StandardErrorConsole: @unchecked Sendable {
     private let stream: ByteOutputStream
     /// Whether standard error is a terminal: the line is then redrawn in place.
     let isTerminal: Bool
+    /// The descriptor to ask the terminal's width, when `stream` is a ``FileOutputStream``.
+    private let descriptor: Int32?
     private let guardQueue = DispatchQueue(label: "gzstream.standard-error")
-    /// Guarded by guardQueue: the characters of the progress line on the terminal now, 0 when
-    /// none is shown.
+    /// Guarded by guardQueue: the columns (``ProgressFormat/columns(_:)``) of the progress line
+    /// on the terminal now, 0 when none is shown.
     private var shownCount = 0
     /// The command's thread only: the display running, if any.
     private var current: ProgressReporter?
@@ -238,6 +276,7 @@ final class StandardErrorConsole: @unchecked Sendable {
     init(stream: ByteOutputStream, isTerminal: Bool) {
         self.stream = stream
         self.isTerminal = isTerminal
+        descriptor = (stream as? FileOutputStream)?.fileDescriptor
     }
 
     /// Writes a diagnostic: ends the display running first (no last line), erases its line.
@@ -270,7 +309,7 @@ final class StandardErrorConsole: @unchecked Sendable {
     func draw(_ line: String) {
         guardQueue.sync {
             if isTerminal {
-                let count = line.count
+                let count = ProgressFormat.columns(line)
                 let padding = String(repeating: " ", count: max(0, shownCount - count))
                 try? stream.writeAll(Array(("\r" + line + padding).utf8))
                 shownCount = count
@@ -292,12 +331,12 @@ final class StandardErrorConsole: @unchecked Sendable {
         shownCount = 0
     }
 
-    /// The terminal's width in columns (`TIOCGWINSZ` on descriptor 2 when standard error is
-    /// the process's), or 80 when it cannot be had.
+    /// The terminal's width in columns, or 80 when it cannot be had (a pseudo-terminal that
+    /// was given no size says 0). Asked at each draw, so a resized window is followed.
+    /// The corresponding C function is `ioctl(2)` with `TIOCGWINSZ`.
     var width: Int {
         var size = winsize()
-        if let file = stream as? FileOutputStream, ioctl(file.fileDescriptor, UInt(TIOCGWINSZ), &size) == 0,
-           size.ws_col > 0 {
+        if let descriptor, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
             return Int(size.ws_col)
         }
         return 80

@@ -99,18 +99,30 @@ struct ProgressFormatTests {
     @Test("on a narrow terminal the name loses its start, then the line its end; never width or more")
     func width() {
         let snapshot = ProgressSnapshot(bytesIn: 1024, bytesOut: 2048, inputSize: 4096, bytesPerSecond: 1024)
-        let full = ProgressFormat.line(name: "some/long/directory/name.txt", snapshot)
+        let name = "some/long/directory/name.txt"
+        let full = ProgressFormat.line(name: name, snapshot)
         #expect(full == "gzstream: some/long/directory/name.txt: 1.0 KiB in, 2.0 KiB out, 1.0 KiB/s, 25%, 0:03 left")
-        #expect(ProgressFormat.line(name: "some/long/directory/name.txt", snapshot, width: full.count + 1) == full)
-        #expect(ProgressFormat.line(name: "some/long/directory/name.txt", snapshot, width: full.count)
-                == "gzstream: …me/long/directory/name.txt: 1.0 KiB in, 2.0 KiB out, 1.0 KiB/s, 25%, 0:03 left")
-        #expect(ProgressFormat.line(name: "some/long/directory/name.txt", snapshot, width: 80)
-                == "gzstream: …rectory/name.txt: 1.0 KiB in, 2.0 KiB out, 1.0 KiB/s, 25%, 0:03 left")
-        #expect(ProgressFormat.line(name: "some/long/directory/name.txt", snapshot, width: 40)
-                == "gzstream: …: 1.0 KiB in, 2.0 KiB out, 1")
+        #expect(ProgressFormat.line(name: name, snapshot, width: full.count + 1) == full)
+        // `…` is counted as 2 columns (it is wide in East Asian terminals).
+        #expect(ProgressFormat.line(name: name, snapshot, width: full.count)
+                == "gzstream: …e/long/directory/name.txt: 1.0 KiB in, 2.0 KiB out, 1.0 KiB/s, 25%, 0:03 left")
+        #expect(ProgressFormat.line(name: name, snapshot, width: 80)
+                == "gzstream: …ectory/name.txt: 1.0 KiB in, 2.0 KiB out, 1.0 KiB/s, 25%, 0:03 left")
+        #expect(ProgressFormat.line(name: name, snapshot, width: 40) == "gzstream: …: 1.0 KiB in, 2.0 KiB out, ")
         for width in [1, 2, 10, 40, 60, 79, 80, 120] {
-            #expect(ProgressFormat.line(name: "some/long/directory/name.txt", snapshot, width: width).count
-                    <= width - 1)
+            #expect(ProgressFormat.columns(ProgressFormat.line(name: name, snapshot, width: width)) <= width - 1)
+        }
+    }
+
+    @Test("wide characters count 2 columns, so a name in them does not wrap the line either")
+    func wideCharacters() {
+        let snapshot = ProgressSnapshot(bytesIn: 1024, bytesOut: 2048, inputSize: 4096, bytesPerSecond: 1024)
+        #expect(ProgressFormat.columns("日本語.txt") == 10)
+        #expect(ProgressFormat.line(name: "日本語のファイル名.txt", snapshot, width: 76)
+                == "gzstream: …イル名.txt: 1.0 KiB in, 2.0 KiB out, 1.0 KiB/s, 25%, 0:03 left")
+        for width in [1, 2, 10, 40, 60, 79, 80, 120] {
+            let line = ProgressFormat.line(name: "日本語のファイル名.txt", snapshot, width: width)
+            #expect(ProgressFormat.columns(line) <= width - 1, "\(line)")
         }
     }
 }
