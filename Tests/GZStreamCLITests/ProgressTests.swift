@@ -265,7 +265,8 @@ struct ProgressCLITests {
             let result = try runOnTerminal(line, in: scratch)
             #expect(result.status == 0 && !result.timedOut, "\(result)")
             let shown = result.out
-            #expect(shown.contains("\rgzstream: standard input: 64.0 KiB in, "), "\(shown.debugDescription)")
+            // 64 KiB came at once, the rest after the pause (a loaded machine may draw late).
+            #expect(shown.contains(#/\rgzstream: standard input: (64|128)\.0 KiB in, /#), "\(shown.debugDescription)")
             #expect(!shown.contains("\n") && !shown.contains("\u{1b}"), "\(shown.debugDescription)")
             let screen = Screen(shown)
             #expect(screen.isOnCleanLine && screen.lines.allSatisfy { $0.isEmpty }, "\(shown.debugDescription)")
