@@ -18,16 +18,19 @@ public struct CommandEnvironment {
     /// ignored). Without it the run stops quietly and ``CommandResult/brokenPipe`` tells the
     /// caller to die of SIGPIPE.
     public var reportsBrokenPipe: Bool
+    /// Whether standard error is a terminal: the progress display is then shown (Progress.swift).
+    public var errorIsTerminal: Bool
 
     public init(standardInput: ByteInputStream, standardOutput: ByteOutputStream,
                 standardError: ByteOutputStream, inputIsTerminal: Bool = false, outputIsTerminal: Bool = false,
-                reportsBrokenPipe: Bool = false) {
+                errorIsTerminal: Bool = false, reportsBrokenPipe: Bool = false) {
         self.standardInput = standardInput
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.inputIsTerminal = inputIsTerminal
         self.outputIsTerminal = outputIsTerminal
         self.reportsBrokenPipe = reportsBrokenPipe
+        self.errorIsTerminal = errorIsTerminal
     }
 
     /// The process's descriptors 0, 1 and 2 (none is closed by the run).
@@ -36,7 +39,8 @@ public struct CommandEnvironment {
                            standardOutput: FileOutputStream.standardOutput(),
                            standardError: FileOutputStream.standardError(),
                            inputIsTerminal: isatty(STDIN_FILENO) == 1,
-                           outputIsTerminal: isatty(STDOUT_FILENO) == 1)
+                           outputIsTerminal: isatty(STDOUT_FILENO) == 1,
+                           errorIsTerminal: isatty(STDERR_FILENO) == 1)
     }
 }
 
@@ -110,11 +114,14 @@ final class Command {
     let options: Options
     let environment: CommandEnvironment
     let diagnostics: Diagnostics
+    /// Standard error, shared by the diagnostics and the progress display.
+    let console: StandardErrorConsole
 
     init(options: Options, environment: CommandEnvironment) {
         self.options = options
         self.environment = environment
-        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet)
+        console = StandardErrorConsole(stream: environment.standardError, isTerminal: environment.errorIsTerminal)
+        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet, console: console)
     }
 
     func run() -> ExitStatus {

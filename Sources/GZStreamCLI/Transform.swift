@@ -87,10 +87,17 @@ extension Command {
     static let unpackWriteSize = 128 * 1024
 
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
-    /// and `output` when `closesOutput`.
+    /// and `output` when `closesOutput`. Shows progress on standard error (Progress.swift),
+    /// ended before any message about the job.
     func transform(_ input: ByteInputStream, inputName: String, inputInfo: FileInfo?,
                            into output: ByteOutputStream, outputName: String, closesOutput: Bool) throws -> Outcome {
         defer { input.close() }
+        // Standard output is the output that is not closed here.
+        let progress = beginProgress(inputName, writesStandardOutput: !closesOutput)
+        defer { progress?.end(completed: false) }  // a failure that stays quiet (a closed pipe)
+        let ranged = options.rangeOffset != nil || options.rangeLength != nil
+        let source = progress?.counting(input, measuresSize: !ranged) ?? input
+        let sink = progress?.counting(output, closesOutput: closesOutput) ?? output
         do {
             switch options.mode {
             case .pack:
@@ -98,11 +105,11 @@ extension Command {
                 let packer: any PackingOutputStream
                 if options.bgzf {
                     // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
-                    packer = BGZFOutputStream(wrapping: output, level: options.level, threads: threads,
+                    packer = BGZFOutputStream(wrapping: sink, level: options.level, threads: threads,
                                               chunkSize: options.chunkSize, buildsIndex: options.index,
                                               closesInnerStream: closesOutput)
                 } else {
-                    packer = GzipOutputStream(wrapping: output, level: options.level,
+                    packer = GzipOutputStream(wrapping: sink, level: options.level,
                                               header: packHeader(inputName: inputName, inputInfo: inputInfo),
                                               chunkSize: options.chunkSize, threads: threads,
                                               blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
@@ -110,24 +117,28 @@ extension Command {
                 }
                 try packer.openOrThrow()
                 do {
-                    try input.copy(to: packer, chunkSize: options.chunkSize)
+                    try source.copy(to: packer, chunkSize: options.chunkSize)
                 } catch {
                     // No trailer (or BGZF end-of-file member): partial output never looks whole.
                     packer.abandon()
                     throw error
                 }
                 try packer.closeOrThrow()
+                progress?.end(completed: true)
                 return Outcome(status: .success, bytesIn: packer.uncompressedByteCount,
                                bytesOut: packer.compressedCount, header: nil,
                                index: (packer as? BGZFOutputStream)?.index)
             case .unpack:
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
-                if options.rangeOffset != nil || options.rangeLength != nil {
-                    return try unpackRange(input, path: inputName, into: output, closesOutput: closesOutput)
+                if ranged {
+                    let outcome = try unpackRange(source, path: inputName, into: sink, closesOutput: closesOutput)
+                    progress?.end(completed: true)
+                    return outcome
                 }
-                let decoder = decodingStream(input)
+                let decoder = decodingStream(source)
                 defer { decoder.close() }
-                try inflate(decoder, into: output, closesOutput: closesOutput)
+                try inflate(decoder, into: sink, closesOutput: closesOutput)
+                progress?.end(completed: true)
                 var status = ExitStatus.success
                 if decoder.trailingGarbage != nil {
                     status = warnTrailingGarbage(inputName)
