@@ -7,8 +7,13 @@ RELEASE_BIN := .build/release/gzstream
 
 all: build
 
+# Missing packages are installed with apt-get only when make runs as root (as in CI); anyone
+# else is told what is missing and the command to run, and nothing is installed.
+APT_GET_INSTALL = apt-get update -qq && apt-get install -y -qq
+
 # The C libraries' headers are all the build needs beyond the Swift toolchain: zlib (Debian:
 # zlib1g-dev), libdeflate (libdeflate-dev) and ISA-L (libisal-dev), found through pkg-config.
+# A missing one is an error.
 deps:
 	@missing=""; \
 	for header in zlib.h:zlib1g-dev libdeflate.h:libdeflate-dev isa-l/igzip_lib.h:libisal-dev; do \
@@ -16,22 +21,33 @@ deps:
 	done; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing"; \
-	  apt-get update -qq && apt-get install -y -qq $$missing; \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing$$missing"; \
+	    $(APT_GET_INSTALL) $$missing; \
+	  else \
+	    echo "make: the build needs:$$missing; install them with: sudo apt-get install$$missing" >&2; \
+	    exit 1; \
+	  fi; \
 	fi
 
 # The tests and the benchmark also compare against GNU gzip, pigz, bgzip and igzip (Debian:
-# gzip, pigz, tabix, isal), use script(1) for a pseudo-terminal (Debian: bsdutils), and the
-# benchmark measures peak memory with /usr/bin/time (Debian: time).
+# gzip, pigz, tabix, isal) and python3's zlib, use script(1) for a pseudo-terminal (Debian:
+# bsdutils), and the benchmark measures peak memory with /usr/bin/time (Debian: time). Without
+# root a missing one is reported, not installed: the tests that need it are skipped and say so.
 test-deps: deps
 	@missing=""; \
-	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal script:bsdutils sha256sum:coreutils; do \
+	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal python3:python3 script:bsdutils sha256sum:coreutils; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
 	[ -x /usr/bin/time ] || missing="$$missing time"; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing$$missing"; \
-	  apt-get update -qq && apt-get install -y -qq $$missing; \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing$$missing"; \
+	    $(APT_GET_INSTALL) $$missing; \
+	  else \
+	    echo "make: not installed:$$missing (the tests that need them are skipped; make bench needs them);" \
+	      "to install them: sudo apt-get install$$missing" >&2; \
+	  fi; \
 	fi
 
 build: deps
@@ -59,8 +75,11 @@ bench: test-deps
 fuzz: deps
 	scripts/fuzz.sh
 
+# The Swift runtime is linked in (--static-swift-stdlib): the installed binary runs on machines
+# without the Swift toolchain, needing only libc, libstdc++, zlib, libdeflate and ISA-L's
+# shared libraries (Debian: zlib1g, libdeflate0, libisal2).
 install: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/gzstream
 

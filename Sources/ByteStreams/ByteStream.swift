@@ -196,7 +196,9 @@ open class ByteStream: @unchecked Sendable {
         }
     }
 
-    final func setStatus(_ status: Status) {
+    /// Sets the status unless the stream has failed. Package-wide for wrapping streams outside
+    /// this module, whose seek makes a stream at its end readable again (`.atEnd` → `.open`).
+    package final func setStatus(_ status: Status) {
         if streamStatus != .error { streamStatus = status }
     }
 

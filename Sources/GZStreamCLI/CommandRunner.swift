@@ -13,14 +13,24 @@ public struct CommandEnvironment {
     public var standardError: ByteOutputStream
     public var inputIsTerminal: Bool
     public var outputIsTerminal: Bool
+    /// Whether a run that stops at a closed pipe (`EPIPE` on an output) says so on standard
+    /// error (`gzstream: standard output: Broken pipe`, GNU gzip's line when SIGPIPE is
+    /// ignored). Without it the run stops quietly and ``CommandResult/brokenPipe`` tells the
+    /// caller to die of SIGPIPE.
+    public var reportsBrokenPipe: Bool
+    /// Whether standard error is a terminal: the progress display is then shown (Progress.swift).
+    public var errorIsTerminal: Bool
 
     public init(standardInput: ByteInputStream, standardOutput: ByteOutputStream,
-                standardError: ByteOutputStream, inputIsTerminal: Bool = false, outputIsTerminal: Bool = false) {
+                standardError: ByteOutputStream, inputIsTerminal: Bool = false, outputIsTerminal: Bool = false,
+                errorIsTerminal: Bool = false, reportsBrokenPipe: Bool = false) {
         self.standardInput = standardInput
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.inputIsTerminal = inputIsTerminal
         self.outputIsTerminal = outputIsTerminal
+        self.reportsBrokenPipe = reportsBrokenPipe
+        self.errorIsTerminal = errorIsTerminal
     }
 
     /// The process's descriptors 0, 1 and 2 (none is closed by the run).
@@ -29,7 +39,8 @@ public struct CommandEnvironment {
                            standardOutput: FileOutputStream.standardOutput(),
                            standardError: FileOutputStream.standardError(),
                            inputIsTerminal: isatty(STDIN_FILENO) == 1,
-                           outputIsTerminal: isatty(STDOUT_FILENO) == 1)
+                           outputIsTerminal: isatty(STDOUT_FILENO) == 1,
+                           errorIsTerminal: isatty(STDERR_FILENO) == 1)
     }
 }
 
@@ -43,6 +54,15 @@ public enum ExitStatus: Int32, Comparable, Sendable {
     public static func < (lhs: ExitStatus, rhs: ExitStatus) -> Bool { lhs.rank < rhs.rank }
 }
 
+/// How a run ended.
+public struct CommandResult: Sendable {
+    public var status: ExitStatus
+    /// The run stopped because an output is a pipe with no reader left (`EPIPE`), after
+    /// cleaning up. Unless the environment ``CommandEnvironment/reportsBrokenPipe``, nothing
+    /// was said about it: a process then ends by SIGPIPE, as every filter does.
+    public var brokenPipe: Bool
+}
+
 /// Runs `gzstream` with its arguments against `environment`.
 /// - Parameters:
 ///   - arguments: Each argument's bytes as the system passed them (`argv` without the program
@@ -50,9 +70,9 @@ public enum ExitStatus: Int32, Comparable, Sendable {
 ///   - programName: `argv[0]`'s bytes: when its last path component is `gunzip`, `zcat` or
 ///     `gzcat` (a link to the binary), the run is gzip's `-d` or `-dc`.
 ///   - environment: The standard streams; none is closed.
-/// - Returns: The exit status.
+/// - Returns: The exit status, and whether an output turned out to be a closed pipe.
 public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstream".utf8),
-                       environment: CommandEnvironment) -> ExitStatus {
+                       environment: CommandEnvironment) -> CommandResult {
     let parsed: ParsedCommand
     do throws(UsageError) {
         parsed = try parseCommandLine(arguments, programName: baseName(Pathname(bytes: programName) ?? "gzstream"))
@@ -63,38 +83,48 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     } catch {
         let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
         diagnostics.write("gzstream: Error: \(error.message)\n" + usageText)
-        return .error
+        return CommandResult(status: .error, brokenPipe: false)
     }
+    let status: ExitStatus
+    var closedPipe: String?
     switch parsed {
     case .help:
-        return printOrFail(helpText, environment: environment)
+        (status, closedPipe) = printOrFail(helpText, environment: environment)
     case .version:
-        return printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
+        (status, closedPipe) = printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
     case .run(let options):
-        return Command(options: options, environment: environment).run()
+        let command = Command(options: options, environment: environment)
+        status = command.run()
+        closedPipe = command.closedPipe
     }
+    if let closedPipe, environment.reportsBrokenPipe {
+        Diagnostics(stream: environment.standardError, quiet: false).error(closedPipe, "Broken pipe")
+    }
+    return CommandResult(status: status, brokenPipe: closedPipe != nil)
 }
 
 /// Runs `gzstream` with arguments and program name given as text (their UTF-8 bytes); see
 /// ``runCommand(arguments:programName:environment:)-([[UInt8]],_,_)``.
 public func runCommand(arguments: [String], programName: String = "gzstream",
-                       environment: CommandEnvironment) -> ExitStatus {
+                       environment: CommandEnvironment) -> CommandResult {
     runCommand(arguments: arguments.map { Array($0.utf8) }, programName: Array(programName.utf8),
                environment: environment)
 }
 
-/// Writes `text` to standard output; a failed write is an error (`--help > /dev/full`).
-private func printOrFail(_ text: String, environment: CommandEnvironment) -> ExitStatus {
+/// Writes `text` to standard output; a failed write is an error (`--help > /dev/full`), a
+/// closed pipe a quiet one.
+/// - Returns: The status, and "standard output" when it is a closed pipe.
+private func printOrFail(_ text: String, environment: CommandEnvironment) -> (ExitStatus, closedPipe: String?) {
     let output = environment.standardOutput
     if output.streamStatus == .notOpen { output.open() }
     do {
         try output.writeAll(Array(text.utf8))
-        return .success
+        return (.success, nil)
     } catch let error as ByteStreamError where error.errno == EPIPE {
-        return .error
+        return (.error, "standard output")
     } catch {
         Diagnostics(stream: environment.standardError, quiet: false).error("standard output", describe(error))
-        return .error
+        return (.error, nil)
     }
 }
 
@@ -108,11 +138,14 @@ final class Command {
     let outputDirectory: Pathname?
     /// `list`'s output, shared by every file listed.
     private var listing: (any Listing)?
+    /// Standard error, shared by the diagnostics and the progress display.
+    let console: StandardErrorConsole
 
     init(options: Options, environment: CommandEnvironment) {
         self.options = options
         self.environment = environment
-        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet)
+        console = StandardErrorConsole(stream: environment.standardError, isTerminal: environment.errorIsTerminal)
+        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet, console: console)
         outputDirectory = options.outputPath.flatMap { FileInfo(path: $0)?.isDirectory == true ? $0 : nil }
     }
 
@@ -134,8 +167,9 @@ final class Command {
         if let listing {
             listing.end()
             if let error = listing.writeError {
-                // A closed pipe stays quiet, as for unpack -c.
-                if (error as? ByteStreamError)?.errno != EPIPE {
+                if (error as? ByteStreamError)?.errno == EPIPE {
+                    closedPipe = "standard output"
+                } else {
                     diagnostics.error("standard output", describe(error))
                 }
                 status = .error
@@ -144,12 +178,14 @@ final class Command {
         return status
     }
 
-    /// Set once standard output is a closed pipe: nothing more can be written there.
-    var brokenPipe = false
+    /// The output (`standard output`, or a FIFO or device named by `-o`) found to be a closed
+    /// pipe: nothing more can be written there, and ``runCommand(arguments:programName:environment:)``
+    /// reports it or leaves the process to die of SIGPIPE.
+    var closedPipe: String?
 
     /// Whether nothing more can be done: standard output is a closed pipe, or the listing
     /// could not be written.
-    private var stopped: Bool { brokenPipe || listing?.writeError != nil }
+    private var stopped: Bool { closedPipe != nil || listing?.writeError != nil }
 
     /// One operand, or a file `-r` found; reports its failure.
     private func handle(_ operand: Pathname) -> ExitStatus {

@@ -10,9 +10,16 @@ import Darwin
 struct Diagnostics {
     let stream: ByteOutputStream
     let quiet: Bool
+    /// A command's standard error: writing through it ends a progress display first, so the
+    /// message starts on a clean line.
+    var console: StandardErrorConsole? = nil
 
     func write(_ text: String) {
-        try? stream.writeAll(Array(text.utf8))
+        if let console {
+            console.write(text)
+        } else {
+            try? stream.writeAll(Array(text.utf8))
+        }
     }
 
     /// `gzstream: SUBJECT: PROBLEM` on one line: control characters in either (a file name
@@ -26,7 +33,8 @@ struct Diagnostics {
     }
 }
 
-/// A failure that has been reported already, or must stay quiet (a closed pipe).
+/// A failure that has been reported already, or is reported at the end of the run (a closed
+/// pipe, ``Command/closedPipe``).
 struct Reported: Error {
     var status: ExitStatus
     /// What was reported, for a listing that records it too.

@@ -68,8 +68,13 @@ Options:
   -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)
       --rm              remove each input after it was processed without error
   -k, --keep            keep the inputs (the commands' default)
-  -q, --quiet           no warnings
+  -q, --quiet           no warnings, and no progress unless --progress is given
   -v, --verbose         one line per file on standard error: sizes and space saved
+      --progress        pack, unpack, test: show progress on standard error (bytes in and
+                        out, rate, percent and time left), also when it is not a terminal
+      --no-progress     do not; by default it is shown when standard error is a terminal,
+                        once a job has run for a second (not when the output goes there
+                        too, nor in gzip mode)
   -h, --help            show this help
       --version         show the version
 

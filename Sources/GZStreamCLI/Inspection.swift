@@ -25,10 +25,12 @@ extension Command {
             input = FileInputStream(path: operand)
         }
         // test reads ahead and checks BGZF on -p threads, as unpack does; list needs every
-        // member's header, so it stays sequential.
+        // member's header, so it stays sequential. Only test shows progress (Progress.swift).
+        let progress = options.mode == .test ? beginProgress(name, writesStandardOutput: false) : nil
+        defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream
         if options.mode == .test {
-            gzip = decodingStream(input)
+            gzip = decodingStream(progress?.counting(input) ?? input)
         } else {
             let sequential = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
                                              maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
@@ -45,7 +47,12 @@ extension Command {
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
         defer { scratch.deallocate() }
         gzip.open()
-        while listing?.writeError == nil, gzip.read(scratch, maxLength: scratchSize) > 0 {}
+        while listing?.writeError == nil {
+            let count = gzip.read(scratch, maxLength: scratchSize)
+            if count <= 0 { break }
+            progress?.addOutput(count)
+        }
+        progress?.end(completed: gzip.streamError == nil)
         if listing?.writeError != nil { throw Reported(status: .error) }
         if let error = gzip.streamError {
             listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,

@@ -49,6 +49,10 @@ struct Options: Equatable {
 
     /// The suffix pack appends: `-S`'s, else `.gz`.
     var packSuffix: Pathname { suffix ?? ".gz" }
+
+    /// `--progress` (`true`) / `--no-progress` (`false`), the last given; `nil` shows progress
+    /// when standard error is a terminal and `-q` is not given (Progress.swift).
+    var progress: Bool?
 }
 
 /// What parsing found: options to run, or a request for help or the version.
@@ -173,6 +177,8 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "length":
                 options.rangeLength = Int64(try parseSize(try value(for: "--length", inline: inline),
                                                           option: "--length", range: 0...Int.max))
+            case "progress": try noValue(); options.progress = true
+            case "no-progress": try noValue(); options.progress = false
             case "quiet": try noValue(); options.quiet = true; options.verbose = false
             case "verbose": try noValue(); options.verbose = true; options.quiet = false
             default: throw UsageError(message: "unknown option '--\(name)'")
@@ -253,6 +259,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         throw UsageError(message: "--index needs an output file (not standard output)")
     }
     try checkBlockedOptions(options)
+    if options.progress != nil && (options.mode == .list || options.mode == .index) {
+        throw UsageError(message: "--progress and --no-progress apply to pack, unpack and test")
+    }
     if options.json && options.mode != .list {
         throw UsageError(message: "--json applies to list only")
     }

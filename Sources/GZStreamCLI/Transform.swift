@@ -93,11 +93,18 @@ extension Command {
     static let unpackWriteSize = 128 * 1024
 
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
-    /// and `output` when `closesOutput`.
+    /// and `output` when `closesOutput`. Shows progress on standard error (Progress.swift),
+    /// ended before any message about the job.
     func transform(_ input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?,
                    into output: ByteOutputStream, outputName: String, closesOutput: Bool) throws -> Outcome {
         defer { input.close() }
         let inputName = displayName(inputPath)
+        // Standard output is the output that is not closed here.
+        let progress = beginProgress(inputName, writesStandardOutput: !closesOutput)
+        defer { progress?.end(completed: false) }  // a failure that stays quiet (a closed pipe)
+        let ranged = options.rangeOffset != nil || options.rangeLength != nil
+        let source = progress?.counting(input, measuresSize: !ranged) ?? input
+        let sink = progress?.counting(output, closesOutput: closesOutput) ?? output
         do {
             switch options.mode {
             case .pack:
@@ -106,7 +113,7 @@ extension Command {
                 let packer: any PackingOutputStream
                 if options.bgzf {
                     // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
-                    packer = BGZFOutputStream(wrapping: output, level: options.level, threads: threads,
+                    packer = BGZFOutputStream(wrapping: sink, level: options.level, threads: threads,
                                               chunkSize: options.chunkSize, buildsIndex: options.index,
                                               closesInnerStream: closesOutput)
                 } else {
@@ -116,35 +123,39 @@ extension Command {
                         diagnostics.warning(inputName, "warning: file timestamp out of range for gzip format")
                         status = .warning
                     }
-                    packer = GzipOutputStream(wrapping: output, level: options.level, header: header.fields,
+                    packer = GzipOutputStream(wrapping: sink, level: options.level, header: header.fields,
                                               chunkSize: options.chunkSize, threads: threads,
                                               blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
                                               closesInnerStream: closesOutput)
                 }
                 // The first read comes before the header, so that nothing is written when the
                 // input cannot be read at all (standard input closed, or a directory).
-                let firstChunk = try input.readChunk(maxLength: options.chunkSize)
+                let firstChunk = try source.readChunk(maxLength: options.chunkSize)
                 try packer.openOrThrow()
                 do {
                     try packer.writeAll(firstChunk)
-                    try input.copy(to: packer, chunkSize: options.chunkSize)
+                    try source.copy(to: packer, chunkSize: options.chunkSize)
                 } catch {
                     // No trailer (or BGZF end-of-file member): partial output never looks whole.
                     packer.abandon()
                     throw error
                 }
                 try packer.closeOrThrow()
+                progress?.end(completed: true)
                 return Outcome(status: status, bytesIn: packer.uncompressedByteCount,
                                bytesOut: packer.compressedCount, header: nil,
                                index: (packer as? BGZFOutputStream)?.index)
             case .unpack:
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
-                if options.rangeOffset != nil || options.rangeLength != nil {
-                    return try unpackRange(input, path: inputPath, into: output, closesOutput: closesOutput)
+                if ranged {
+                    let outcome = try unpackRange(source, path: inputPath, into: sink, closesOutput: closesOutput)
+                    progress?.end(completed: true)
+                    return outcome
                 }
-                let decoder = decodingStream(input)
+                let decoder = decodingStream(source)
                 defer { decoder.close() }
-                try inflate(decoder, into: output, closesOutput: closesOutput)
+                try inflate(decoder, into: sink, closesOutput: closesOutput)
+                progress?.end(completed: true)
                 var status = ExitStatus.success
                 if decoder.trailingGarbage != nil {
                     status = warnTrailingGarbage(inputName)
@@ -156,8 +167,8 @@ extension Command {
             }
         } catch let reported as Reported {
             throw reported   // already reported (unpackRange)
-        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == "standard output" {
-            brokenPipe = true
+        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == outputName {
+            closedPipe = outputName
             throw Reported(status: .error)
         } catch let error as ByteStreamError {
             throw Reported(status: reportError(error.target ?? inputName, describe(error)))

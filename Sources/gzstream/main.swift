@@ -5,8 +5,9 @@ import Glibc
 import Darwin
 #endif
 
-// A closed pipe on standard output is reported as EPIPE by write(2) and handled quietly.
-signal(SIGPIPE, SIG_IGN)
+// A closed pipe on an output fails write(2) with EPIPE, so that the run can stop and clean up;
+// then the process dies of SIGPIPE, unless the caller had ignored it (BrokenPipe.swift).
+let brokenPipeIsFatal = holdBrokenPipeSignal()
 // A write past the file size limit (`ulimit -f`) fails with EFBIG, an error that removes the
 // temporary output, instead of SIGXFSZ killing the process and leaving it behind.
 signal(SIGXFSZ, SIG_IGN)
@@ -29,7 +30,10 @@ let arguments = (0..<Int(CommandLine.argc)).map { index in
     let argument = CommandLine.unsafeArgv[index]!
     return Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument)))
 }
+var environment = CommandEnvironment.process()
+environment.reportsBrokenPipe = !brokenPipeIsFatal
 // Called through a link named gunzip, zcat or gzcat, it acts as that program.
-let status = runCommand(arguments: Array(arguments.dropFirst()), programName: arguments.first ?? Array("gzstream".utf8),
-                        environment: .process())
-exit(status.rawValue)
+let result = runCommand(arguments: Array(arguments.dropFirst()), programName: arguments.first ?? Array("gzstream".utf8),
+                        environment: environment)
+if result.brokenPipe && brokenPipeIsFatal { dieOfBrokenPipe() }
+exit(result.status.rawValue)

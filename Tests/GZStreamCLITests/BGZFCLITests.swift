@@ -7,12 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// The .gzi bgzip writes for `path` (`bgzip -r` on a copy), or `nil` without bgzip.
-private func bgzipIndex(of path: String, in scratch: Scratch) throws -> [UInt8]? {
-    guard let bgzip = Locations.tool("bgzip") else {
-        Issue.record("bgzip is not installed: its checks are skipped", severity: .warning)
-        return nil
-    }
+/// The .gzi bgzip writes for `path` (`bgzip -r` on a copy), for tests that are `.requires(.bgzip)`.
+private func bgzipIndex(of path: String, in scratch: Scratch) throws -> [UInt8] {
+    let bgzip = try #require(Tool.bgzip.path)
     let copy = scratch.ioPath("reindex") + ".gz"
     try FileManager.default.copyItem(atPath: path, toPath: copy)
     let result = try run(bgzip, ["-r", copy], in: scratch)
@@ -24,7 +21,7 @@ private func bgzipIndex(of path: String, in scratch: Scratch) throws -> [UInt8]?
 struct BGZFCLITests {
     static let input: [UInt8] = sampleText(byteCount: 300_000, seed: 61) + randomBytes(byteCount: 100_000, seed: 62)
 
-    @Test("pack --bgzf FILE writes FILE.gz: BGZF members and the EOF member, read by gzip, pigz, bgzip and us")
+    @Test("pack --bgzf FILE writes FILE.gz: BGZF members and the EOF member, read by gzip, pigz, bgzip and us", .requires(.gzip), .requires(.pigz), .requires(.bgzip))
     func packFile() throws {
         try withScratch { scratch in
             let path = try scratch.write("data", Self.input)
@@ -40,15 +37,13 @@ struct BGZFCLITests {
             let status = try #require(fileStatus(scratch.path("data.gz")))
             #expect(status.permissions == 0o640 && status.modificationSeconds == 1_500_000_000)
             #expect(try gunzip(scratch.path("data.gz"), in: scratch) == Self.input)
-            for tool in ["pigz", "bgzip"] {
-                guard let executable = Locations.tool(tool) else { continue }
-                let decoded = try run(executable, ["-dc", "data.gz"], in: scratch)
-                #expect(decoded.status == 0 && decoded.stdout == Self.input, "\(tool): \(decoded)")
+            for tool in [Tool.pigz, .bgzip] {
+                let decoded = try run(try #require(tool.path), ["-dc", "data.gz"], in: scratch)
+                #expect(decoded.status == 0 && decoded.stdout == Self.input, "\(tool.name): \(decoded)")
             }
-            for (tool, arguments) in [("bgzip", ["-t", "data.gz"]), ("gzip", ["-t", "data.gz"])] {
-                guard let executable = Locations.tool(tool) else { continue }
-                let tested = try run(executable, arguments, in: scratch)
-                #expect(tested.status == 0 && tested.err == "", "\(tool) -t: \(tested)")
+            for tool in [Tool.bgzip, .gzip] {
+                let tested = try run(try #require(tool.path), ["-t", "data.gz"], in: scratch)
+                #expect(tested.status == 0 && tested.err == "", "\(tool.name) -t: \(tested)")
             }
             let unpacked = try gzstream(["unpack", "-c", "data.gz"], in: scratch)
             #expect(unpacked.status == 0 && unpacked.err == "" && unpacked.stdout == Self.input, "\(unpacked)")
@@ -73,7 +68,7 @@ struct BGZFCLITests {
         }
     }
 
-    @Test("--index writes FILE.gz.gzi (and PATH.gzi for -o PATH), equal to bgzip -r's and usable by bgzip -b/-s")
+    @Test("--index writes FILE.gz.gzi (and PATH.gzi for -o PATH), equal to bgzip -r's and usable by bgzip -b/-s", .requires(.bgzip))
     func index() throws {
         try withScratch { scratch in
             try scratch.write("a", Self.input)
@@ -89,11 +84,9 @@ struct BGZFCLITests {
             let members = (Self.input.count + 65279) / 65280
             #expect(try scratch.read("a.gz.gzi").count == 8 + 16 * (members - 1))
             for name in ["a.gz", "b.gz", "c.bgz"] {
-                if let theirs = try bgzipIndex(of: scratch.path(name), in: scratch) {
-                    #expect(try scratch.read(name + ".gzi") == theirs, "\(name).gzi")
-                }
+                #expect(try scratch.read(name + ".gzi") == bgzipIndex(of: scratch.path(name), in: scratch), "\(name).gzi")
             }
-            guard let bgzip = Locations.tool("bgzip") else { return }
+            let bgzip = try #require(Tool.bgzip.path)
             for (start, length) in [(0, 100), (65_280, 10), (200_000, 150_000), (Self.input.count - 5, 5)] {
                 let range = try run(bgzip, ["-b", String(start), "-s", String(length), "c.bgz"], in: scratch)
                 #expect(range.status == 0 && range.stdout == Array(Self.input[start..<(start + length)]),
@@ -102,7 +95,7 @@ struct BGZFCLITests {
         }
     }
 
-    @Test("An existing .gzi is not replaced without -f (and nothing is written); -f replaces it")
+    @Test("An existing .gzi is not replaced without -f (and nothing is written); -f replaces it", .requires(.bgzip))
     func existingIndex() throws {
         try withScratch { scratch in
             try scratch.write("a", Self.input)
@@ -116,9 +109,7 @@ struct BGZFCLITests {
             let forced = try gzstream(["pack", "--bgzf", "--index", "-f", "a"], in: scratch)
             #expect(forced.status == 0 && forced.err == "", "\(forced)")
             #expect(try scratch.listing() == ["a", "a.gz", "a.gz.gzi"])
-            if let theirs = try bgzipIndex(of: scratch.path("a.gz"), in: scratch) {
-                #expect(try scratch.read("a.gz.gzi") == theirs)
-            }
+            #expect(try scratch.read("a.gz.gzi") == bgzipIndex(of: scratch.path("a.gz"), in: scratch))
         }
     }
 
@@ -173,16 +164,15 @@ struct BGZFCLITests {
         }
     }
 
-    @Test("A closed pipe ends pack --bgzf quietly with a non-zero status", .timeLimit(.minutes(1)))
-    func brokenPipe() throws {
+    @Test("A closed pipe ends pack --bgzf by SIGPIPE; with SIGPIPE ignored, one line and exit 1",
+          .timeLimit(.minutes(1)), arguments: [BrokenPipeSignal.fatal, .ignored])
+    func brokenPipe(sigpipe: BrokenPipeSignal) throws {
         try withScratch { scratch in
             try scratch.write("big", randomBytes(byteCount: 4 << 20, seed: 66))
-            let errPath = scratch.ioPath("err")
-            let result = try shell(#"{ "$0" pack --bgzf -p 2 -c big 2>"$1"; echo $? >"$2"; } | head -c 10"#,
-                                   [errPath, scratch.path("status")], in: scratch, timeout: 60)
-            #expect(!result.timedOut && result.status == 0 && result.stdout.count == 10, "\(result)")
-            #expect(try scratch.read("status") == Array("1\n".utf8))
-            #expect(try readBytes(errPath) == [])
+            let result = try gzstreamIntoClosedPipe("pack --bgzf -p 2 -c big", sigpipe: sigpipe, in: scratch)
+            #expect(!result.pipeline.timedOut && result.pipeline.status == 0, "\(result)")
+            #expect(result.status == (sigpipe == .fatal ? "141\n" : "1\n"), "\(result)")
+            #expect(result.err == (sigpipe == .fatal ? "" : "gzstream: standard output: Broken pipe\n"), "\(result)")
         }
     }
 

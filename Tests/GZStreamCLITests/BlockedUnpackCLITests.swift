@@ -18,29 +18,24 @@ private func sequentialResult(_ bytes: [UInt8]) -> (bytes: [UInt8], error: Strin
     }
 }
 
-private func bgzip(_ arguments: [String], in scratch: Scratch) throws -> RunResult? {
-    guard let bgzip = Locations.tool("bgzip") else {
-        Issue.record("bgzip is not installed: its checks are skipped", severity: .warning)
-        return nil
-    }
-    return try run(bgzip, arguments, in: scratch)
+/// Runs bgzip, for tests that are `.requires(.bgzip)`.
+private func bgzip(_ arguments: [String], in scratch: Scratch) throws -> RunResult {
+    try run(try #require(Tool.bgzip.path), arguments, in: scratch)
 }
 
 @Suite("gzstream unpack/test of BGZF on threads, unpack --offset/--length, gzstream index")
 struct BlockedUnpackCLITests {
     static let plain: [UInt8] = sampleText(byteCount: 400_000, seed: 71) + randomBytes(byteCount: 70_000, seed: 72)
 
-    /// `plain` as bgzip writes it (or as pack --bgzf writes it without bgzip).
+    /// `plain` as bgzip writes it.
     static func bgzf(in scratch: Scratch) throws -> [UInt8] {
         let path = try scratch.write("made", plain)
-        if let result = try bgzip(["-c", path], in: scratch) {
-            #expect(result.status == 0)
-            return result.stdout
-        }
-        return try gzstream(["pack", "--bgzf", "-c", "made"], in: scratch).stdout
+        let result = try bgzip(["-c", path], in: scratch)
+        #expect(result.status == 0)
+        return result.stdout
     }
 
-    @Test("unpack of BGZF: -c, to a file, from a pipe, -p 1 and -p 4: the plain bytes, nothing on stderr")
+    @Test("unpack of BGZF: -c, to a file, from a pipe, -p 1 and -p 4: the plain bytes, nothing on stderr", .requires(.bgzip))
     func unpack() throws {
         try withScratch { scratch in
             let packed = try Self.bgzf(in: scratch)
@@ -61,7 +56,7 @@ struct BlockedUnpackCLITests {
         }
     }
 
-    @Test("Damaged BGZF: unpack -c and test print GzipInputStream's error, after the same bytes; garbage warns")
+    @Test("Damaged BGZF: unpack -c and test print GzipInputStream's error, after the same bytes; garbage warns", .requires(.bgzip))
     func damaged() throws {
         try withScratch { scratch in
             let packed = try Self.bgzf(in: scratch)
@@ -91,7 +86,7 @@ struct BlockedUnpackCLITests {
         }
     }
 
-    @Test("unpack --offset N --length M equals bgzip -b N -s M; -o writes a file; no --length reads to the end")
+    @Test("unpack --offset N --length M equals bgzip -b N -s M; -o writes a file; no --length reads to the end", .requires(.bgzip))
     func ranges() throws {
         try withScratch { scratch in
             let packed = try Self.bgzf(in: scratch)
@@ -104,8 +99,8 @@ struct BlockedUnpackCLITests {
                                         in: scratch)
                 #expect(ours.status == 0 && ours.err == "", "\(offset)+\(length): \(ours)")
                 #expect(ours.stdout == Array(Self.plain[offset..<min(size, offset + length)]), "\(offset)+\(length)")
-                if let theirs = try bgzip(["-b", String(offset), "-s", String(length), "data.gz"], in: scratch),
-                   length > 0, offset < size {
+                if length > 0, offset < size {
+                    let theirs = try bgzip(["-b", String(offset), "-s", String(length), "data.gz"], in: scratch)
                     #expect(theirs.stdout == ours.stdout, "bgzip -b \(offset) -s \(length)")
                 }
             }
@@ -120,7 +115,7 @@ struct BlockedUnpackCLITests {
         }
     }
 
-    @Test("unpack --offset without an index says how to make one; usage errors for misuse")
+    @Test("unpack --offset without an index says how to make one; usage errors for misuse", .requires(.bgzip))
     func rangeErrors() throws {
         try withScratch { scratch in
             _ = try scratch.write("data.gz", try Self.bgzf(in: scratch))
@@ -141,8 +136,8 @@ struct BlockedUnpackCLITests {
         }
     }
 
-    /// Found by the attack run: a range whose member failed its CRC-32 came out with exit 0,
-    /// an index of another file gave no bytes and exit 0, and --length 0 past the end exit 0.
+    /// None of these may end with exit 0: a range whose member fails its CRC-32, an index made
+    /// for another file (which would give no bytes), and --length 0 past the end.
     @Test("unpack --offset: a damaged member in the range is an error; a foreign index and an offset past the end too")
     func rangeChecks() throws {
         try withScratch { scratch in
@@ -173,7 +168,7 @@ struct BlockedUnpackCLITests {
         }
     }
 
-    @Test("gzstream index writes bgzip -r's .gzi; refuses to overwrite without -f, non-BGZF input and stdin")
+    @Test("gzstream index writes bgzip -r's .gzi; refuses to overwrite without -f, non-BGZF input and stdin", .requires(.bgzip))
     func index() throws {
         try withScratch { scratch in
             let packed = try Self.bgzf(in: scratch)
@@ -181,10 +176,9 @@ struct BlockedUnpackCLITests {
             _ = try scratch.write("copy.gz", packed)
             let result = try gzstream(["index", "data.gz"], in: scratch)
             #expect(result.status == 0 && result.out == "" && result.err == "", "\(result)")
-            if let reference = try bgzip(["-r", "copy.gz"], in: scratch) {
-                #expect(reference.status == 0)
-                #expect(try scratch.read("data.gz.gzi") == (try scratch.read("copy.gz.gzi")))
-            }
+            let reference = try bgzip(["-r", "copy.gz"], in: scratch)
+            #expect(reference.status == 0)
+            #expect(try scratch.read("data.gz.gzi") == (try scratch.read("copy.gz.gzi")))
             let again = try gzstream(["index", "data.gz"], in: scratch)
             #expect(again.status == 1)
             #expect(again.err == "gzstream: data.gz.gzi: already exists; not overwritten (use -f to overwrite)\n")

@@ -162,7 +162,7 @@ struct FixtureCLITests {
                 "message \(message.debugDescription) is not one of the kinds \(row.value)")
     }
 
-    @Test("pack then unpack gives the file back; gzip -dc reads our .gz", arguments: Manifest.rows(.roundtrip))
+    @Test("pack then unpack gives the file back; gzip -dc reads our .gz", .requires(.gzip), arguments: Manifest.rows(.roundtrip))
     func roundTrips(row: FixtureRow) throws {
         try withScratch { scratch in
             let name = URL(fileURLWithPath: row.file).lastPathComponent

@@ -151,7 +151,7 @@ struct InspectCLITests {
         }
     }
 
-    @Test("test -v and list --json give the members python3 finds, with the manifest's output size",
+    @Test("test -v and list --json give the members python3 finds, with the manifest's output size", .requires(.python3),
           arguments: smallRows(.ok))
     func membersMatchPython(row: FixtureRow) throws {
         try withScratch { scratch in
@@ -184,7 +184,7 @@ struct InspectCLITests {
         }
     }
 
-    @Test("list --json of a bad fixture: an error object {kind, offset, message} and exit 1, or trailingGarbage and exit 2",
+    @Test("list --json of a bad fixture: an error object {kind, offset, message} and exit 1, or trailingGarbage and exit 2", .requires(.python3),
           arguments: Manifest.rows(.error))
     func listReportsErrors(row: FixtureRow) throws {
         try withScratch { scratch in
@@ -225,7 +225,7 @@ struct InspectCLITests {
 
     // MARK: list, exactly
 
-    @Test("list of smallx2.gz: two rows of \"\\n\" (offsets 0 and 21, 21 bytes each, CRC-32 32d70693), then the total")
+    @Test("list of smallx2.gz: two rows of \"\\n\" (offsets 0 and 21, 21 bytes each, CRC-32 32d70693), then the total", .requires(.python3))
     func listSmallx2() throws {
         try withScratch { scratch in
             try scratch.copyFixture("corpus/gnu-gzip/smallx2.gz", as: "smallx2.gz")
@@ -246,7 +246,7 @@ struct InspectCLITests {
         }
     }
 
-    @Test("list of a file packed from three inputs: one row each, with python3's offsets, sizes and CRC-32, names and MTIMEs")
+    @Test("list of a file packed from three inputs: one row each, with python3's offsets, sizes and CRC-32, names and MTIMEs", .requires(.python3))
     func listBuiltMultiMember() throws {
         try withScratch { scratch in
             let inputs: [(name: String, bytes: [UInt8], mtime: Int)] = [
@@ -355,11 +355,11 @@ struct InspectCLITests {
         }
     }
 
-    /// `list --json` writes FCOMMENT (and FNAME) in the escaped form made for a terminal:
-    /// a control byte 01 becomes the six characters `\u{1}`, which JSON then carries as
-    /// `"\\u{1}"`. A comment that is those six characters gives the same JSON, so a program
-    /// reading the JSON cannot tell the two headers apart (nor get the comment back).
-    @Test("list --json tells a comment holding byte 01 from one holding the text \\u{1} (fails: both print \"\\\\u{1}\")")
+    /// `list --json` carries FCOMMENT (and FNAME) as JSON strings, not in the escaped form made
+    /// for a terminal: a control byte 01 is the character U+0001 (`"\u0001"`), and a comment
+    /// that is the six characters `\u{1}` stays those six characters, so a program reading the
+    /// JSON tells the two headers apart and gets each comment back.
+    @Test("list --json tells a comment holding byte 01 from one holding the text \\u{1}")
     func jsonCommentIsUnambiguous() throws {
         try withScratch { scratch in
             try scratch.write("control.gz", memberWithComment([0x01]))

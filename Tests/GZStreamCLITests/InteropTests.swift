@@ -3,45 +3,56 @@ import Testing
 
 /// A peer compressor and the arguments that make it write to standard output.
 struct PeerCommand: Sendable, CustomTestStringConvertible {
-    var tool: String
+    var tool: Tool
     var arguments: [String]
-    var testDescription: String { ([tool] + arguments).joined(separator: " ") }
+    var testDescription: String { ([tool.name] + arguments).joined(separator: " ") }
 
-    /// The installed tool, or — recorded as a warning, never silently — gzip in its place.
-    func resolved() -> (path: String, arguments: [String]) {
-        if let path = Locations.tool(tool) { return (path, arguments) }
-        Issue.record("\(tool) is not installed: checking gzip output instead", severity: .warning)
-        return ("/usr/bin/gzip", ["-c"])
+    /// The executable, for tests that are `.requires(tool)`.
+    func executable() throws -> String {
+        try #require(tool.path)
     }
 }
 
 @Suite("gzstream and other gzip tools")
 struct InteropTests {
-    static let peers: [PeerCommand] = [
-        PeerCommand(tool: "gzip", arguments: ["-c"]),
-        PeerCommand(tool: "gzip", arguments: ["-9", "-c"]),
-        PeerCommand(tool: "gzip", arguments: ["-1", "-n", "-c"]),
-        PeerCommand(tool: "pigz", arguments: ["-c"]),
-        PeerCommand(tool: "pigz", arguments: ["-c", "-b", "32", "-p", "2"]),
-        PeerCommand(tool: "pigz", arguments: ["-c", "-i", "-p", "2"]),
-        PeerCommand(tool: "pigz", arguments: ["-c", "--rsyncable"]),
-        PeerCommand(tool: "bgzip", arguments: ["-c"]),
-        PeerCommand(tool: "bgzip", arguments: ["-c", "-l", "9", "-@", "2"]),
+    static let gzipPeers: [PeerCommand] = [
+        PeerCommand(tool: .gzip, arguments: ["-c"]),
+        PeerCommand(tool: .gzip, arguments: ["-9", "-c"]),
+        PeerCommand(tool: .gzip, arguments: ["-1", "-n", "-c"]),
+    ]
+    static let pigzPeers: [PeerCommand] = [
+        PeerCommand(tool: .pigz, arguments: ["-c"]),
+        PeerCommand(tool: .pigz, arguments: ["-c", "-b", "32", "-p", "2"]),
+        PeerCommand(tool: .pigz, arguments: ["-c", "-i", "-p", "2"]),
+        PeerCommand(tool: .pigz, arguments: ["-c", "--rsyncable"]),
+    ]
+    static let bgzipPeers: [PeerCommand] = [
+        PeerCommand(tool: .bgzip, arguments: ["-c"]),
+        PeerCommand(tool: .bgzip, arguments: ["-c", "-l", "9", "-@", "2"]),
     ]
 
     static let input: [UInt8] = sampleText(byteCount: 600_000, seed: 11) + randomBytes(byteCount: 100_000, seed: 12)
 
-    @Test("gzip itself is here: the interop tests need at least it")
-    func gzipIsInstalled() {
-        #expect(Locations.tool("gzip") != nil)
+    @Test("unpack reads what GNU gzip writes, to standard output and to a file", .requires(.gzip), arguments: gzipPeers)
+    func unpackGzipOutput(peer: PeerCommand) throws {
+        try expectUnpacksOutput(of: peer)
     }
 
-    @Test("unpack reads what a peer tool writes, to standard output and to a file", arguments: peers)
-    func unpackPeerOutput(peer: PeerCommand) throws {
+    @Test("unpack reads what pigz writes, to standard output and to a file", .requires(.pigz), arguments: pigzPeers)
+    func unpackPigzOutput(peer: PeerCommand) throws {
+        try expectUnpacksOutput(of: peer)
+    }
+
+    @Test("unpack reads what bgzip writes, to standard output and to a file", .requires(.bgzip), arguments: bgzipPeers)
+    func unpackBgzipOutput(peer: PeerCommand) throws {
+        try expectUnpacksOutput(of: peer)
+    }
+
+    private func expectUnpacksOutput(of peer: PeerCommand) throws {
         try withScratch { scratch in
             try scratch.write("peer.dat", Self.input)
-            let (tool, arguments) = peer.resolved()
-            let made = try run(tool, arguments + ["peer.dat"], in: scratch, stdoutPath: scratch.path("peer.dat.gz"))
+            let made = try run(peer.executable(), peer.arguments + ["peer.dat"], in: scratch,
+                               stdoutPath: scratch.path("peer.dat.gz"))
             #expect(made.status == 0, "\(peer.testDescription): \(made)")
 
             let piped = try gzstream(["unpack", "-c", "peer.dat.gz"], in: scratch)
@@ -56,7 +67,7 @@ struct InteropTests {
         }
     }
 
-    @Test("unpack -N restores the name and time GNU gzip stored")
+    @Test("unpack -N restores the name and time GNU gzip stored", .requires(.gzip))
     func unpackNameFromGzip() throws {
         try withScratch { scratch in
             let path = try scratch.write("from-gzip.txt", "stored by gzip\n")
@@ -70,16 +81,16 @@ struct InteropTests {
         }
     }
 
-    @Test("members from different tools, concatenated, unpack to the concatenation")
+    @Test("members from different tools, concatenated, unpack to the concatenation",
+          .requires(.gzip), .requires(.pigz), .requires(.bgzip))
     func mixedMembers() throws {
         try withScratch { scratch in
             var expected: [UInt8] = []
             var packed: [UInt8] = []
-            for (index, peer) in Self.peers.enumerated() {
-                let (tool, arguments) = peer.resolved()
+            for (index, peer) in (Self.gzipPeers + Self.pigzPeers + Self.bgzipPeers).enumerated() {
                 let part = sampleText(byteCount: 3_000 + index * 1_000, seed: UInt64(20 + index))
                 try scratch.write("part", part)
-                let made = try run(tool, arguments + ["part"], in: scratch)
+                let made = try run(peer.executable(), peer.arguments + ["part"], in: scratch)
                 #expect(made.status == 0, "\(peer.testDescription): \(made)")
                 expected += part
                 packed += made.stdout
@@ -95,19 +106,28 @@ struct InteropTests {
         }
     }
 
-    @Test("peer tools read what pack writes", arguments: [
-        PeerCommand(tool: "gzip", arguments: ["-dc"]),
-        PeerCommand(tool: "pigz", arguments: ["-dc"]),
-        PeerCommand(tool: "bgzip", arguments: ["-dc"]),
-    ])
-    func peersReadPackOutput(peer: PeerCommand) throws {
+    @Test("GNU gzip reads what pack writes", .requires(.gzip))
+    func gzipReadsPackOutput() throws {
+        try expectReadsPackOutput(PeerCommand(tool: .gzip, arguments: ["-dc"]))
+    }
+
+    @Test("pigz reads what pack writes", .requires(.pigz), .requires(.gzip))
+    func pigzReadsPackOutput() throws {
+        try expectReadsPackOutput(PeerCommand(tool: .pigz, arguments: ["-dc"]))
+    }
+
+    @Test("bgzip reads what pack writes", .requires(.bgzip), .requires(.gzip))
+    func bgzipReadsPackOutput() throws {
+        try expectReadsPackOutput(PeerCommand(tool: .bgzip, arguments: ["-dc"]))
+    }
+
+    /// `peer` decodes what `pack` writes, and `gzip -t` passes it.
+    private func expectReadsPackOutput(_ peer: PeerCommand) throws {
         try withScratch { scratch in
             try scratch.write("ours", Self.input)
             let packed = try gzstream(["pack", "ours"], in: scratch)
             #expect(packed.status == 0 && packed.err == "", "\(packed)")
-            var (tool, arguments) = peer.resolved()
-            if tool == "/usr/bin/gzip" { arguments = ["-dc"] }
-            let result = try run(tool, arguments + ["ours.gz"], in: scratch)
+            let result = try run(peer.executable(), peer.arguments + ["ours.gz"], in: scratch)
             #expect(result.status == 0 && result.err == "", "\(peer.testDescription): \(result)")
             #expect(result.stdout == Self.input)
             let test = try run("/usr/bin/gzip", ["-t", "ours.gz"], in: scratch)

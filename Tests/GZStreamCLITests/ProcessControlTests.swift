@@ -23,6 +23,15 @@ func runOnTerminal(_ command: String, in scratch: Scratch) throws -> RunResult {
     return try run("/usr/bin/env", ["python3", "-c", python, command], in: scratch, timeout: 30)
 }
 
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where ``runOnTerminal(_:in:)`` can make a pseudo-terminal; elsewhere
+    /// it is reported as skipped, saying what is missing.
+    static var needsPseudoTerminal: Self {
+        .enabled(if: Tool.script.path != nil || Tool.python3.path != nil,
+                 "needs script (Debian package: bsdutils) or python3 for a pseudo-terminal; neither is installed")
+    }
+}
+
 /// Makes a Foundation file handle for a child's standard stream.
 private func handle(_ path: String, writing: Bool) -> FileHandle? {
     if writing && !FileManager.default.fileExists(atPath: path) {
@@ -33,7 +42,7 @@ private func handle(_ path: String, writing: Bool) -> FileHandle? {
 
 @Suite("gzstream under signals and on terminals")
 struct ProcessControlTests {
-    @Test("a signal during a file-mode run removes the temporary files and leaves no output",
+    @Test("a signal during a file-mode run removes the temporary files and leaves no output", .requires(.gzip),
           .timeLimit(.minutes(1)), arguments: ["pack", "unpack", "pack --bgzf --index"], [SIGINT, SIGTERM, SIGHUP])
     func interrupted(command: String, signalNumber: Int32) throws {
         // pack --bgzf --index writes two temporary files: the output and its index.
@@ -97,7 +106,7 @@ struct ProcessControlTests {
     static let packRefusal = "gzstream: standard output: compressed data not written to a terminal (use -f to force)\n"
     static let unpackRefusal = "gzstream: standard input: compressed data not read from a terminal (use -f to force)\n"
 
-    @Test("compressed data is neither written to nor read from a terminal without -f", arguments: [
+    @Test("compressed data is neither written to nor read from a terminal without -f", .needsPseudoTerminal, arguments: [
         ("pack", packRefusal),
         ("pack -c plain", packRefusal),
         ("pack - <plain", packRefusal),
@@ -120,7 +129,7 @@ struct ProcessControlTests {
         }
     }
 
-    @Test("a terminal is fine where no compressed data crosses it, or with -f", arguments: [
+    @Test("a terminal is fine where no compressed data crosses it, or with -f", .needsPseudoTerminal, .requires(.gzip), arguments: [
         "pack -f <plain",          // -f: compressed data to the terminal
         "pack -o made.gz <plain",  // output is a file
         "pack plain",              // output is a file
@@ -145,7 +154,7 @@ struct ProcessControlTests {
         }
     }
 
-    @Test("unpack -f reads a terminal instead of refusing")
+    @Test("unpack -f reads a terminal instead of refusing", .needsPseudoTerminal)
     func unpackForcedFromTerminal() throws {
         try withScratch { scratch in
             let err = scratch.ioPath("err")

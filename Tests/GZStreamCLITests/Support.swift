@@ -53,6 +53,34 @@ enum Locations {
     }
 }
 
+/// A program that tests compare against or drive, and the Debian package that installs it.
+/// `make test` run as root (as in CI) installs every one; for anyone else a test that needs a
+/// missing one is skipped, and says which and why (`.requires(.pigz)`), rather than passing
+/// unchecked.
+struct Tool: Sendable {
+    var name: String
+    var debianPackage: String
+
+    /// The executable, or `nil` when it is not installed (``Locations/tool(_:)``).
+    var path: String? { Locations.tool(name) }
+
+    static let gzip = Tool(name: "gzip", debianPackage: "gzip")
+    static let pigz = Tool(name: "pigz", debianPackage: "pigz")
+    static let bgzip = Tool(name: "bgzip", debianPackage: "tabix")
+    static let python3 = Tool(name: "python3", debianPackage: "python3")
+    static let tar = Tool(name: "tar", debianPackage: "tar")
+    /// util-linux's, for a pseudo-terminal.
+    static let script = Tool(name: "script", debianPackage: "bsdutils")
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where `tool` is installed; elsewhere it is reported as skipped, with
+    /// the tool and its Debian package named.
+    static func requires(_ tool: Tool) -> Self {
+        .enabled(if: tool.path != nil, Comment(rawValue: "needs \(tool.name), which is not installed (Debian package: \(tool.debianPackage))"))
+    }
+}
+
 // MARK: A temporary directory per test
 
 /// A fresh directory `<tmp>/gzstream-cli-<UUID>` with `work/` (where the commands run and
@@ -244,6 +272,54 @@ func gzstream(_ arguments: [String], in scratch: Scratch, input: Input = .null, 
 /// Runs a `/bin/sh -c` script; `$0` is the `gzstream` binary, `$1`… are `arguments`.
 func shell(_ script: String, _ arguments: [String] = [], in scratch: Scratch, timeout: Double = 120) throws -> RunResult {
     try run("/bin/sh", ["-c", script, Locations.binary] + arguments, in: scratch, timeout: timeout)
+}
+
+/// What SIGPIPE does to the commands a pipeline test starts. Stated by every test that
+/// writes into a closed pipe: the test process may ignore SIGPIPE (the ByteStreams tests do, to
+/// get EPIPE) and its children inherit that, and a shell cannot reset a signal that was
+/// ignored when it started.
+enum BrokenPipeSignal {
+    /// The default action, as from a login shell: through `env --default-signal=PIPE`
+    /// (GNU coreutils 8.31 and later).
+    case fatal
+    /// Ignored, as after `trap '' PIPE` in the caller's shell.
+    case ignored
+}
+
+/// How a `gzstream` whose standard output is a closed pipe ended.
+struct ClosedPipeRun: CustomStringConvertible {
+    /// `$?` as `/bin/sh` saw it, with its newline: `141\n` when SIGPIPE ended the process.
+    var status: String
+    /// What gzstream wrote to standard error.
+    var err: String
+    /// How the whole pipeline ended.
+    var pipeline: RunResult
+
+    var description: String { "gzstream status \(status.debugDescription), stderr \(err.debugDescription); \(pipeline)" }
+}
+
+/// Runs `gzstream COMMAND` (`COMMAND` is split into words by `/bin/sh`) with standard output a
+/// pipe whose reader goes away: `head -c 10` reading 10 bytes, or, with `readerGoneFirst`, a
+/// reader that closes the pipe before gzstream starts (for outputs that a pipe's buffer holds
+/// whole, such as `--help`). Either way the write that fails is certain, not a race.
+func gzstreamIntoClosedPipe(_ command: String, sigpipe: BrokenPipeSignal, readerGoneFirst: Bool = false,
+                            in scratch: Scratch, timeout: Double = 60) throws -> ClosedPipeRun {
+    let errPath = scratch.ioPath("closed-pipe-stderr")
+    let statusPath = scratch.ioPath("closed-pipe-status")
+    let writer = #"{ "$0" "# + command + #" 2>"$1"; echo $? >"$2"; }"#
+    var script = readerGoneFirst
+        // The reader closes its end, then lets the writer start through a FIFO.
+        ? #"mkfifo "$3" && "# + writer.replacingOccurrences(of: "{ ", with: #"{ read ready <"$3"; "#)
+            + #" | { exec <&-; echo >"$3"; }"#
+        : writer + " | head -c 10 >/dev/null"
+    if sigpipe == .ignored { script = "trap '' PIPE; " + script }
+    let arguments = ["-c", script, Locations.binary, errPath, statusPath, scratch.ioPath("closed-pipe-ready")]
+    let pipeline = sigpipe == .fatal
+        ? try run("/usr/bin/env", ["--default-signal=PIPE", "/bin/sh"] + arguments, in: scratch, timeout: timeout)
+        : try run("/bin/sh", arguments, in: scratch, timeout: timeout)
+    let status = (try? String(contentsOfFile: statusPath, encoding: .utf8)) ?? ""
+    let err = (try? readBytes(errPath)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    return ClosedPipeRun(status: status, err: err, pipeline: pipeline)
 }
 
 /// Whether the binary under test starts under a file size limit (`ulimit -f`). A build under

@@ -66,8 +66,9 @@ func sampleBGZF(memberCount: Int, seed: UInt64 = 7) throws -> (bytes: [UInt8], p
 }
 
 /// Runs bgzip with `arguments` on a file holding `input` in a temporary folder; its stdout.
-func bgzipOutput(_ arguments: [String], input: [UInt8], in directory: URL) throws -> [UInt8]? {
-    guard let bgzip = installedTool("bgzip") else { return nil }
+/// For tests that are `.requires(.bgzip)`.
+func bgzipOutput(_ arguments: [String], input: [UInt8], in directory: URL) throws -> [UInt8] {
+    let bgzip = try #require(Tool.bgzip.path)
     let path = try makeFile("input-\(input.count)", in: directory, bytes: input)
     let result = try runProcess(bgzip, arguments + [path])
     #expect(result.status == 0, "\(result.stderrText)")
@@ -114,14 +115,13 @@ struct BGZFInputTests {
         }
     }
 
-    @Test("Files written by bgzip (levels 0, 1, 6, 9; one and many members; empty): the same")
+    @Test("Files written by bgzip (levels 0, 1, 6, 9; one and many members; empty): the same", .requires(.bgzip))
     func bgzipFiles() throws {
-        guard installedTool("bgzip") != nil else { return }
         try withTemporaryDirectory { directory in
             for size in [0, 1, 65280, 300_000] {
                 let data = mixedBytes(count: size, seed: UInt64(size) + 11)
                 for level in [0, 1, 6, 9] {
-                    guard let bytes = try bgzipOutput(["-c", "-l", String(level)], input: data, in: directory) else { return }
+                    let bytes = try bgzipOutput(["-c", "-l", String(level)], input: data, in: directory)
                     let (result, parallel) = expectSameAsSequential(bytes, "bgzip -l \(level), size \(size)")
                     #expect(result.bytes == data && parallel)
                 }
@@ -341,9 +341,10 @@ struct BGZFIndexScanTests {
         }
     }
 
-    @Test("scan's .gzi equals bgzip -r's byte for byte, also with empty members and concatenated files")
+    @Test("scan's .gzi equals bgzip -r's byte for byte, also with empty members and concatenated files",
+          .requires(.bgzip))
     func scanMatchesBgzip() throws {
-        guard let bgzip = installedTool("bgzip") else { return }
+        let bgzip = try #require(Tool.bgzip.path)
         try withTemporaryDirectory { directory in
             let one = try packBGZF(mixedBytes(count: 200_000, seed: 5)).bytes
             let empty = try packBGZF([]).bytes

@@ -80,16 +80,6 @@ func packBGZF(_ data: [UInt8], level: Int = BGZFOutputStream.defaultLevel, threa
     return ([UInt8](memory.data), bgzf)
 }
 
-/// The installed tool's path, or `nil` (recorded as a warning, never silently).
-func installedTool(_ name: String) -> String? {
-    for directory in ["/usr/bin", "/bin", "/usr/local/bin"] {
-        let path = directory + "/" + name
-        if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    Issue.record("\(name) is not installed: its checks are skipped", severity: .warning)
-    return nil
-}
-
 /// Records the largest write it is offered and passes every byte to memory.
 final class RecordingOutputStream: ByteOutputStream, @unchecked Sendable {
     let memory = MemoryOutputStream()
@@ -228,9 +218,9 @@ struct BGZFTests {
         #expect(members.flatMap(\.plain) == first + second)
     }
 
-    @Test("Levels 0 to 3 write exactly what bgzip -l 0 to -l 3 write (htslib with libdeflate)")
+    @Test("Levels 0 to 3 write exactly what bgzip -l 0 to -l 3 write (htslib with libdeflate)", .requires(.bgzip))
     func sameBytesAsBgzip() throws {
-        guard let bgzip = installedTool("bgzip") else { return }
+        let bgzip = try #require(Tool.bgzip.path)
         try withTemporaryDirectory { directory in
             for (name, data) in [("one", [UInt8]([0x41])), ("mixed", mixedBytes(count: 300_000, seed: 80))] {
                 let path = try makeFile(name, in: directory, bytes: data)
@@ -243,22 +233,21 @@ struct BGZFTests {
         }
     }
 
-    @Test("gzip, pigz and bgzip decode it, and gzip -t and bgzip -t pass")
+    @Test("gzip, pigz and bgzip decode it, and gzip -t and bgzip -t pass",
+          .requires(.gzip), .requires(.pigz), .requires(.bgzip))
     func otherReaders() throws {
         try withTemporaryDirectory { directory in
             for (name, data) in [("empty", [UInt8]()), ("1", [0x0a]), ("65281", textBytes(count: 65281, seed: 90)),
                                  ("mixed", mixedBytes(count: 2_000_000, seed: 91))] {
                 let path = try makeFile("\(name).gz", in: directory, bytes: try packBGZF(data, threads: 3).bytes)
-                for tool in ["gzip", "pigz", "bgzip"] {
-                    guard let executable = installedTool(tool) else { continue }
-                    let decoded = try runProcess(executable, ["-dc", path])
-                    #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(tool) -dc \(name): \(decoded.stderrText)")
-                    #expect(decoded.stdout == data, "\(tool) -dc \(name)")
+                for tool in [Tool.gzip, .pigz, .bgzip] {
+                    let decoded = try runProcess(try #require(tool.path), ["-dc", path])
+                    #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(tool.name) -dc \(name): \(decoded.stderrText)")
+                    #expect(decoded.stdout == data, "\(tool.name) -dc \(name)")
                 }
-                for tool in ["gzip", "bgzip"] {
-                    guard let executable = installedTool(tool) else { continue }
-                    let tested = try runProcess(executable, ["-t", path])
-                    #expect(tested.status == 0 && tested.stderr.isEmpty, "\(tool) -t \(name): \(tested.stderrText)")
+                for tool in [Tool.gzip, .bgzip] {
+                    let tested = try runProcess(try #require(tool.path), ["-t", path])
+                    #expect(tested.status == 0 && tested.stderr.isEmpty, "\(tool.name) -t \(name): \(tested.stderrText)")
                 }
             }
         }
@@ -292,9 +281,9 @@ struct BGZFTests {
     }
 
     @Test("The .gzi equals what bgzip -r writes, and bgzip -b OFFSET -s N reads ranges with it",
-          arguments: [0, 1, 65280, 65281, 700_000])
+          .requires(.bgzip), arguments: [0, 1, 65280, 65281, 700_000])
     func indexMatchesBgzip(size: Int) throws {
-        guard let bgzip = installedTool("bgzip") else { return }
+        let bgzip = try #require(Tool.bgzip.path)
         try withTemporaryDirectory { directory in
             let data = mixedBytes(count: size, seed: UInt64(110 + size))
             let (bytes, stream) = try packBGZF(data, threads: 2, buildsIndex: true)

@@ -415,15 +415,13 @@ struct DamageChunkBoundaryTests {
         }
     }
 
-    /// Output before an invalid-deflate error depends on how the input was cut: the bytes zlib
-    /// inflates in the same `inflate` call that meets the fault are in the caller's buffer, but
-    /// the read returns -1, so they are lost. Read in one go, a small file gives nothing before
-    /// the error; read a byte at a time, it gives every byte before the fault.
+    /// The bytes zlib inflates in the same `inflate` call that meets an invalid-deflate fault
+    /// are given to the reader before the error, so the output before the error does not depend
+    /// on how the input was cut: read in one go or a byte at a time, every byte before the fault.
     ///
-    /// Sample 1 (one member, FHCRC) with bit 4 of byte 107 flipped: in one read 0 bytes, then
-    /// `invalid deflate data in member 1`; with 1-byte reads (any chunkSize) 27 bytes, then the
-    /// same error at the same offset.
-    @Test("The bytes inflated before invalid deflate data are the same for every chunk size (fails: they are dropped)")
+    /// Sample 1 (one member, FHCRC) with bit 4 of byte 107 flipped: the same bytes, then
+    /// `invalid deflate data in member 1` at the same offset, for every feed and chunk size.
+    @Test("The bytes inflated before invalid deflate data are the same for every chunk size")
     func invalidDeflateDataKeepsTheBytesBefore() throws {
         let (file, _, _) = try DamageSample.all[0].build()
         let damaged = flipping(file, at: 107, bit: 4)

@@ -32,7 +32,7 @@ struct RoundTripTests {
         }
     }
 
-    @Test("GNU gzip -dc reads our output at levels 0, 1, 6, 9")
+    @Test("GNU gzip -dc reads our output at levels 0, 1, 6, 9", .requires(.gzip))
     func gnuGzipReadsOurOutput() throws {
         try withTemporaryDirectory { directory in
             for level in [0, 1, 6, 9] {
@@ -47,7 +47,7 @@ struct RoundTripTests {
         }
     }
 
-    @Test("We read GNU gzip's output, with the name and MTIME it stores")
+    @Test("We read GNU gzip's output, with the name and MTIME it stores", .requires(.gzip))
     func weReadGnuGzipOutput() throws {
         try withTemporaryDirectory { directory in
             let data = textBytes(count: 100_000)
@@ -99,7 +99,7 @@ struct RoundTripTests {
 
 // MARK: - Header fields
 
-@Suite("Header fields written and read back (RFC 1952 §2.3.1)")
+@Suite("Header fields written and read back (RFC 1952 §2.3.1)", .requires(.gzip), .requires(.python3))
 struct HeaderTests {
     /// Packs a short text with `header` at `level`, checks that our reader, GNU gzip and
     /// python3's zlib (which checks FHCRC) all decode it, and returns the packed bytes and the

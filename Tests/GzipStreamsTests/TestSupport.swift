@@ -310,6 +310,36 @@ func runProcess(_ executable: String, _ arguments: [String]) throws -> ProcessRe
 /// `python3` from the system, not a version manager's shim.
 let python3 = "/usr/bin/python3"
 
+/// A program that tests compare against, and the Debian package that installs it. `make test`
+/// run as root (as in CI) installs every one; for anyone else a test that needs a missing one
+/// is skipped, and says which and why (`.requires(.bgzip)`), rather than passing unchecked.
+struct Tool: Sendable {
+    var name: String
+    var debianPackage: String
+
+    /// The executable in `/usr/bin`, `/bin` or `/usr/local/bin`, or `nil` when it is not installed.
+    var path: String? {
+        for directory in ["/usr/bin", "/bin", "/usr/local/bin"] {
+            let path = directory + "/" + name
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    static let gzip = Tool(name: "gzip", debianPackage: "gzip")
+    static let pigz = Tool(name: "pigz", debianPackage: "pigz")
+    static let bgzip = Tool(name: "bgzip", debianPackage: "tabix")
+    static let python3 = Tool(name: "python3", debianPackage: "python3")
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where `tool` is installed; elsewhere it is reported as skipped, with
+    /// the tool and its Debian package named.
+    static func requires(_ tool: Tool) -> Self {
+        .enabled(if: tool.path != nil, Comment(rawValue: "needs \(tool.name), which is not installed (Debian package: \(tool.debianPackage))"))
+    }
+}
+
 /// Held from the creation of a pipe until its ends are close-on-exec and, for the helpers
 /// here, until the child is spawned: no child spawned by another test at the same time may
 /// inherit a pipe end (a stray write end would hold back the end of a child's input).
