@@ -28,10 +28,10 @@ extension Command {
         // member's header, so it stays sequential.
         let gzip: any GzipDecodingStream
         if options.mode == .test {
-            gzip = decodingStream(input)
+            gzip = try decodingStream(input)
         } else {
-            let sequential = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
-                                             maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+            let sequential = try GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
+                                                 maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
             sequential.memberHandler = { member in listing?.row(member) }
             gzip = sequential
         }

@@ -21,19 +21,19 @@ extension Command {
     /// writes; anything else is pipelined as pigz's: a worker reads `input` ahead, this thread
     /// inflates (ISA-L), and ``inflate(_:into:closesOutput:)`` writes behind on another.
     /// Reads of `input` are `--chunk-size` reads either way.
-    func decodingStream(_ input: ByteInputStream) -> any GzipDecodingStream {
-        let peeked = PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
+    func decodingStream(_ input: ByteInputStream) throws -> any GzipDecodingStream {
+        let peeked = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
         if BGZFInputStream.startsWithBGZFMember(peeked.peekedBytes) {
             // The member pipeline already overlaps reading, inflating and writing: a read-ahead
             // worker on top of it measured slower (0.43-0.50 s against 0.32-0.40 s for `test`
             // of the 256 MiB benchmark file).
-            return BGZFInputStream(wrapping: peeked, threads: inflateThreads, chunkSize: options.chunkSize,
-                                   trailingGarbage: .ignore, maximumOutputSize: options.maximumOutputSize)
+            return try BGZFInputStream(wrapping: peeked, threads: inflateThreads, chunkSize: options.chunkSize,
+                                       trailingGarbage: .ignore, maximumOutputSize: options.maximumOutputSize)
         }
-        let source = ReadAheadInputStream(wrapping: peeked, chunkSize: options.chunkSize,
-                                          bufferCount: Self.readAheadBytes / options.chunkSize + 1)
-        return GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize, trailingGarbage: .ignore,
-                               maximumOutputSize: options.maximumOutputSize)
+        let source = try ReadAheadInputStream(wrapping: peeked, chunkSize: options.chunkSize,
+                                              bufferCount: Self.readAheadBytes / options.chunkSize + 1)
+        return try GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize, trailingGarbage: .ignore,
+                                   maximumOutputSize: options.maximumOutputSize)
     }
 
     /// Reads `decoder` to its end and writes what it gives to `output`, in writes of
@@ -54,9 +54,9 @@ extension Command {
             if closesOutput { try output.closeOrThrow() }
             return
         }
-        let sink = WriteBehindOutputStream(wrapping: output, chunkSize: writeSize,
-                                           bufferSize: max(Self.inflateOutputSize, writeSize),
-                                           closesInnerStream: closesOutput)
+        let sink = try WriteBehindOutputStream(wrapping: output, chunkSize: writeSize,
+                                               bufferSize: max(Self.inflateOutputSize, writeSize),
+                                               closesInnerStream: closesOutput)
         do {
             try decoder.openOrThrow()
             try sink.openOrThrow()
@@ -98,15 +98,15 @@ extension Command {
                 let packer: any PackingOutputStream
                 if options.bgzf {
                     // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
-                    packer = BGZFOutputStream(wrapping: output, level: options.level, threads: threads,
-                                              chunkSize: options.chunkSize, buildsIndex: options.index,
-                                              closesInnerStream: closesOutput)
+                    packer = try BGZFOutputStream(wrapping: output, level: options.level, threads: threads,
+                                                  chunkSize: options.chunkSize, buildsIndex: options.index,
+                                                  closesInnerStream: closesOutput)
                 } else {
-                    packer = GzipOutputStream(wrapping: output, level: options.level,
-                                              header: packHeader(inputName: inputName, inputInfo: inputInfo),
-                                              chunkSize: options.chunkSize, threads: threads,
-                                              blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
-                                              closesInnerStream: closesOutput)
+                    packer = try GzipOutputStream(wrapping: output, level: options.level,
+                                                  header: packHeader(inputName: inputName, inputInfo: inputInfo),
+                                                  chunkSize: options.chunkSize, threads: threads,
+                                                  blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
+                                                  closesInnerStream: closesOutput)
                 }
                 try packer.openOrThrow()
                 do {
@@ -125,7 +125,7 @@ extension Command {
                 if options.rangeOffset != nil || options.rangeLength != nil {
                     return try unpackRange(input, path: inputName, into: output, closesOutput: closesOutput)
                 }
-                let decoder = decodingStream(input)
+                let decoder = try decodingStream(input)
                 defer { decoder.close() }
                 try inflate(decoder, into: output, closesOutput: closesOutput)
                 var status = ExitStatus.success
