@@ -36,7 +36,7 @@ struct WriteBehindOutputStreamTests {
         let data = seededBytes(count: size, seed: UInt64(size))
         let inner = RecordingOutputStream(mostPerWrite: shape.mostPerWrite)
         let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: shape.chunkSize, bufferSize: shape.bufferSize,
-                                             bufferCount: shape.bufferCount)
+                                                 bufferCount: shape.bufferCount)
         stream.open()
         #expect(inner.streamStatus == .open, "open opens the inner stream")
         var offset = 0
@@ -218,7 +218,7 @@ struct WriteBehindOutputStreamTests {
         let gate = DispatchSemaphore(value: 0)
         let inner = RecordingOutputStream(gate: gate)
         let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 1000, bufferSize: 5000, bufferCount: 4,
-                                             closesInnerStream: false)
+                                                 closesInnerStream: false)
         stream.open()
         let data = seededBytes(count: 12_345)
         #expect(writeOnce(stream, data) == data.count, "the ring takes it all at once")

@@ -42,10 +42,10 @@ func expectSameAsSequential(_ bytes: [UInt8], threads: Int = 4, chunkSize: Int =
                             maximumOutputSize: Int64? = nil, _ comment: @autoclosure () -> String = "",
                             sourceLocation: SourceLocation = #_sourceLocation) -> (run: ReaderRun, parallel: Bool) {
     let sequential = run(try! GzipInputStream(wrapping: MemoryInputStream(bytes: bytes), chunkSize: chunkSize,
-                                         trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize),
+                                              trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize),
                          readSize: readSize)
     let stream = try! BGZFInputStream(wrapping: MemoryInputStream(bytes: bytes), threads: threads, chunkSize: chunkSize,
-                                 trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize)
+                                      trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize)
     let parallel = run(stream, readSize: readSize)
     if parallel != sequential {
         let text = "\(comment()): sequential \(sequential.error.map(String.init(describing:)) ?? "ok") "
@@ -283,7 +283,7 @@ struct BGZFInputTests {
         for (position, entry) in index.entries.enumerated() {
             let offset = Int(entry.compressedOffset)
             let stream = try BGZFInputStream(wrapping: MemoryInputStream(bytes: Array(sample.bytes[offset...])), threads: 2,
-                                         start: .init(compressedOffset: Int64(offset), membersBefore: position + 1))
+                                             start: .init(compressedOffset: Int64(offset), membersBefore: position + 1))
             let result = run(stream, readSize: 4096)
             #expect(result.bytes == Array(sample.plain[Int(entry.uncompressedOffset)...]))
             #expect(result.compressedByteCount == Int64(sample.bytes.count))
@@ -295,7 +295,7 @@ struct BGZFInputTests {
         damaged[third.offset + third.size - 8] ^= 1
         let second = Int(index.entries[0].compressedOffset)
         let stream = try BGZFInputStream(wrapping: MemoryInputStream(bytes: Array(damaged[second...])),
-                                     start: .init(compressedOffset: Int64(second), membersBefore: 1))
+                                         start: .init(compressedOffset: Int64(second), membersBefore: 1))
         let result = run(stream, readSize: 4096)
         #expect(result.error?.kind == "crc-mismatch")
         #expect(result.error == unpack(damaged).gzipError)
@@ -332,7 +332,7 @@ struct BGZFIndexScanTests {
             file.open()
             #expect(file.setProperty(Int64(entry.compressedOffset), forKey: .fileCurrentOffset))
             let bgzf = try BGZFInputStream(wrapping: file, start: .init(compressedOffset: Int64(entry.compressedOffset),
-                                                                    membersBefore: membersBefore))
+                                                                        membersBefore: membersBefore))
             let skip = Int(wanted - entry.uncompressedOffset)
             #expect(entry.compressedOffset > 0 && skip < BGZFOutputStream.maximumPlainMemberSize)
             let rest = try bgzf.readToEnd()

@@ -71,7 +71,7 @@ func packBGZF(_ data: [UInt8], level: Int = BGZFOutputStream.defaultLevel, threa
               writeSize: Int = 1 << 20) throws -> (bytes: [UInt8], stream: BGZFOutputStream) {
     let memory = MemoryOutputStream()
     let bgzf = try BGZFOutputStream(wrapping: memory, level: level, threads: threads, chunkSize: chunkSize,
-                                buildsIndex: buildsIndex)
+                                    buildsIndex: buildsIndex)
     try bgzf.openOrThrow()
     try writeInSlices(data, to: bgzf, writeSizes: [writeSize])
     try bgzf.closeOrThrow()
@@ -352,7 +352,7 @@ struct BGZFTests {
         let balanced = try compressorCountBalances {
             let memory = MemoryOutputStream()
             let bgzf = try BGZFOutputStream(wrapping: memory, level: 6, threads: 2, chunkSize: 4096, buildsIndex: false,
-                                        closesInnerStream: true, failingMember: failingMember)
+                                            closesInnerStream: true, failingMember: failingMember)
             try bgzf.openOrThrow()
             let expected = GzipError.libdeflateFailure(message: "test failure in member \(failingMember)")
             do {

@@ -359,14 +359,14 @@ struct MultiMemberTests {
     func twoMembers() throws -> (bytes: [UInt8], firstLength: Int) {
         let memory = MemoryOutputStream()
         let one = try GzipOutputStream(wrapping: memory, level: 9, header: GzipHeader(fileName: Array("one".utf8)),
-                                   closesInnerStream: false)
+                                       closesInnerStream: false)
         try one.openOrThrow()
         try one.writeAll(firstData)
         try one.closeOrThrow()
         #expect(memory.streamStatus == .open, "closesInnerStream: false must leave the inner stream open")
         let firstLength = memory.writtenCount
         let two = try GzipOutputStream(wrapping: memory, level: 1, header: GzipHeader(fileName: Array("two".utf8)),
-                                   closesInnerStream: false)
+                                       closesInnerStream: false)
         try two.openOrThrow()
         try two.writeAll(secondData)
         try two.closeOrThrow()

@@ -10,7 +10,7 @@ func packInBlocks(_ data: [UInt8], level: Int = 6, threads: Int, blockSize: Int?
                   writeSizes: [Int] = [1 << 20], chunkSize: Int = ByteStream.defaultChunkSize) throws -> [UInt8] {
     let memory = MemoryOutputStream()
     let gzip = try GzipOutputStream(wrapping: memory, level: level, chunkSize: chunkSize, threads: threads,
-                                blockSize: blockSize)
+                                    blockSize: blockSize)
     try gzip.openOrThrow()
     try writeInSlices(data, to: gzip, writeSizes: writeSizes)
     try gzip.closeOrThrow()

@@ -177,7 +177,7 @@ func gunzipStream(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChun
     let memory = MemoryInputStream(bytes: compressed)
     let inner: ByteInputStream = oneByteInner ? OneByteInputStream(wrapping: memory) : memory
     return try! GzipInputStream(wrapping: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
-                           maximumOutputSize: maximumOutputSize, inflater: inflater)
+                                maximumOutputSize: maximumOutputSize, inflater: inflater)
 }
 
 /// Unpacks `compressed` and closes the stream; returns what it gave.
