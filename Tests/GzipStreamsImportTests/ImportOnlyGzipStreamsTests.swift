@@ -28,7 +28,11 @@ struct ImportOnlyGzipStreamsTests {
         #expect(try packed.readToEnd() == plain)
         #expect(packed.memberCount == 1)
 
-        let roundTrip = try GzipInputStream(wrapping: MemoryInputStream(bytes: try plain.gzipped()))
+        // The README's one-liners.
+        let gzipped = try plain.gzipped()
+        #expect(gzipped.isGzip && !plain.isGzip)
+        #expect(try gzipped.gunzipped(maximumOutputSize: 64 << 20) == plain)
+        let roundTrip = try GzipInputStream(wrapping: MemoryInputStream(bytes: gzipped))
         #expect(try roundTrip.readToEnd() == plain)
 
         let discard = try GzipOutputStream(wrapping: FileOutputStream(path: "/dev/null"))
