@@ -33,6 +33,8 @@ let package = Package(
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         .testTarget(name: "ByteStreamsTests", dependencies: ["ByteStreams"]),
         .testTarget(name: "GzipStreamsTests", dependencies: ["GzipStreams", "ByteStreams"]),
+        // Depends on GzipStreams alone: `import GzipStreams` must be enough to use the byte streams.
+        .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
         .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "gzstream"]),
     ],
     swiftLanguageModes: [.v6]

@@ -76,6 +76,12 @@ open class ByteStream: @unchecked Sendable {
 
     /// The size in bytes of one chunk when a caller gives none: 4096.
     public static let defaultChunkSize = 4096
+    /// The largest chunk or buffer size in bytes any stream accepts: 1 GiB (zlib and ISA-L count
+    /// their input and output in 32 bits). A larger one is
+    /// ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)``.
+    public static let maximumChunkSize = 1 << 30
+    /// The chunk sizes streams accept, in bytes: `1...maximumChunkSize`.
+    package static let chunkSizes = 1...maximumChunkSize
 
     /// The stream's state. See the type's documentation for the transitions.
     public private(set) var streamStatus: Status = .notOpen

@@ -6,6 +6,14 @@ import Darwin
 
 /// An I/O failure or a misuse of a stream, as stored in ``ByteStream/streamError`` and thrown
 /// by the throwing conveniences.
+///
+/// A size, count, level or limit outside its documented range, given to a public initialiser or
+/// a throwing method of ByteStreams or GzipStreams, is thrown as
+/// ``Code-swift.enum/invalidArgument(name:message:)`` before anything is allocated or opened,
+/// so a value that came from a user cannot crash the process. Only the length of memory a
+/// caller lends (`maxLength` of `read` and `write`, the `capacity` of a caller's buffer) is a
+/// precondition: a wrong one is a bug in the calling code, and checking it could not make the
+/// memory valid.
 public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Code: Equatable, Sendable {
         /// Read or write on a stream that is not open (before ``ByteStream/open()`` or after
@@ -19,6 +27,10 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case innerStreamFailed
         /// `readToEnd(limit:)` met more than `limit` bytes.
         case lengthLimitExceeded(limit: Int)
+        /// A value given to an initialiser or method is outside its documented range: `name` is
+        /// the parameter's label (`"level"`, `"chunkSize"`, `"header.fileName"`), `message` says
+        /// what it must be and what it was (`"must be 0...9, not 12"`).
+        case invalidArgument(name: String, message: String)
     }
 
     /// What went wrong.
@@ -48,6 +60,7 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .noSpaceAvailable: "no space left in the buffer"
         case .innerStreamFailed: "inner stream failed"
         case .lengthLimitExceeded(let limit): "more than the limit of \(limit) bytes"
+        case .invalidArgument(let name, let message): "invalid \(name): \(message)"
         }
     }
 
@@ -55,4 +68,25 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         if let target { return "\(operation) \(target): \(reason)" }
         return "\(operation): \(reason)"
     }
+}
+
+/// Throws ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for `operation`
+/// unless `isValid`; shared by ByteStreams and GzipStreams so every check reads the same.
+package func requireArgument(_ isValid: Bool, _ name: String, _ message: @autoclosure () -> String,
+                             operation: String) throws(ByteStreamError) {
+    if !isValid {
+        throw ByteStreamError(.invalidArgument(name: name, message: message()), operation: operation)
+    }
+}
+
+/// Checks a size in bytes or a count against `range`, with a message such as
+/// `"must be 1...1073741824, not 0"`.
+package func requireArgument(_ value: some BinaryInteger, in range: ClosedRange<Int>, _ name: String,
+                             operation: String) throws(ByteStreamError) {
+    try requireArgument(Int(exactly: value).map(range.contains) ?? false, name,
+                        "must be \(describe(range)), not \(value)", operation: operation)
+}
+
+private func describe(_ range: ClosedRange<Int>) -> String {
+    range.upperBound == .max ? "at least \(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)"
 }

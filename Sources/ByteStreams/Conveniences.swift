@@ -35,10 +35,14 @@ extension ByteStream {
 
 extension ByteInputStream {
     /// Reads one chunk of at most `maxLength` bytes, opening the stream first if needed.
+    /// - Parameter maxLength: The most bytes to read, `1...ByteStream.maximumChunkSize`; default
+    ///   4096. A buffer of that many bytes is allocated for the call.
     /// - Returns: `1...maxLength` bytes, or an empty array at the end of the stream.
-    /// - Throws: The stream's error (a ``ByteStreamError``, or a wrapping stream's own error).
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
+    ///   `maxLength` out of range; the stream's error (a ``ByteStreamError``, or a wrapping
+    ///   stream's own error).
     public func readChunk(maxLength: Int = ByteStream.defaultChunkSize) throws -> [UInt8] {
-        precondition(maxLength > 0, "maxLength must be positive")
+        try requireArgument(maxLength, in: ByteStream.chunkSizes, "maxLength", operation: "read chunk")
         if streamStatus == .notOpen { try openOrThrow() }
         var chunk = [UInt8](repeating: 0, count: maxLength)
         let count = chunk.withUnsafeMutableBufferPointer { read($0.baseAddress!, maxLength: maxLength) }
@@ -48,11 +52,13 @@ extension ByteInputStream {
     }
 
     /// Reads everything up to the end, for small inputs.
-    /// - Parameter limit: The most bytes to accept; more is an error so a huge input cannot
-    ///   exhaust memory.
+    /// - Parameter limit: The most bytes to accept, `>= 0`; more is an error so a huge input
+    ///   cannot exhaust memory.
     /// - Throws: The stream's error, or ``ByteStreamError/Code-swift.enum/lengthLimitExceeded(limit:)``
-    ///   when the input is longer than `limit` bytes.
+    ///   when the input is longer than `limit` bytes;
+    ///   ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a negative `limit`.
     public func readToEnd(limit: Int = Int.max) throws -> [UInt8] {
+        try requireArgument(limit, in: 0...Int.max, "limit", operation: "read to end")
         if streamStatus == .notOpen { try openOrThrow() }
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -72,11 +78,14 @@ extension ByteInputStream {
     ///
     /// Memory: one buffer of `chunkSize` bytes, whatever the size of the input; none into a
     /// ``WriteBehindOutputStream``, whose buffers are read into directly (no copy).
+    /// - Parameter chunkSize: The most bytes per read, `1...ByteStream.maximumChunkSize`;
+    ///   default 4096.
     /// - Returns: The number of bytes copied.
-    /// - Throws: The first error of either stream.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
+    ///   `chunkSize` out of range (nothing is opened); the first error of either stream.
     @discardableResult
     public func copy(to output: ByteOutputStream, chunkSize: Int = ByteStream.defaultChunkSize) throws -> Int64 {
-        precondition(chunkSize > 0, "chunkSize must be positive")
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "copy")
         if streamStatus == .notOpen { try openOrThrow() }
         if output.streamStatus == .notOpen { try output.openOrThrow() }
         if let behind = output as? WriteBehindOutputStream {
@@ -110,7 +119,9 @@ extension ByteInputStream {
         }
     }
 
-    /// The stream's bytes as an asynchronous sequence of chunks of at most `maxLength` bytes.
+    /// The stream's bytes as an asynchronous sequence of chunks of at most `maxLength` bytes
+    /// (`1...ByteStream.maximumChunkSize`; out of range, the first iteration throws
+    /// ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)``).
     /// The stream is opened on the first iteration if needed and closed when the sequence ends
     /// or fails. Each read blocks the task that iterates.
     public func chunks(maxLength: Int = ByteStream.defaultChunkSize) -> ByteChunks {

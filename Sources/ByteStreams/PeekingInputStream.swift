@@ -19,9 +19,12 @@ public final class PeekingInputStream: ByteInputStream, @unchecked Sendable {
     public var peekedBytes: [UInt8] { peeked }
 
     /// Reads up to `length` bytes of `inner`, opening it if needed.
-    /// - Parameter length: The bytes to peek, `>= 0`.
-    public init(peeking inner: ByteInputStream, length: Int) {
-        precondition(length >= 0, "length must not be negative")
+    /// - Parameter length: The bytes to peek, `0...ByteStream.maximumChunkSize`.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
+    ///   `length` out of range (then `inner` is neither opened nor read). An error opening or
+    ///   reading `inner` is not thrown here: the first read after the peeked bytes reports it.
+    public init(peeking inner: ByteInputStream, length: Int) throws(ByteStreamError) {
+        try requireArgument(length, in: 0...ByteStream.maximumChunkSize, "length", operation: "create PeekingInputStream")
         self.inner = inner
         super.init()
         if inner.streamStatus == .notOpen { inner.open() }

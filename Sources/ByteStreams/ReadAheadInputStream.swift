@@ -58,16 +58,22 @@ public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {
     /// A stream that reads `inner` ahead.
     /// - Parameters:
     ///   - inner: The stream read ahead; opened on ``ByteStream/open()`` if not open yet.
-    ///   - chunkSize: The most bytes per read of `inner`, `> 0`; default 4096.
+    ///   - chunkSize: The most bytes per read of `inner`, `1...ByteStream.maximumChunkSize`;
+    ///     default 4096.
     ///   - bufferCount: The number of buffers of `chunkSize` bytes read ahead, `>= 1`;
     ///     default ``defaultBufferCount``. Memory: `bufferCount × chunkSize` bytes, allocated here.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
+    ///   `chunkSize` or `bufferCount` out of range, or a ring of more than `Int.max` bytes.
     public init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
-                bufferCount: Int = ReadAheadInputStream.defaultBufferCount, closesInnerStream: Bool = true) {
-        precondition(chunkSize > 0, "chunkSize must be positive")
-        precondition(bufferCount >= 1, "bufferCount must be at least 1")
+                bufferCount: Int = ReadAheadInputStream.defaultBufferCount,
+                closesInnerStream: Bool = true) throws(ByteStreamError) {
+        let operation = "create ReadAheadInputStream"
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
+        try requireArgument(bufferCount, in: 1...Int.max, "bufferCount", operation: operation)
         let (capacity, overflow) = chunkSize.multipliedReportingOverflow(by: bufferCount)
-        precondition(!overflow, "bufferCount × chunkSize is too large")
+        try requireArgument(!overflow, "bufferCount", "\(bufferCount) buffers of \(chunkSize) bytes are more than Int.max bytes",
+                            operation: operation)
         self.chunkSize = chunkSize
         self.bufferCount = bufferCount
         self.inner = inner

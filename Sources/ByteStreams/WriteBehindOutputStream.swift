@@ -60,22 +60,28 @@ public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendabl
     /// A stream that writes behind into `inner`.
     /// - Parameters:
     ///   - inner: Where the bytes go; opened on ``ByteStream/open()`` if not open yet.
-    ///   - chunkSize: The most bytes per write to `inner`, `> 0`; default 4096.
-    ///   - bufferSize: The size in bytes of each buffer, `> 0`; default the larger of
-    ///     ``defaultBufferSize`` and `chunkSize`. Also the most
+    ///   - chunkSize: The most bytes per write to `inner`, `1...ByteStream.maximumChunkSize`;
+    ///     default 4096.
+    ///   - bufferSize: The size in bytes of each buffer, `1...ByteStream.maximumChunkSize`;
+    ///     default the larger of ``defaultBufferSize`` and `chunkSize`. Also the most
     ///     ``withWritableBuffer(minimumCapacity:_:)`` can promise.
     ///   - bufferCount: The number of buffers, `>= 1` (2 or more to overlap writer and worker);
     ///     default ``defaultBufferCount``. Memory: `bufferCount × bufferSize` bytes, allocated here.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
+    ///   `chunkSize`, `bufferSize` or `bufferCount` out of range, or a ring of more than
+    ///   `Int.max` bytes.
     public init(wrapping inner: ByteOutputStream, chunkSize: Int = ByteStream.defaultChunkSize,
                 bufferSize: Int? = nil, bufferCount: Int = WriteBehindOutputStream.defaultBufferCount,
-                closesInnerStream: Bool = true) {
-        precondition(chunkSize > 0, "chunkSize must be positive")
+                closesInnerStream: Bool = true) throws(ByteStreamError) {
+        let operation = "create WriteBehindOutputStream"
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         let bufferSize = bufferSize ?? max(Self.defaultBufferSize, chunkSize)
-        precondition(bufferSize > 0, "bufferSize must be positive")
-        precondition(bufferCount >= 1, "bufferCount must be at least 1")
-        precondition(!bufferSize.multipliedReportingOverflow(by: bufferCount).overflow,
-                     "bufferCount × bufferSize is too large")
+        try requireArgument(bufferSize, in: ByteStream.chunkSizes, "bufferSize", operation: operation)
+        try requireArgument(bufferCount, in: 1...Int.max, "bufferCount", operation: operation)
+        try requireArgument(!bufferSize.multipliedReportingOverflow(by: bufferCount).overflow, "bufferCount",
+                            "\(bufferCount) buffers of \(bufferSize) bytes are more than Int.max bytes",
+                            operation: operation)
         self.chunkSize = chunkSize
         self.bufferSize = bufferSize
         self.bufferCount = bufferCount
@@ -129,14 +135,17 @@ public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendabl
     /// - Returns: The count `body` returned.
     /// - Throws: The stream's error (the inner stream's first error, unchanged), also recorded
     ///   as ``ByteStream/streamError``; ``ByteStreamError/Code-swift.enum/notOpen`` when the
-    ///   stream is not open; or what `body` throws, which leaves the stream as it was.
+    ///   stream is not open; or what `body` throws, which leaves the stream as it was;
+    ///   ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
+    ///   `minimumCapacity` out of range, which also leaves the stream as it was (`body` is not
+    ///   called). A count `body` returns out of range is a precondition failure.
     ///
     /// Status: as a write, `.open` stays `.open`, or `.error`. Blocks while every buffer is
     /// full. Posts no event.
     @discardableResult
     public func withWritableBuffer(minimumCapacity: Int = 1,
                                    _ body: (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Int {
-        precondition((1...bufferSize).contains(minimumCapacity), "minimumCapacity must be 1...bufferSize")
+        try requireArgument(minimumCapacity, in: 1...bufferSize, "minimumCapacity", operation: "write")
         switch streamStatus {
         case .open: break
         case .error: throw streamErrorOrFallback(operation: "write")

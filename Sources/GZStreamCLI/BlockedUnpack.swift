@@ -33,7 +33,7 @@ extension Command {
         } catch let error as ByteStreamError where error.errno == ENOENT {
             indexStream.close()
             // Only a BGZF file can have an index: say so rather than suggest building one.
-            let start = PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
+            let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
             if !BGZFInputStream.startsWithBGZFMember(start) {
                 throw Reported(status: reportError(path, "not BGZF: --offset reads a range of a BGZF file "
                     + "('gzstream pack --bgzf', bgzip) through its .gzi index"))
@@ -49,15 +49,15 @@ extension Command {
             throw Reported(status: reportError(path, "cannot seek to byte \(entry.compressedOffset) (not a regular file)"))
         }
         // An index made for another file (or before the file changed) points elsewhere.
-        let member = PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
+        let member = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
         guard BGZFInputStream.startsWithBGZFMember(member.peekedBytes) else {
             throw Reported(status: reportError(path, "no BGZF member at byte \(entry.compressedOffset), where "
                 + "\(indexPath) says one starts: the index is not this file's (run 'gzstream index -f \(path)')"))
         }
-        let bgzf = BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: options.chunkSize,
-                                   trailingGarbage: .ignore,
-                                   start: .init(compressedOffset: Int64(entry.compressedOffset), membersBefore: membersBefore),
-                                   closesInnerStream: false)
+        let bgzf = try BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: options.chunkSize,
+                                       trailingGarbage: .ignore,
+                                       start: .init(compressedOffset: Int64(entry.compressedOffset), membersBefore: membersBefore),
+                                       closesInnerStream: false)
         defer { bgzf.close() }
         var written: Int64 = 0
         do {

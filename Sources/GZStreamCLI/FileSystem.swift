@@ -224,10 +224,16 @@ func removeFile(_ path: Pathname) -> Bool {
     path.withCString { unlink($0) } == 0
 }
 
+/// The default thread count: the processors this process may run on, at most
+/// ``maximumThreads`` (the most the streams take).
+func availableProcessorCount() -> Int {
+    min(allowedProcessorCount(), maximumThreads)
+}
+
 /// The number of processors this process may run on (its CPU affinity mask, as `taskset` sets
 /// it), at least 1. Reads the kernel's `Cpus_allowed` line of `/proc/self/status` on Linux
 /// (Glibc's `sched_getaffinity` is not visible to Swift); elsewhere `sysconf(_SC_NPROCESSORS_ONLN)`.
-func availableProcessorCount() -> Int {
+private func allowedProcessorCount() -> Int {
     let online = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     #if os(Linux)
     guard let file = fopen("/proc/self/status", "r") else { return online }

@@ -30,10 +30,10 @@ extension Command {
         defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream
         if options.mode == .test {
-            gzip = decodingStream(progress?.counting(input) ?? input)
+            gzip = try decodingStream(progress?.counting(input) ?? input)
         } else {
-            let sequential = GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
-                                             maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+            let sequential = try GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
+                                                 maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
             sequential.memberHandler = { member in listing?.row(member) }
             gzip = sequential
         }

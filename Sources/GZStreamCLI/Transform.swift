@@ -21,18 +21,18 @@ extension Command {
     /// writes; anything else is pipelined as pigz's: a worker reads `input` ahead, this thread
     /// inflates (ISA-L), and ``inflate(_:into:closesOutput:)`` writes behind on another.
     /// Reads of `input` are `--chunk-size` reads either way.
-    func decodingStream(_ input: ByteInputStream) -> any GzipDecodingStream {
-        let peeked = PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
+    func decodingStream(_ input: ByteInputStream) throws -> any GzipDecodingStream {
+        let peeked = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
         if BGZFInputStream.startsWithBGZFMember(peeked.peekedBytes) {
             // The member pipeline already overlaps reading, inflating and writing: a read-ahead
             // worker on top of it measured slower (0.43-0.50 s against 0.32-0.40 s for `test`
             // of the 256 MiB benchmark file).
-            return BGZFInputStream(wrapping: peeked, threads: inflateThreads, chunkSize: options.chunkSize,
+            return try BGZFInputStream(wrapping: peeked, threads: inflateThreads, chunkSize: options.chunkSize,
                                    trailingGarbage: trailingGarbagePolicy, maximumOutputSize: options.maximumOutputSize)
         }
-        let source = ReadAheadInputStream(wrapping: peeked, chunkSize: options.chunkSize,
+        let source = try ReadAheadInputStream(wrapping: peeked, chunkSize: options.chunkSize,
                                           bufferCount: Self.readAheadBytes / options.chunkSize + 1)
-        return GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize, trailingGarbage: trailingGarbagePolicy,
+        return try GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize, trailingGarbage: trailingGarbagePolicy,
                                maximumOutputSize: options.maximumOutputSize)
     }
 
@@ -60,9 +60,9 @@ extension Command {
             if closesOutput { try output.closeOrThrow() }
             return
         }
-        let sink = WriteBehindOutputStream(wrapping: output, chunkSize: writeSize,
-                                           bufferSize: max(Self.inflateOutputSize, writeSize),
-                                           closesInnerStream: closesOutput)
+        let sink = try WriteBehindOutputStream(wrapping: output, chunkSize: writeSize,
+                                               bufferSize: max(Self.inflateOutputSize, writeSize),
+                                               closesInnerStream: closesOutput)
         do {
             try decoder.openOrThrow()
             try sink.openOrThrow()
@@ -113,7 +113,7 @@ extension Command {
                 let packer: any PackingOutputStream
                 if options.bgzf {
                     // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
-                    packer = BGZFOutputStream(wrapping: sink, level: options.level, threads: threads,
+                    packer = try BGZFOutputStream(wrapping: sink, level: options.level, threads: threads,
                                               chunkSize: options.chunkSize, buildsIndex: options.index,
                                               closesInnerStream: closesOutput)
                 } else {
@@ -123,7 +123,7 @@ extension Command {
                         diagnostics.warning(inputName, "warning: file timestamp out of range for gzip format")
                         status = .warning
                     }
-                    packer = GzipOutputStream(wrapping: sink, level: options.level, header: header.fields,
+                    packer = try GzipOutputStream(wrapping: sink, level: options.level, header: header.fields,
                                               chunkSize: options.chunkSize, threads: threads,
                                               blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
                                               closesInnerStream: closesOutput)
@@ -152,7 +152,7 @@ extension Command {
                     progress?.end(completed: true)
                     return outcome
                 }
-                let decoder = decodingStream(source)
+                let decoder = try decodingStream(source)
                 defer { decoder.close() }
                 try inflate(decoder, into: sink, closesOutput: closesOutput)
                 progress?.end(completed: true)

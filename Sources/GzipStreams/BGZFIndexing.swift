@@ -37,13 +37,15 @@ extension BGZFIndex {
     /// every member that holds data, but the first such; empty members are not listed.
     /// - Parameters:
     ///   - input: The BGZF file from its first byte; opened if not open, not closed.
-    ///   - chunkSize: The size in bytes of each read; default 4096.
+    ///   - chunkSize: The size in bytes of each read, `1...ByteStream.maximumChunkSize`; default 4096.
     /// - Returns: The index and the file's sizes.
     /// - Throws: ``GzipError/emptyInput`` for no bytes; ``GzipError/notBGZF(member:offset:)``
     ///   where the bytes are not a BGZF member (a plain gzip member, zero padding, garbage);
     ///   ``GzipError/truncated(member:part:offset:)`` for a member cut short; the input's own
-    ///   errors unchanged. Blocks while reading.
+    ///   errors unchanged; ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for
+    ///   a `chunkSize` out of range (nothing is read). Blocks while reading.
     public static func scan(_ input: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize) throws -> Scan {
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "scan BGZF index")
         if input.streamStatus == .notOpen { input.open() }
         try input.throwIfFailed()
         let framer = BGZFMemberFramer(inner: input, chunkSize: chunkSize, offset: 0)

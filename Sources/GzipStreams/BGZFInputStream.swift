@@ -82,9 +82,11 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
             && bytes[14] == 2 && bytes[15] == 0
     }
 
-    /// The number of processors online, at least 1: the default thread count.
-    /// The corresponding C function is `sysconf(_SC_NPROCESSORS_ONLN)`.
-    public static var defaultThreadCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    /// The number of processors online, 1 to 256 (the most `threads` takes): the default
+    /// thread count. The corresponding C function is `sysconf(_SC_NPROCESSORS_ONLN)`.
+    public static var defaultThreadCount: Int {
+        min(max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), threadCounts.upperBound)
+    }
 
     /// Where a stream that does not start at the beginning of the file starts: at a member's
     /// first byte, found with a ``BGZFIndex`` (see ``BGZFIndex/start(containing:)``).
@@ -148,26 +150,35 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     /// A stream that inflates the BGZF (or any gzip) data in `inner` on `threads` threads.
     /// - Parameters:
     ///   - inner: The compressed input.
-    ///   - threads: Inflating worker threads, 1 to 256; default ``defaultThreadCount``.
-    ///   - chunkSize: The size in bytes of each read from `inner`; default 4096.
+    ///   - threads: Inflating worker threads, `1...256`; default ``defaultThreadCount``.
+    ///   - chunkSize: The size in bytes of each read from `inner`,
+    ///     `1...ByteStream.maximumChunkSize`; default 4096.
     ///   - trailingGarbage: What to do with non-gzip bytes after the last member (and, for
     ///     ``GzipInputStream/TrailingGarbagePolicy/passThrough``, with an input that is not
     ///     gzip: decoded by the sequential reader); default `.fail`.
-    ///   - maximumOutputSize: A decompression limit in bytes: decoding more is
+    ///   - maximumOutputSize: A decompression limit in bytes, `>= 0`: decoding more is
     ///     ``GzipError/outputLimitExceeded(limit:offset:)``; default none.
     ///   - start: Where `inner` starts in the whole file, when it was positioned at a member with
     ///     an index; default the file's start. Offsets in errors and ``compressedByteCount`` are
     ///     then the whole file's; ``uncompressedByteCount`` and the limit count from `start`.
+    ///     Both of its fields are `>= 0`.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
+    ///   first value out of range (`threads`, `chunkSize`, `maximumOutputSize`,
+    ///   `start.compressedOffset`, `start.membersBefore`).
     public init(wrapping inner: ByteInputStream, threads: Int = BGZFInputStream.defaultThreadCount,
                 chunkSize: Int = ByteStream.defaultChunkSize,
                 trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail,
                 maximumOutputSize: Int64? = nil, start: Start = Start(compressedOffset: 0, membersBefore: 0),
-                closesInnerStream: Bool = true) {
-        precondition((1...256).contains(threads), "threads must be 1 to 256")
-        precondition(chunkSize > 0, "chunkSize must be positive")
-        precondition((maximumOutputSize ?? 0) >= 0, "maximumOutputSize must not be negative")
-        precondition(start.compressedOffset >= 0 && start.membersBefore >= 0, "start must not be negative")
+                closesInnerStream: Bool = true) throws(ByteStreamError) {
+        let operation = "create BGZFInputStream"
+        try requireArgument(threads, in: threadCounts, "threads", operation: operation)
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
+        if let maximumOutputSize {
+            try requireArgument(maximumOutputSize, in: 0...Int.max, "maximumOutputSize", operation: operation)
+        }
+        try requireArgument(start.compressedOffset, in: 0...Int.max, "start.compressedOffset", operation: operation)
+        try requireArgument(start.membersBefore, in: 0...Int.max, "start.membersBefore", operation: operation)
         self.inner = inner
         self.threads = threads
         self.window = 2 * threads

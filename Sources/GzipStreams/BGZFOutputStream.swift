@@ -98,25 +98,29 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     /// - Parameters:
     ///   - inner: Where the BGZF data goes.
     ///   - level: Compression level, `0...9`; default 6. 0 stores; 1 to 9 are libdeflate's.
-    ///   - threads: Deflating worker threads, at least 1; default 1 (which still deflates on a
+    ///   - threads: Deflating worker threads, `1...256`; default 1 (which still deflates on a
     ///     worker, beside the writing thread).
-    ///   - chunkSize: The most bytes per write to `inner`; default 4096.
+    ///   - chunkSize: The most bytes per write to `inner`, `1...ByteStream.maximumChunkSize`;
+    ///     default 4096.
     ///   - buildsIndex: Keep the offsets of every member for ``index`` (a `.gzi`); default
     ///     `false`.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
+    ///   first value out of range (`level`, `threads`, `chunkSize`).
     public convenience init(wrapping inner: ByteOutputStream, level: Int = BGZFOutputStream.defaultLevel,
                             threads: Int = 1, chunkSize: Int = ByteStream.defaultChunkSize,
-                            buildsIndex: Bool = false, closesInnerStream: Bool = true) {
-        self.init(wrapping: inner, level: level, threads: threads, chunkSize: chunkSize, buildsIndex: buildsIndex,
-                  closesInnerStream: closesInnerStream, failingMember: nil)
+                            buildsIndex: Bool = false, closesInnerStream: Bool = true) throws(ByteStreamError) {
+        try self.init(wrapping: inner, level: level, threads: threads, chunkSize: chunkSize, buildsIndex: buildsIndex,
+                      closesInnerStream: closesInnerStream, failingMember: nil)
     }
 
     /// The designated initializer; `failingMember` makes that member's worker fail, for tests.
     init(wrapping inner: ByteOutputStream, level: Int, threads: Int, chunkSize: Int, buildsIndex: Bool,
-         closesInnerStream: Bool, failingMember: Int?) {
-        precondition((0...9).contains(level), "compression level must be 0...9")
-        precondition(threads >= 1, "threads must be at least 1")
-        precondition(chunkSize > 0, "chunkSize must be positive")
+         closesInnerStream: Bool, failingMember: Int?) throws(ByteStreamError) {
+        let operation = "create BGZFOutputStream"
+        try requireArgument(level, in: compressionLevels, "level", operation: operation)
+        try requireArgument(threads, in: threadCounts, "threads", operation: operation)
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         self.inner = inner
         self.level = level
         self.threads = threads

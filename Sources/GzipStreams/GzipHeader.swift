@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import ByteStreams
 
 /// The header of one gzip member (RFC 1952 §2.3.1).
 ///
@@ -71,9 +72,25 @@ public struct GzipHeader: Equatable, Sendable {
     static let flagComment: UInt8 = 0x10
     static let reservedFlags: UInt8 = 0xe0
 
+    /// Throws unless ``encoded(level:)`` can write these fields: FEXTRA of at most 65535 bytes
+    /// (XLEN is 16 bits), no zero byte in FNAME or FCOMMENT (RFC 1952 §2.3.1 ends them with one).
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
+    ///   field (`header.extraField`, `header.fileName`, `header.comment`).
+    func validate(operation: String) throws(ByteStreamError) {
+        if let extraField {
+            try requireArgument(extraField.count <= 0xffff, "header.extraField",
+                                "must hold at most 65535 bytes, not \(extraField.count)", operation: operation)
+        }
+        for (name, field) in [("header.fileName", fileName), ("header.comment", comment)] {
+            if let zero = field?.firstIndex(of: 0) {
+                try requireArgument(false, name, "must not contain a zero byte (RFC 1952 §2.3.1 ends the field with one), "
+                                    + "found at index \(zero)", operation: operation)
+            }
+        }
+    }
+
     /// The header's bytes as RFC 1952 §2.3 lays them out, for a member deflated at `level`.
-    /// - Precondition: ``extraField`` holds at most 65535 bytes; ``fileName`` and ``comment``
-    ///   hold no zero byte.
+    /// - Precondition: ``validate(operation:)`` does not throw.
     func encoded(level: Int) -> [UInt8] {
         var flags: UInt8 = 0
         if isText { flags |= Self.flagText }

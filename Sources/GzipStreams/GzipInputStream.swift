@@ -164,19 +164,32 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// A stream that inflates the gzip data in `inner`.
     /// - Parameters:
     ///   - inner: The compressed input.
-    ///   - chunkSize: The size in bytes of each read from `inner`; default 4096.
+    ///   - chunkSize: The size in bytes of each read from `inner`,
+    ///     `1...ByteStream.maximumChunkSize`; default 4096.
     ///   - trailingGarbage: What to do with non-gzip bytes after the last member (and, for
     ///     ``TrailingGarbagePolicy/passThrough``, with an input that is not gzip); default `.fail`.
-    ///   - maximumOutputSize: A decompression limit in bytes: decoding more is
+    ///   - maximumOutputSize: A decompression limit in bytes, `>= 0`: decoding more is
     ///     ``GzipError/outputLimitExceeded(limit:offset:)``; default none.
     ///   - inflater: The deflate decoder: ``Inflater/isal`` (the default, about twice as fast)
     ///     or ``Inflater/zlib``; they differ only as ``Inflater/isal`` says.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
-    public init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
-                trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
-                inflater: Inflater = .isal, closesInnerStream: Bool = true) {
-        precondition(chunkSize > 0, "chunkSize must be positive")
-        precondition((maximumOutputSize ?? 0) >= 0, "maximumOutputSize must not be negative")
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
+    ///   `chunkSize` or `maximumOutputSize` out of range; nothing is allocated then.
+    public convenience init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
+                            trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+                            inflater: Inflater = .isal, closesInnerStream: Bool = true) throws(ByteStreamError) {
+        let operation = "create GzipInputStream"
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
+        if let maximumOutputSize {
+            try requireArgument(maximumOutputSize, in: 0...Int.max, "maximumOutputSize", operation: operation)
+        }
+        self.init(checkedInner: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
+                  maximumOutputSize: maximumOutputSize, inflater: inflater, closesInnerStream: closesInnerStream)
+    }
+
+    /// The initialiser behind the public one, for arguments already checked.
+    private init(checkedInner inner: ByteInputStream, chunkSize: Int, trailingGarbage: TrailingGarbagePolicy,
+                 maximumOutputSize: Int64?, inflater: Inflater, closesInnerStream: Bool) {
         self.inner = inner
         self.chunkSize = chunkSize
         self.trailingGarbagePolicy = trailingGarbage
@@ -203,8 +216,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     convenience init(resuming inner: ByteInputStream, at offset: Int64, membersBefore: Int, bytesBefore: Int64,
                      firstHeader: GzipHeader?, chunkSize: Int, trailingGarbage: TrailingGarbagePolicy,
                      maximumOutputSize: Int64?) {
-        self.init(wrapping: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
-                  maximumOutputSize: maximumOutputSize, closesInnerStream: false)
+        self.init(checkedInner: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
+                  maximumOutputSize: maximumOutputSize, inflater: .isal, closesInnerStream: false)
         bufferOffset = offset
         memberIndex = membersBefore
         memberCount = membersBefore

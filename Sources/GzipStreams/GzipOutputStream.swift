@@ -33,6 +33,8 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     public static let defaultBlockSize = 128 << 10
     /// The smallest block size: one deflate window (RFC 1951 §2), 32 KiB.
     public static let minimumBlockSize = 32 << 10
+    /// The largest block size: 1 GiB (zlib counts a block's bytes in 32 bits).
+    public static let maximumBlockSize = 1 << 30
 
     private let inner: ByteOutputStream
     private let closesInnerStream: Bool
@@ -59,26 +61,32 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     ///   - inner: Where the gzip member goes.
     ///   - level: Compression level, `0...9`; default 6.
     ///   - header: The member's header fields; default: no name, MTIME 0, OS 3 (Unix).
-    ///     Preconditions: FEXTRA of at most 65535 bytes; no zero byte in FNAME or FCOMMENT,
-    ///     which RFC 1952 §2.3.1 ends with one.
-    ///   - chunkSize: The size in bytes of the compressed chunks handed to `inner`; default 4096.
-    ///   - threads: Deflating threads, at least 1; default 1. Above 1, deflate runs in blocks
+    ///     FEXTRA must hold at most 65535 bytes, and FNAME and FCOMMENT no zero byte (RFC 1952
+    ///     §2.3.1 ends them with one).
+    ///   - chunkSize: The size in bytes of the compressed chunks handed to `inner`,
+    ///     `1...ByteStream.maximumChunkSize`; default 4096.
+    ///   - threads: Deflating threads, `1...256`; default 1. Above 1, deflate runs in blocks
     ///     of `blockSize` bytes on that many worker threads.
-    ///   - blockSize: Plain bytes per parallel block, at least ``minimumBlockSize``; `nil`
-    ///     (the default) is ``defaultBlockSize`` when `threads` is above 1, else one continuous
-    ///     deflate. Give it with `threads: 1` for output identical to any other thread count.
+    ///   - blockSize: Plain bytes per parallel block, ``minimumBlockSize`` to
+    ///     ``maximumBlockSize``; `nil` (the default) is ``defaultBlockSize`` when `threads` is
+    ///     above 1, else one continuous deflate. Give it with `threads: 1` for output identical
+    ///     to any other thread count.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
+    ///   first value out of range (`level`, `header.extraField`, `header.fileName`,
+    ///   `header.comment`, `chunkSize`, `threads`, `blockSize`); nothing is allocated then.
     public init(wrapping inner: ByteOutputStream, level: Int = GzipOutputStream.defaultLevel,
                 header: GzipHeader = GzipHeader(), chunkSize: Int = ByteStream.defaultChunkSize,
-                threads: Int = 1, blockSize: Int? = nil, closesInnerStream: Bool = true) {
-        precondition((0...9).contains(level), "compression level must be 0...9")
-        precondition((header.extraField?.count ?? 0) <= 0xffff, "FEXTRA holds at most 65535 bytes")
-        precondition(!(header.fileName ?? []).contains(0) && !(header.comment ?? []).contains(0),
-                      "FNAME and FCOMMENT must not contain a zero byte (RFC 1952 §2.3.1)")
-        precondition(chunkSize > 0, "chunkSize must be positive")
-        precondition(threads >= 1, "threads must be at least 1")
-        precondition((blockSize ?? Self.minimumBlockSize) >= Self.minimumBlockSize,
-                     "blockSize must be at least \(Self.minimumBlockSize) bytes")
+                threads: Int = 1, blockSize: Int? = nil, closesInnerStream: Bool = true) throws(ByteStreamError) {
+        let operation = "create GzipOutputStream"
+        try requireArgument(level, in: compressionLevels, "level", operation: operation)
+        try header.validate(operation: operation)
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
+        try requireArgument(threads, in: threadCounts, "threads", operation: operation)
+        if let blockSize {
+            try requireArgument(blockSize, in: Self.minimumBlockSize...Self.maximumBlockSize, "blockSize",
+                                operation: operation)
+        }
         self.threads = threads
         self.blockSize = blockSize ?? (threads > 1 ? Self.defaultBlockSize : nil)
         self.inner = inner
@@ -238,3 +246,8 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         try bytes.withUnsafeBytes { try emit($0) }
     }
 }
+
+/// The compression levels every writer takes: 0 (stored) to 9 (best).
+let compressionLevels = 0...9
+/// The worker thread counts every stream takes: 1 to 256 (the CLI's `-p` range).
+let threadCounts = 1...256

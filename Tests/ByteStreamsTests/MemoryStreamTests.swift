@@ -66,7 +66,47 @@ struct MemoryStreamTests {
         var source = content
         let input = MemoryInputStream(bytes: source)
         source[0] = 99
-        #expect(try input.readToEnd() == content, "the stream copies its bytes at creation")
+        #expect(try input.readToEnd() == content, "a change to the caller's array after creation does not reach the stream")
+
+        var large = seededBytes(count: 1000, seed: 5)
+        let original = large
+        let kept = MemoryInputStream(bytes: large)
+        large[0] ^= 0xff
+        #expect(try kept.readToEnd() == original, "nor to a large array kept without a copy (copy-on-write)")
+    }
+
+    @Test("A Data or an array of more than 64 bytes is read in place, not copied; a small one is copied",
+          arguments: [65, 4097])
+    func keptInPlace(size: Int) throws {
+        let bytes = seededBytes(count: size, seed: 6)
+        let data = Data(bytes)
+        for (input, base) in [(MemoryInputStream(data: data), data.withUnsafeBytes { $0.baseAddress }),
+                              (MemoryInputStream(bytes: bytes), bytes.withUnsafeBytes { $0.baseAddress })] {
+            input.open()
+            var pointer: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            #expect(input.getBuffer(&pointer, length: &length))
+            #expect(UnsafeRawPointer(pointer) == base, "the stream lends the caller's own buffer")
+            #expect(length == size)
+            #expect(try input.readToEnd() == bytes)
+        }
+        let small = Data(bytes.prefix(64))
+        let copied = MemoryInputStream(data: small)
+        copied.open()
+        var pointer: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        #expect(copied.getBuffer(&pointer, length: &length))
+        #expect(length == 64)
+        if let pointer { #expect(Array(UnsafeBufferPointer(start: pointer, count: length)) == Array(bytes.prefix(64))) }
+    }
+
+    @Test("A slice of a Data (start index not 0) reads its own bytes", arguments: [3, 100])
+    func dataSlice(start: Int) throws {
+        let bytes = seededBytes(count: 5000, seed: 8)
+        let slice = Data(bytes)[start...]
+        #expect(slice.startIndex == start)
+        #expect(try MemoryInputStream(data: slice).readToEnd() == Array(bytes[start...]))
+        #expect(try MemoryInputStream(bytes: slice).readToEnd() == Array(bytes[start...]), "a Data through init(bytes:)")
     }
 
     @Test("An empty memory stream: open, then the first read is the end")
@@ -150,6 +190,20 @@ struct MemoryStreamTests {
         #expect(output.streamStatus == .closed)
         #expect(output.data == Data("hello, world".utf8), "the bytes stay readable after close")
         #expect(output.property(forKey: .dataWrittenToMemoryStream) as? Data == Data("hello, world".utf8))
+    }
+
+    @Test("data is the stream's own Data, not a copy; a later write leaves a Data already taken unchanged")
+    func dataIsShared() throws {
+        let output = MemoryOutputStream()
+        try output.writeAll(seededBytes(count: 10_000, seed: 9))
+        let first = output.data
+        let second = output.data
+        #expect(first.withUnsafeBytes { $0.baseAddress } == second.withUnsafeBytes { $0.baseAddress },
+                "two reads of data share one buffer")
+        try output.writeAll([1, 2, 3])
+        #expect(first.count == 10_000, "copy-on-write: what the caller holds does not change")
+        #expect([UInt8](first) == seededBytes(count: 10_000, seed: 9))
+        #expect([UInt8](output.data) == seededBytes(count: 10_000, seed: 9) + [1, 2, 3])
     }
 
     @Test("A growing stream takes every edge size in one write", arguments: edgeSizes)

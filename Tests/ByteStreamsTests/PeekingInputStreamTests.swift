@@ -8,7 +8,7 @@ struct PeekingInputStreamTests {
           arguments: [0, 1, 15, 16, 17, 5000])
     func bytesComeBack(size: Int) throws {
         let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        let stream = PeekingInputStream(peeking: MemoryInputStream(bytes: bytes), length: 16)
+        let stream = try PeekingInputStream(peeking: MemoryInputStream(bytes: bytes), length: 16)
         #expect(stream.peekedBytes == Array(bytes.prefix(16)))
         try stream.openOrThrow()
         #expect(try stream.readToEnd() == bytes)
@@ -22,7 +22,7 @@ struct PeekingInputStreamTests {
         try withTemporaryDirectory { directory in
             let path = try makeFile("data", in: directory, bytes: bytes)
             let file = FileInputStream(path: path)
-            let stream = PeekingInputStream(peeking: file, length: 16)
+            let stream = try PeekingInputStream(peeking: file, length: 16)
             defer { file.close() }
             try stream.openOrThrow()
             #expect(stream.property(forKey: .fileCurrentOffset) as? Int64 == 0)
@@ -40,7 +40,7 @@ struct PeekingInputStreamTests {
 
     @Test("An inner stream that fails to open: the error comes on the first read")
     func innerFailure() throws {
-        let stream = PeekingInputStream(peeking: FileInputStream(path: "/nonexistent/gzstream-peek"), length: 16)
+        let stream = try PeekingInputStream(peeking: FileInputStream(path: "/nonexistent/gzstream-peek"), length: 16)
         #expect(stream.peekedBytes.isEmpty)
         stream.open()
         var byte: UInt8 = 0

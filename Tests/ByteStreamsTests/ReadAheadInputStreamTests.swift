@@ -29,10 +29,10 @@ struct ReadAheadShape: Sendable, CustomStringConvertible {
 struct ReadAheadInputStreamTests {
     @Test("Every byte, in order, whatever the size and ring; inner reads of at most chunkSize",
           arguments: edgeSizes, ReadAheadShape.all)
-    func roundTrip(size: Int, shape: ReadAheadShape) {
+    func roundTrip(size: Int, shape: ReadAheadShape) throws {
         let data = seededBytes(count: size, seed: UInt64(size))
         let inner = RecordingInputStream(bytes: data, mostPerRead: shape.mostPerRead)
-        let stream = ReadAheadInputStream(wrapping: inner, chunkSize: shape.chunkSize, bufferCount: shape.bufferCount)
+        let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: shape.chunkSize, bufferCount: shape.bufferCount)
         stream.open()
         #expect(stream.streamStatus == .open)
         let (bytes, results) = readAllByChunks(stream, maxLength: 3000)
@@ -48,10 +48,10 @@ struct ReadAheadInputStreamTests {
     }
 
     @Test("A read larger than the ring and one-byte reads give the same bytes")
-    func readLengths() {
+    func readLengths() throws {
         let data = seededBytes(count: 50_000)
         for maxLength in [1, 7, 100_000] {
-            let stream = ReadAheadInputStream(wrapping: MemoryInputStream(bytes: data), chunkSize: 512, bufferCount: 4)
+            let stream = try ReadAheadInputStream(wrapping: MemoryInputStream(bytes: data), chunkSize: 512, bufferCount: 4)
             stream.open()
             let (bytes, results) = readAllByChunks(stream, maxLength: maxLength)
             expectSameBytes(bytes, data, "maxLength \(maxLength)")
@@ -62,11 +62,11 @@ struct ReadAheadInputStreamTests {
 
     @Test("An inner error comes after the bytes before it, unchanged and sticky",
           arguments: [0, 1, 4096, 7000])
-    func errorAfterBytes(offset: Int) {
+    func errorAfterBytes(offset: Int) throws {
         let data = seededBytes(count: 20_000)
         let injected = InjectedError(id: offset)
         let inner = RecordingInputStream(bytes: data, failure: (offset, injected))
-        let stream = ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 2)
+        let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 2)
         stream.open()
         let (bytes, results) = readAllByChunks(stream, maxLength: 1000)
         expectSameBytes(bytes, data[0..<offset])
@@ -81,10 +81,10 @@ struct ReadAheadInputStreamTests {
     }
 
     @Test("A slow reader: the worker stops when the ring is full and the ring never grows")
-    func slowReader() {
+    func slowReader() throws {
         let data = seededBytes(count: 1 << 20)
         let inner = RecordingInputStream(bytes: data)
-        let stream = ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 4)
+        let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 4)
         stream.open()
         #expect(eventually { !stream.workerIsRunning }, "the worker stops once the ring is full")
         #expect(inner.readLengths.count == 4, "four chunks fill the ring; no fifth read")
@@ -104,10 +104,10 @@ struct ReadAheadInputStreamTests {
     }
 
     @Test("Close stops the worker and waits for its inner read; no read starts after")
-    func closeJoinsWorker() {
+    func closeJoinsWorker() throws {
         let gate = DispatchSemaphore(value: 0)
         let inner = RecordingInputStream(bytes: seededBytes(count: 100_000), gate: gate)
-        let stream = ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 4, closesInnerStream: false)
+        let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 4, closesInnerStream: false)
         stream.open()
         #expect(eventually { inner.activeReads == 1 }, "the worker is blocked in its first read")
         let closed = DispatchSemaphore(value: 0)
@@ -132,7 +132,7 @@ struct ReadAheadInputStreamTests {
         try withTemporaryDirectory { directory throws in
             let data = seededBytes(count: 1 << 20 + 1)
             let path = try makeFile("data", in: directory, bytes: data)
-            let stream = ReadAheadInputStream(wrapping: FileInputStream(path: path), chunkSize: 4096, bufferCount: 4)
+            let stream = try ReadAheadInputStream(wrapping: FileInputStream(path: path), chunkSize: 4096, bufferCount: 4)
             #expect(stream.property(forKey: .fileCurrentOffset) == nil, "not open: the inner stream's (none yet)")
             stream.open()
             #expect(stream.property(forKey: .fileCurrentOffset) as? Int64 == 0)
@@ -173,7 +173,7 @@ struct ReadAheadInputStreamTests {
             try? pipe.write(data)
             pipe.closeWriteEnd()
         }
-        let stream = ReadAheadInputStream(wrapping: FileInputStream(fileDescriptor: pipe.readEnd))
+        let stream = try ReadAheadInputStream(wrapping: FileInputStream(fileDescriptor: pipe.readEnd))
         stream.open()
         #expect(stream.property(forKey: .fileCurrentOffset) == nil)
         #expect(!stream.setProperty(Int64(0), forKey: .fileCurrentOffset))
@@ -185,10 +185,10 @@ struct ReadAheadInputStreamTests {
     }
 
     @Test("Lifecycle: open and close twice, read after close, close without open")
-    func lifecycle() {
+    func lifecycle() throws {
         let data = seededBytes(count: 10_000)
         let inner = RecordingInputStream(bytes: data)
-        let stream = ReadAheadInputStream(wrapping: inner)
+        let stream = try ReadAheadInputStream(wrapping: inner)
         #expect(readOnce(stream, maxLength: 10).result == -1)
         #expect(code(of: stream.streamError) == .notOpen)
         stream.open()
@@ -205,14 +205,14 @@ struct ReadAheadInputStreamTests {
         #expect(stream.streamStatus == .closed)
 
         let neverOpened = RecordingInputStream(bytes: data)
-        ReadAheadInputStream(wrapping: neverOpened).close()
+        try ReadAheadInputStream(wrapping: neverOpened).close()
         #expect(neverOpened.streamStatus == .closed, "close without open still closes an owned inner stream")
         #expect(neverOpened.readLengths.isEmpty)
 
         let alreadyOpen = MemoryInputStream(bytes: data)
         alreadyOpen.open()
         expectSameBytes(readExactly(alreadyOpen, count: 10), data[0..<10])
-        let wrapper = ReadAheadInputStream(wrapping: alreadyOpen)
+        let wrapper = try ReadAheadInputStream(wrapping: alreadyOpen)
         wrapper.open()
         expectSameBytes(readAllByChunks(wrapper, maxLength: 4096).bytes, data[10...], "an open inner stream is read on")
         wrapper.close()
@@ -222,7 +222,7 @@ struct ReadAheadInputStreamTests {
     func innerOpenFailure() throws {
         try withTemporaryDirectory { directory throws in
             let path = directory.appendingPathComponent("missing").path
-            let stream = ReadAheadInputStream(wrapping: FileInputStream(path: path))
+            let stream = try ReadAheadInputStream(wrapping: FileInputStream(path: path))
             stream.open()
             #expect(stream.streamStatus == .error)
             #expect(errnoValue(of: stream.streamError) == ENOENT)
@@ -232,10 +232,10 @@ struct ReadAheadInputStreamTests {
     }
 
     @Test("Dropped without close: deinit stops and joins the worker")
-    func deinitJoins() {
+    func deinitJoins() throws {
         let inner = RecordingInputStream(bytes: seededBytes(count: 1 << 20))
         do {
-            let stream = ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 2, closesInnerStream: false)
+            let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 2, closesInnerStream: false)
             stream.open()
             _ = readOnce(stream, maxLength: 100)
         }

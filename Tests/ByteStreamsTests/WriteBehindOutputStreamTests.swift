@@ -35,8 +35,8 @@ struct WriteBehindOutputStreamTests {
     func roundTrip(size: Int, shape: WriteBehindShape) throws {
         let data = seededBytes(count: size, seed: UInt64(size))
         let inner = RecordingOutputStream(mostPerWrite: shape.mostPerWrite)
-        let stream = WriteBehindOutputStream(wrapping: inner, chunkSize: shape.chunkSize, bufferSize: shape.bufferSize,
-                                             bufferCount: shape.bufferCount)
+        let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: shape.chunkSize, bufferSize: shape.bufferSize,
+                                                 bufferCount: shape.bufferCount)
         stream.open()
         #expect(inner.streamStatus == .open, "open opens the inner stream")
         var offset = 0
@@ -59,7 +59,7 @@ struct WriteBehindOutputStreamTests {
     func writableBuffer() throws {
         let data = seededBytes(count: 300_000)
         let inner = RecordingOutputStream()
-        let stream = WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 10_000, bufferCount: 3)
+        let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 10_000, bufferCount: 3)
         #expect(throws: ByteStreamError(.notOpen, operation: "write")) {
             try stream.withWritableBuffer { _ in 0 }
         }
@@ -108,7 +108,7 @@ struct WriteBehindOutputStreamTests {
     @Test("Bytes go on without waiting for a buffer to fill, also while a withWritableBuffer body blocks")
     func noWaitForFullBuffer() throws {
         let inner = RecordingOutputStream()
-        let stream = WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 65536, bufferCount: 2)
+        let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 65536, bufferCount: 2)
         stream.open()
         #expect(writeOnce(stream, seededBytes(count: 100)) == 100)
         #expect(eventually { inner.received.count == 100 }, "no flush, no close, a buffer far from full")
@@ -125,11 +125,11 @@ struct WriteBehindOutputStreamTests {
 
     @Test("An inner error: the bytes before it are written, then it is the stream's sticky error",
           arguments: [0, 1, 7000, 200_000])
-    func errorAfterBytes(offset: Int) {
+    func errorAfterBytes(offset: Int) throws {
         let data = seededBytes(count: 1 << 20)
         let injected = InjectedError(id: offset)
         let inner = RecordingOutputStream(failure: (offset, injected))
-        let stream = WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 8192, bufferCount: 2)
+        let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 8192, bufferCount: 2)
         stream.open()
         var taken = 0
         while taken < data.count {
@@ -151,9 +151,9 @@ struct WriteBehindOutputStreamTests {
     }
 
     @Test("An error met after the last write is reported by close")
-    func errorAtClose() {
+    func errorAtClose() throws {
         let inner = RecordingOutputStream(failure: (100, InjectedError(id: 1)))
-        let stream = WriteBehindOutputStream(wrapping: inner)
+        let stream = try WriteBehindOutputStream(wrapping: inner)
         stream.open()
         #expect(writeOnce(stream, seededBytes(count: 1000)) == 1000, "the write returns before the worker fails")
         stream.close()
@@ -168,7 +168,7 @@ struct WriteBehindOutputStreamTests {
         let pipe = try TestPipe()
         pipe.closeReadEnd()
         let inner = FileOutputStream(fileDescriptor: pipe.writeEnd, displayName: "standard output")
-        let stream = WriteBehindOutputStream(wrapping: inner)
+        let stream = try WriteBehindOutputStream(wrapping: inner)
         stream.open()
         let data = seededBytes(count: 1 << 20)
         var taken = 0
@@ -187,10 +187,10 @@ struct WriteBehindOutputStreamTests {
     }
 
     @Test("A slow inner stream: the writer blocks when every buffer is full; the ring never grows")
-    func slowInner() {
+    func slowInner() throws {
         let gate = DispatchSemaphore(value: 0)
         let inner = RecordingOutputStream(gate: gate)
-        let stream = WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 4096, bufferCount: 3)
+        let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 4096, bufferCount: 3)
         stream.open()
         let data = seededBytes(count: 256 << 10)
         let done = DispatchSemaphore(value: 0)
@@ -214,11 +214,11 @@ struct WriteBehindOutputStreamTests {
     }
 
     @Test("Close writes everything and waits for the worker; no write after close")
-    func closeJoinsWorker() {
+    func closeJoinsWorker() throws {
         let gate = DispatchSemaphore(value: 0)
         let inner = RecordingOutputStream(gate: gate)
-        let stream = WriteBehindOutputStream(wrapping: inner, chunkSize: 1000, bufferSize: 5000, bufferCount: 4,
-                                             closesInnerStream: false)
+        let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 1000, bufferSize: 5000, bufferCount: 4,
+                                                 closesInnerStream: false)
         stream.open()
         let data = seededBytes(count: 12_345)
         #expect(writeOnce(stream, data) == data.count, "the ring takes it all at once")
@@ -241,7 +241,7 @@ struct WriteBehindOutputStreamTests {
     @Test("Lifecycle: open and close twice, write and flush after close, close without open")
     func lifecycle() throws {
         let inner = RecordingOutputStream()
-        let stream = WriteBehindOutputStream(wrapping: inner)
+        let stream = try WriteBehindOutputStream(wrapping: inner)
         #expect(writeOnce(stream, [1]) == -1)
         #expect(code(of: stream.streamError) == .notOpen)
         stream.open()
@@ -259,12 +259,12 @@ struct WriteBehindOutputStreamTests {
         #expect(inner.received == [1, 2, 3])
 
         let neverOpened = RecordingOutputStream()
-        WriteBehindOutputStream(wrapping: neverOpened).close()
+        try WriteBehindOutputStream(wrapping: neverOpened).close()
         #expect(neverOpened.streamStatus == .closed, "close without open still closes an owned inner stream")
 
         try withTemporaryDirectory { directory throws in
             let path = directory.appendingPathComponent("missing/output").path
-            let failing = WriteBehindOutputStream(wrapping: FileOutputStream(path: path))
+            let failing = try WriteBehindOutputStream(wrapping: FileOutputStream(path: path))
             failing.open()
             #expect(failing.streamStatus == .error)
             #expect(errnoValue(of: failing.streamError) == ENOENT)
@@ -279,8 +279,8 @@ struct WriteBehindOutputStreamTests {
         let data = seededBytes(count: 1 << 20 + 1)
         let source = RecordingInputStream(bytes: data)
         let sink = RecordingOutputStream()
-        let input = ReadAheadInputStream(wrapping: source)
-        let output = WriteBehindOutputStream(wrapping: sink)
+        let input = try ReadAheadInputStream(wrapping: source)
+        let output = try WriteBehindOutputStream(wrapping: sink)
         #expect(try input.copy(to: output) == Int64(data.count))
         try output.closeOrThrow()
         try input.closeOrThrow()

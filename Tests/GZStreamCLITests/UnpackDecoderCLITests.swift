@@ -39,7 +39,7 @@ struct UnpackDecoderCLITests {
 
     /// Decodes `path` with zlib in one pass: the bytes before the first error, and the error.
     private func zlibDecode(_ path: String) -> (bytes: [UInt8], error: GzipError?) {
-        let stream = GzipInputStream(wrapping: FileInputStream(path: path), trailingGarbage: .ignore, inflater: .zlib)
+        let stream = try! GzipInputStream(wrapping: FileInputStream(path: path), trailingGarbage: .ignore, inflater: .zlib)
         defer { stream.close() }
         stream.open()
         var bytes: [UInt8] = []

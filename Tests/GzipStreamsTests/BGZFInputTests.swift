@@ -41,11 +41,11 @@ func expectSameAsSequential(_ bytes: [UInt8], threads: Int = 4, chunkSize: Int =
                             trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail,
                             maximumOutputSize: Int64? = nil, _ comment: @autoclosure () -> String = "",
                             sourceLocation: SourceLocation = #_sourceLocation) -> (run: ReaderRun, parallel: Bool) {
-    let sequential = run(GzipInputStream(wrapping: MemoryInputStream(bytes: bytes), chunkSize: chunkSize,
-                                         trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize),
+    let sequential = run(try! GzipInputStream(wrapping: MemoryInputStream(bytes: bytes), chunkSize: chunkSize,
+                                              trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize),
                          readSize: readSize)
-    let stream = BGZFInputStream(wrapping: MemoryInputStream(bytes: bytes), threads: threads, chunkSize: chunkSize,
-                                 trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize)
+    let stream = try! BGZFInputStream(wrapping: MemoryInputStream(bytes: bytes), threads: threads, chunkSize: chunkSize,
+                                      trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize)
     let parallel = run(stream, readSize: readSize)
     if parallel != sequential {
         let text = "\(comment()): sequential \(sequential.error.map(String.init(describing:)) ?? "ok") "
@@ -232,8 +232,8 @@ struct BGZFInputTests {
     func innerFailure() throws {
         let sample = try sampleBGZF(memberCount: 3)
         for failAt in [0, 10, sample.members[1].offset + 100, sample.bytes.count - 5] {
-            let sequential = drain(GzipInputStream(wrapping: FailingInputStream(bytes: sample.bytes, failAt: failAt)))
-            let stream = BGZFInputStream(wrapping: FailingInputStream(bytes: sample.bytes, failAt: failAt), threads: 2)
+            let sequential = drain(try GzipInputStream(wrapping: FailingInputStream(bytes: sample.bytes, failAt: failAt)))
+            let stream = try BGZFInputStream(wrapping: FailingInputStream(bytes: sample.bytes, failAt: failAt), threads: 2)
             let parallel = drain(stream)
             stream.close()
             #expect(parallel.bytes == sequential.bytes, "fail at \(failAt)")
@@ -247,7 +247,7 @@ struct BGZFInputTests {
           arguments: [1, 2, 4])
     func boundedWindow(threads: Int) throws {
         let sample = try sampleBGZF(memberCount: 40, seed: 9)
-        let stream = BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: threads)
+        let stream = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: threads)
         let result = drain(stream, readSize: 1000)
         #expect(result.bytes == sample.plain)
         #expect(stream.window == 2 * threads)
@@ -259,17 +259,17 @@ struct BGZFInputTests {
     @Test("Decompressors are freed at close, also when closed early or never read; close twice is harmless")
     func lifecycle() throws {
         let sample = try sampleBGZF(memberCount: 5)
-        let balanced = countBalances({ MemberInflater.liveCount.load(ordering: .sequentiallyConsistent) }) {
-            let early = BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: 4)
+        let balanced = try countBalances({ MemberInflater.liveCount.load(ordering: .sequentiallyConsistent) }) {
+            let early = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: 4)
             early.open()
             var buffer = [UInt8](repeating: 0, count: 100)
             #expect(early.read(&buffer, maxLength: 100) == 100)
             early.close()
             early.close()
             #expect(early.read(&buffer, maxLength: 100) == -1)
-            let unopened = BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes))
+            let unopened = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes))
             unopened.close()
-            let whole = BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: 3)
+            let whole = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: 3)
             #expect(drain(whole).bytes == sample.plain)
             whole.close()
         }
@@ -282,8 +282,8 @@ struct BGZFInputTests {
         let index = try BGZFIndex.scan(MemoryInputStream(bytes: sample.bytes)).index
         for (position, entry) in index.entries.enumerated() {
             let offset = Int(entry.compressedOffset)
-            let stream = BGZFInputStream(wrapping: MemoryInputStream(bytes: Array(sample.bytes[offset...])), threads: 2,
-                                         start: .init(compressedOffset: Int64(offset), membersBefore: position + 1))
+            let stream = try BGZFInputStream(wrapping: MemoryInputStream(bytes: Array(sample.bytes[offset...])), threads: 2,
+                                             start: .init(compressedOffset: Int64(offset), membersBefore: position + 1))
             let result = run(stream, readSize: 4096)
             #expect(result.bytes == Array(sample.plain[Int(entry.uncompressedOffset)...]))
             #expect(result.compressedByteCount == Int64(sample.bytes.count))
@@ -294,8 +294,8 @@ struct BGZFInputTests {
         let third = sample.members[2]
         damaged[third.offset + third.size - 8] ^= 1
         let second = Int(index.entries[0].compressedOffset)
-        let stream = BGZFInputStream(wrapping: MemoryInputStream(bytes: Array(damaged[second...])),
-                                     start: .init(compressedOffset: Int64(second), membersBefore: 1))
+        let stream = try BGZFInputStream(wrapping: MemoryInputStream(bytes: Array(damaged[second...])),
+                                         start: .init(compressedOffset: Int64(second), membersBefore: 1))
         let result = run(stream, readSize: 4096)
         #expect(result.error?.kind == "crc-mismatch")
         #expect(result.error == unpack(damaged).gzipError)
@@ -331,8 +331,8 @@ struct BGZFIndexScanTests {
             let file = FileInputStream(path: path)
             file.open()
             #expect(file.setProperty(Int64(entry.compressedOffset), forKey: .fileCurrentOffset))
-            let bgzf = BGZFInputStream(wrapping: file, start: .init(compressedOffset: Int64(entry.compressedOffset),
-                                                                    membersBefore: membersBefore))
+            let bgzf = try BGZFInputStream(wrapping: file, start: .init(compressedOffset: Int64(entry.compressedOffset),
+                                                                        membersBefore: membersBefore))
             let skip = Int(wanted - entry.uncompressedOffset)
             #expect(entry.compressedOffset > 0 && skip < BGZFOutputStream.maximumPlainMemberSize)
             let rest = try bgzf.readToEnd()

@@ -70,8 +70,8 @@ func packBGZF(_ data: [UInt8], level: Int = BGZFOutputStream.defaultLevel, threa
               chunkSize: Int = ByteStream.defaultChunkSize, buildsIndex: Bool = false,
               writeSize: Int = 1 << 20) throws -> (bytes: [UInt8], stream: BGZFOutputStream) {
     let memory = MemoryOutputStream()
-    let bgzf = BGZFOutputStream(wrapping: memory, level: level, threads: threads, chunkSize: chunkSize,
-                                buildsIndex: buildsIndex)
+    let bgzf = try BGZFOutputStream(wrapping: memory, level: level, threads: threads, chunkSize: chunkSize,
+                                    buildsIndex: buildsIndex)
     try bgzf.openOrThrow()
     try writeInSlices(data, to: bgzf, writeSizes: [writeSize])
     try bgzf.closeOrThrow()
@@ -176,7 +176,7 @@ struct BGZFTests {
         let data = mixedBytes(count: 300_000, seed: 60)
         let (reference, _) = try packBGZF(data)
         let recorder = RecordingOutputStream()
-        let bgzf = BGZFOutputStream(wrapping: recorder, threads: 2, chunkSize: chunkSize)
+        let bgzf = try BGZFOutputStream(wrapping: recorder, threads: 2, chunkSize: chunkSize)
         try bgzf.openOrThrow()
         try bgzf.writeAll(data)
         try bgzf.closeOrThrow()
@@ -188,7 +188,7 @@ struct BGZFTests {
     @Test("closesInnerStream: false leaves the inner stream open after the EOF member")
     func keepsInnerOpen() throws {
         let memory = MemoryOutputStream()
-        let bgzf = BGZFOutputStream(wrapping: memory, closesInnerStream: false)
+        let bgzf = try BGZFOutputStream(wrapping: memory, closesInnerStream: false)
         try bgzf.openOrThrow()
         try bgzf.writeAll(Array("kept open\n".utf8))
         try bgzf.closeOrThrow()
@@ -201,7 +201,7 @@ struct BGZFTests {
     @Test("flush() ends the member: everything so far is decodable; the file stays valid")
     func flushEndsMember() throws {
         let memory = MemoryOutputStream()
-        let bgzf = BGZFOutputStream(wrapping: memory, threads: 2)
+        let bgzf = try BGZFOutputStream(wrapping: memory, threads: 2)
         try bgzf.openOrThrow()
         let first = textBytes(count: 1000, seed: 70)
         try bgzf.writeAll(first)
@@ -321,7 +321,7 @@ struct BGZFTests {
         let balanced = try compressorCountBalances {
             let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 100_000)
             defer { buffer.deallocate() }
-            let bgzf = BGZFOutputStream(wrapping: MemoryOutputStream(buffer: buffer, capacity: 100_000), threads: 3)
+            let bgzf = try BGZFOutputStream(wrapping: MemoryOutputStream(buffer: buffer, capacity: 100_000), threads: 3)
             try bgzf.openOrThrow()
             #expect(throws: ByteStreamError(.noSpaceAvailable, operation: "write")) { try bgzf.writeAll(data) }
             #expect(bgzf.streamStatus == .error)
@@ -340,8 +340,8 @@ struct BGZFTests {
         let data = textBytes(count: 16 * 65280 - 5, seed: 130)   // 16 members
         let balanced = try compressorCountBalances {
             let memory = MemoryOutputStream()
-            let bgzf = BGZFOutputStream(wrapping: memory, level: 6, threads: 2, chunkSize: 4096, buildsIndex: false,
-                                        closesInnerStream: true, failingMember: failingMember)
+            let bgzf = try BGZFOutputStream(wrapping: memory, level: 6, threads: 2, chunkSize: 4096, buildsIndex: false,
+                                            closesInnerStream: true, failingMember: failingMember)
             try bgzf.openOrThrow()
             let expected = GzipError.libdeflateFailure(message: "test failure in member \(failingMember)")
             do {
@@ -368,7 +368,7 @@ struct BGZFTests {
     func abandonWritesNoEOF() throws {
         let balanced = try compressorCountBalances {
             let memory = MemoryOutputStream()
-            let bgzf = BGZFOutputStream(wrapping: memory, threads: 2)
+            let bgzf = try BGZFOutputStream(wrapping: memory, threads: 2)
             try bgzf.openOrThrow()
             try bgzf.writeAll(textBytes(count: 300_000, seed: 140))
             bgzf.abandon()
@@ -387,13 +387,13 @@ struct BGZFTests {
     @Test("Dropped without close, never opened, or written after close: no crash, no compressor left")
     func lifecycle() throws {
         let balanced = try compressorCountBalances {
-            let dropped = BGZFOutputStream(wrapping: MemoryOutputStream(), threads: 2)
+            let dropped = try BGZFOutputStream(wrapping: MemoryOutputStream(), threads: 2)
             try dropped.openOrThrow()
             try dropped.writeAll(textBytes(count: 200_000, seed: 150))
-            let neverOpened = BGZFOutputStream(wrapping: MemoryOutputStream())
+            let neverOpened = try BGZFOutputStream(wrapping: MemoryOutputStream())
             neverOpened.close()
             #expect(neverOpened.streamStatus == .closed)
-            let closed = BGZFOutputStream(wrapping: MemoryOutputStream())
+            let closed = try BGZFOutputStream(wrapping: MemoryOutputStream())
             try closed.openOrThrow()
             try closed.closeOrThrow()
             var byte: UInt8 = 1

@@ -307,7 +307,7 @@ private enum Feed: CaseIterable, CustomStringConvertible {
     func stream(_ bytes: [UInt8], chunkSize: Int) -> GzipInputStream {
         let inner: ByteInputStream = self == .oneByte ? OneByteInputStream(wrapping: MemoryInputStream(bytes: bytes))
             : UnevenInputStream(bytes: bytes, seed: UInt64(bytes.count) &* 31 &+ UInt64(chunkSize))
-        return GzipInputStream(wrapping: inner, chunkSize: chunkSize)
+        return try! GzipInputStream(wrapping: inner, chunkSize: chunkSize)
     }
 }
 
@@ -333,7 +333,7 @@ private func readFully(_ stream: GzipInputStream, readSize: Int = 64 * 1024) -> 
 
 /// The whole file in one read of the inner stream: the reference.
 private func readInOneGo(_ bytes: [UInt8]) -> Reading {
-    readFully(GzipInputStream(wrapping: MemoryInputStream(bytes: bytes), chunkSize: max(1, bytes.count)))
+    readFully(try! GzipInputStream(wrapping: MemoryInputStream(bytes: bytes), chunkSize: max(1, bytes.count)))
 }
 
 /// Builds a member by hand from stored blocks of the given sizes (RFC 1951 §3.2.4), so that its

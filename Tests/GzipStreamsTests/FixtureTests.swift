@@ -74,7 +74,7 @@ struct FixtureTests {
     func fixture(_ fixture: Fixture) throws {
         switch fixture.expectation {
         case .ok(let sha256):
-            let stream = GzipInputStream(wrapping: FileInputStream(path: fixture.path))
+            let stream = try GzipInputStream(wrapping: FileInputStream(path: fixture.path))
             let output = try sha256OfOutput(stream, readSize: 256 * 1024)
             stream.close()
             #expect(output.error == nil, "unexpected error: \(String(describing: output.error))")
@@ -88,7 +88,7 @@ struct FixtureTests {
             try checkOneBytePass(fixture, firstPass: output)
 
         case .error(let kinds):
-            let stream = GzipInputStream(wrapping: FileInputStream(path: fixture.path))
+            let stream = try GzipInputStream(wrapping: FileInputStream(path: fixture.path))
             let output = try sha256OfOutput(stream, readSize: 256 * 1024)
             stream.close()
             let error = try #require(output.gzipError, "expected \(kinds), got \(String(describing: output.error))")

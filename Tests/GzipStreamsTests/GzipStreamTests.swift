@@ -276,7 +276,7 @@ struct FlushTests {
     @Test("After flush() the output ends 00 00 ff ff and a reader gets every byte written so far")
     func syncFlush() throws {
         let memory = MemoryOutputStream()
-        let gzip = GzipOutputStream(wrapping: memory)
+        let gzip = try GzipOutputStream(wrapping: memory)
         try gzip.openOrThrow()
         let first = textBytes(count: 10_000)
         try gzip.writeAll(first)
@@ -316,7 +316,7 @@ struct FlushTests {
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         defer { buffer.deallocate() }
         let memory = MemoryOutputStream(buffer: buffer, capacity: capacity)
-        let gzip = GzipOutputStream(wrapping: memory, chunkSize: chunkSize)
+        let gzip = try GzipOutputStream(wrapping: memory, chunkSize: chunkSize)
         try gzip.openOrThrow()
         let data = textBytes(count: 3000)
         try gzip.writeAll(data)
@@ -336,7 +336,7 @@ struct FlushTests {
     @Test("flush() right after open, before any data")
     func flushBeforeData() throws {
         let memory = MemoryOutputStream()
-        let gzip = GzipOutputStream(wrapping: memory)
+        let gzip = try GzipOutputStream(wrapping: memory)
         try gzip.openOrThrow()
         try gzip.flush()
         #expect(Array([UInt8](memory.data).suffix(4)) == [0x00, 0x00, 0xff, 0xff])
@@ -358,15 +358,15 @@ struct MultiMemberTests {
     /// Two members written by two GzipOutputStreams into one MemoryOutputStream.
     func twoMembers() throws -> (bytes: [UInt8], firstLength: Int) {
         let memory = MemoryOutputStream()
-        let one = GzipOutputStream(wrapping: memory, level: 9, header: GzipHeader(fileName: Array("one".utf8)),
-                                   closesInnerStream: false)
+        let one = try GzipOutputStream(wrapping: memory, level: 9, header: GzipHeader(fileName: Array("one".utf8)),
+                                       closesInnerStream: false)
         try one.openOrThrow()
         try one.writeAll(firstData)
         try one.closeOrThrow()
         #expect(memory.streamStatus == .open, "closesInnerStream: false must leave the inner stream open")
         let firstLength = memory.writtenCount
-        let two = GzipOutputStream(wrapping: memory, level: 1, header: GzipHeader(fileName: Array("two".utf8)),
-                                   closesInnerStream: false)
+        let two = try GzipOutputStream(wrapping: memory, level: 1, header: GzipHeader(fileName: Array("two".utf8)),
+                                       closesInnerStream: false)
         try two.openOrThrow()
         try two.writeAll(secondData)
         try two.closeOrThrow()
@@ -728,7 +728,7 @@ struct ErrorTests {
         let data = textBytes(count: 50_000)
         let packed = try pack(data)
         let failAt = packed.count / 2
-        let stream = GzipInputStream(wrapping: FailingInputStream(bytes: packed, failAt: failAt), chunkSize: 100)
+        let stream = try GzipInputStream(wrapping: FailingInputStream(bytes: packed, failAt: failAt), chunkSize: 100)
         let result = drain(stream, readSize: 500)
         #expect(result.error as? ByteStreamError == FailingInputStream.failure)
         #expect(data.starts(with: result.bytes))
@@ -751,8 +751,8 @@ struct ErrorTests {
     }
 
     @Test("A missing file is the inner stream's I/O error, not a GzipError")
-    func missingFile() {
-        let stream = GzipInputStream(wrapping: FileInputStream(path: "/nonexistent/gzstream/none.gz"))
+    func missingFile() throws {
+        let stream = try GzipInputStream(wrapping: FileInputStream(path: "/nonexistent/gzstream/none.gz"))
         stream.open()
         #expect(stream.streamStatus == .error)
         let error = stream.streamError as? ByteStreamError
@@ -865,7 +865,7 @@ struct LifecycleTests {
         let packed = try pack(data)
         for readFirst in [0, 100, data.count + 1] {
             let inner = MemoryInputStream(bytes: packed)
-            let stream = GzipInputStream(wrapping: inner)
+            let stream = try GzipInputStream(wrapping: inner)
             stream.open()
             var buffer = [UInt8](repeating: 0, count: max(1, readFirst))
             if readFirst > 0 { #expect(stream.read(&buffer, maxLength: readFirst) > 0) }
@@ -887,7 +887,7 @@ struct LifecycleTests {
     func innerStreamLeftOpen() throws {
         let packed = try pack(data)
         let inner = MemoryInputStream(bytes: packed + packed)
-        let stream = GzipInputStream(wrapping: inner, closesInnerStream: false)
+        let stream = try GzipInputStream(wrapping: inner, closesInnerStream: false)
         var buffer = [UInt8](repeating: 0, count: 10)
         stream.open()
         #expect(stream.read(&buffer, maxLength: 10) == 10)
@@ -896,11 +896,11 @@ struct LifecycleTests {
         inner.close()
 
         let memory = MemoryOutputStream()
-        let gzip = GzipOutputStream(wrapping: memory, closesInnerStream: false)
+        let gzip = try GzipOutputStream(wrapping: memory, closesInnerStream: false)
         try gzip.openOrThrow()
         try gzip.closeOrThrow()
         #expect(memory.streamStatus == .open)
-        let closing = GzipOutputStream(wrapping: memory)
+        let closing = try GzipOutputStream(wrapping: memory)
         try closing.openOrThrow()
         try closing.closeOrThrow()
         #expect(memory.streamStatus == .closed)
@@ -927,7 +927,7 @@ struct LifecycleTests {
         }
 
         let memory = MemoryOutputStream()
-        let gzip = GzipOutputStream(wrapping: memory)
+        let gzip = try GzipOutputStream(wrapping: memory)
         try gzip.openOrThrow()
         let zstream = try #require(currentZStream(of: gzip))
         #expect(zstream.isLive)
@@ -949,7 +949,7 @@ struct LifecycleTests {
             inputProbe.object = currentZStream(of: stream)
             #expect(inputProbe.object?.isLive == true)
 
-            let gzip = GzipOutputStream(wrapping: MemoryOutputStream())
+            let gzip = try GzipOutputStream(wrapping: MemoryOutputStream())
             try gzip.openOrThrow()
             try gzip.writeAll(data)
             outputProbe.object = currentZStream(of: gzip)
@@ -978,11 +978,11 @@ struct LifecycleTests {
                 closed.close()
                 _ = drain(gunzipStream(input)) // dropped without close
             }
-            let gzip = GzipOutputStream(wrapping: MemoryOutputStream())
+            let gzip = try GzipOutputStream(wrapping: MemoryOutputStream())
             try gzip.openOrThrow()
             try gzip.writeAll(data)
             try gzip.closeOrThrow()
-            let dropped = GzipOutputStream(wrapping: MemoryOutputStream())
+            let dropped = try GzipOutputStream(wrapping: MemoryOutputStream())
             try dropped.openOrThrow()
             try dropped.writeAll(data)
         }
@@ -1007,7 +1007,7 @@ struct LifecycleTests {
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 10)
         defer { buffer.deallocate() }
         let inner = MemoryOutputStream(buffer: buffer, capacity: 10)
-        let gzip = GzipOutputStream(wrapping: inner)
+        let gzip = try GzipOutputStream(wrapping: inner)
         try gzip.openOrThrow() // the 10-byte header just fits
         #expect(inner.writtenCount == 10)
         try gzip.writeAll(Array("short".utf8)) // deflate keeps it: nothing to write yet
@@ -1026,7 +1026,7 @@ struct LifecycleTests {
     func openWhenInnerFails() throws {
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 5)
         defer { buffer.deallocate() }
-        let gzip = GzipOutputStream(wrapping: MemoryOutputStream(buffer: buffer, capacity: 5))
+        let gzip = try GzipOutputStream(wrapping: MemoryOutputStream(buffer: buffer, capacity: 5))
         gzip.open()
         #expect(gzip.streamStatus == .error)
         #expect((gzip.streamError as? ByteStreamError)?.code == .noSpaceAvailable)
@@ -1040,7 +1040,7 @@ struct LifecycleTests {
     func writeWhenInnerFails() throws {
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 100)
         defer { buffer.deallocate() }
-        let gzip = GzipOutputStream(wrapping: MemoryOutputStream(buffer: buffer, capacity: 100))
+        let gzip = try GzipOutputStream(wrapping: MemoryOutputStream(buffer: buffer, capacity: 100))
         try gzip.openOrThrow()
         let big = randomBytes(count: 100_000)
         let written = big.withUnsafeBufferPointer { gzip.write($0.baseAddress!, maxLength: $0.count) }

@@ -24,7 +24,7 @@ struct OrderedPipelineTests {
                 var streams: [(BGZFOutputStream, MemoryOutputStream)] = []
                 for _ in 0..<count {
                     let memory = MemoryOutputStream()
-                    let bgzf = BGZFOutputStream(wrapping: memory, level: 1)
+                    let bgzf = try BGZFOutputStream(wrapping: memory, level: 1)
                     try bgzf.openOrThrow()
                     try bgzf.writeAll(data)
                     streams.append((bgzf, memory))

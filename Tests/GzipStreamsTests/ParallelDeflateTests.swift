@@ -9,8 +9,8 @@ import Testing
 func packInBlocks(_ data: [UInt8], level: Int = 6, threads: Int, blockSize: Int? = GzipOutputStream.defaultBlockSize,
                   writeSizes: [Int] = [1 << 20], chunkSize: Int = ByteStream.defaultChunkSize) throws -> [UInt8] {
     let memory = MemoryOutputStream()
-    let gzip = GzipOutputStream(wrapping: memory, level: level, chunkSize: chunkSize, threads: threads,
-                                blockSize: blockSize)
+    let gzip = try GzipOutputStream(wrapping: memory, level: level, chunkSize: chunkSize, threads: threads,
+                                    blockSize: blockSize)
     try gzip.openOrThrow()
     try writeInSlices(data, to: gzip, writeSizes: writeSizes)
     try gzip.closeOrThrow()
@@ -113,13 +113,13 @@ struct ParallelDeflateTests {
     func defaults() throws {
         let data = mixedBytes(count: 400_000, seed: 3)
         let memory = MemoryOutputStream()
-        let gzip = GzipOutputStream(wrapping: memory, threads: 4)
+        let gzip = try GzipOutputStream(wrapping: memory, threads: 4)
         #expect(gzip.blockSize == GzipOutputStream.defaultBlockSize)
         try gzip.openOrThrow()
         try gzip.writeAll(data)
         try gzip.closeOrThrow()
         #expect([UInt8](memory.data) == (try packInBlocks(data, threads: 1)))
-        #expect(GzipOutputStream(wrapping: MemoryOutputStream()).blockSize == nil)
+        #expect(try GzipOutputStream(wrapping: MemoryOutputStream()).blockSize == nil)
         #expect(try pack(data) != (try packInBlocks(data, threads: 1)))
     }
 
@@ -128,7 +128,7 @@ struct ParallelDeflateTests {
         let first = mixedBytes(count: 300_001, seed: 21)
         let second = textBytes(count: 5000, seed: 22)
         let memory = MemoryOutputStream()
-        let gzip = GzipOutputStream(wrapping: memory, threads: 2)
+        let gzip = try GzipOutputStream(wrapping: memory, threads: 2)
         try gzip.openOrThrow()
         try gzip.writeAll(first)
         try gzip.flush()
@@ -155,7 +155,7 @@ struct ParallelDeflateTests {
         let data = mixedBytes(count: 2_000_000, seed: 31)
         for limit in [5, 20_000, 300_000] {
             let failing = FailingOutputStream(failingAfter: limit)
-            let gzip = GzipOutputStream(wrapping: failing, threads: 3)
+            let gzip = try GzipOutputStream(wrapping: failing, threads: 3)
             var workers: [BlockDeflate.Worker] = []
             var thrown: (any Error)?
             do {
@@ -179,7 +179,7 @@ struct ParallelDeflateTests {
     func abandonJoinsWorkers() throws {
         let data = mixedBytes(count: 1_500_000, seed: 41)
         let memory = MemoryOutputStream()
-        let gzip = GzipOutputStream(wrapping: memory, threads: 2)
+        let gzip = try GzipOutputStream(wrapping: memory, threads: 2)
         try gzip.openOrThrow()
         try gzip.writeAll(data)
         let workers = currentDeflateWorkers(of: gzip)

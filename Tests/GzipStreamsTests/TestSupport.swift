@@ -136,7 +136,7 @@ func countBalances(_ count: () -> Int, around body: () throws -> Void) rethrows 
 func pack(_ data: [UInt8], level: Int = GzipOutputStream.defaultLevel, header: GzipHeader = GzipHeader(),
           chunkSize: Int = ByteStream.defaultChunkSize, writeSize: Int = 1 << 20) throws -> [UInt8] {
     let memory = MemoryOutputStream()
-    let gzip = GzipOutputStream(wrapping: memory, level: level, header: header, chunkSize: chunkSize)
+    let gzip = try GzipOutputStream(wrapping: memory, level: level, header: header, chunkSize: chunkSize)
     try gzip.openOrThrow()
     try writeInSlices(data, to: gzip, writeSizes: [writeSize])
     try gzip.closeOrThrow()
@@ -176,8 +176,8 @@ func gunzipStream(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChun
                   inflater: GzipInputStream.Inflater = .zlib) -> GzipInputStream {
     let memory = MemoryInputStream(bytes: compressed)
     let inner: ByteInputStream = oneByteInner ? OneByteInputStream(wrapping: memory) : memory
-    return GzipInputStream(wrapping: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
-                           maximumOutputSize: maximumOutputSize, inflater: inflater)
+    return try! GzipInputStream(wrapping: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
+                                maximumOutputSize: maximumOutputSize, inflater: inflater)
 }
 
 /// Unpacks `compressed` and closes the stream; returns what it gave.
