@@ -82,6 +82,9 @@ open class ByteStream: @unchecked Sendable {
     public static let maximumChunkSize = 1 << 30
     /// The chunk sizes streams accept, in bytes: `1...maximumChunkSize`.
     package static let chunkSizes = 1...maximumChunkSize
+    /// The most bytes a read-ahead or write-behind ring holds in all: 4 GiB (count × size),
+    /// so that a count in range cannot ask for more memory than any machine here has.
+    public static let maximumRingSize = 4 << 30
 
     /// The stream's state. See the type's documentation for the transitions.
     public private(set) var streamStatus: Status = .notOpen

@@ -64,7 +64,8 @@ public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {
     ///     default ``defaultBufferCount``. Memory: `bufferCount × chunkSize` bytes, allocated here.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
-    ///   `chunkSize` or `bufferCount` out of range, or a ring of more than `Int.max` bytes.
+    ///   `chunkSize` or `bufferCount` out of range, or a ring of more than
+    ///   ``ByteStream/maximumRingSize`` bytes.
     public init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
                 bufferCount: Int = ReadAheadInputStream.defaultBufferCount,
                 closesInnerStream: Bool = true) throws(ByteStreamError) {
@@ -72,7 +73,8 @@ public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         try requireArgument(bufferCount, in: 1...Int.max, "bufferCount", operation: operation)
         let (capacity, overflow) = chunkSize.multipliedReportingOverflow(by: bufferCount)
-        try requireArgument(!overflow, "bufferCount", "\(bufferCount) buffers of \(chunkSize) bytes are more than Int.max bytes",
+        try requireArgument(!overflow && capacity <= ByteStream.maximumRingSize, "bufferCount",
+                            "\(bufferCount) buffers of \(chunkSize) bytes are more than ByteStream.maximumRingSize (4 GiB)",
                             operation: operation)
         self.chunkSize = chunkSize
         self.bufferCount = bufferCount

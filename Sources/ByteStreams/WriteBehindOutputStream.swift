@@ -70,7 +70,7 @@ public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendabl
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   `chunkSize`, `bufferSize` or `bufferCount` out of range, or a ring of more than
-    ///   `Int.max` bytes.
+    ///   ``ByteStream/maximumRingSize`` bytes.
     public init(wrapping inner: ByteOutputStream, chunkSize: Int = ByteStream.defaultChunkSize,
                 bufferSize: Int? = nil, bufferCount: Int = WriteBehindOutputStream.defaultBufferCount,
                 closesInnerStream: Bool = true) throws(ByteStreamError) {
@@ -79,8 +79,9 @@ public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendabl
         let bufferSize = bufferSize ?? max(Self.defaultBufferSize, chunkSize)
         try requireArgument(bufferSize, in: ByteStream.chunkSizes, "bufferSize", operation: operation)
         try requireArgument(bufferCount, in: 1...Int.max, "bufferCount", operation: operation)
-        try requireArgument(!bufferSize.multipliedReportingOverflow(by: bufferCount).overflow, "bufferCount",
-                            "\(bufferCount) buffers of \(bufferSize) bytes are more than Int.max bytes",
+        let (capacity, overflow) = bufferSize.multipliedReportingOverflow(by: bufferCount)
+        try requireArgument(!overflow && capacity <= ByteStream.maximumRingSize, "bufferCount",
+                            "\(bufferCount) buffers of \(bufferSize) bytes are more than ByteStream.maximumRingSize (4 GiB)",
                             operation: operation)
         self.chunkSize = chunkSize
         self.bufferSize = bufferSize

@@ -163,12 +163,12 @@ final class TemporaryFile {
     }
 }
 
-/// Removes the temporary outputs when SIGINT, SIGTERM or SIGHUP arrives, then dies of the same
-/// signal, so an interrupted run leaves neither a partial output nor a stray temporary file.
+/// Removes the temporary outputs when SIGINT, SIGTERM, SIGHUP or SIGXCPU (`ulimit -t`) arrives,
+/// then dies of the same signal, so an interrupted run leaves neither a partial output nor a stray temporary file.
 /// A signal ignored when the process started (`nohup`, a background job of a shell without
 /// job control) stays ignored, as GNU gzip leaves it.
 public func installInterruptCleanup() {
-    for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGXCPU] {
         let previous = signal(signalNumber, SIG_IGN)
         if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
         signal(signalNumber) { received in

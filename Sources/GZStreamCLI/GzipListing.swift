@@ -59,7 +59,7 @@ final class GzipListing: Listing {
     }
 
     func row(_ member: GzipInputStream.Member) {
-        crc = crc32Combine(crc, member.crc32, secondLength: Int(member.uncompressedSize))
+        crc = crc32Combine(crc, member.crc32, secondLength: UInt64(member.uncompressedSize))
         overhead += member.headerSize + 8
         if firstHeader == nil { firstHeader = member.header }
     }

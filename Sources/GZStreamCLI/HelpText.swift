@@ -37,8 +37,8 @@ Options:
   -o, --output PATH     write to PATH (one input; - is standard output); when PATH is a
                         directory, write each output in it under its default name
   -f, --force           overwrite existing outputs; read or write compressed data on a
-                        terminal; follow symbolic links; read non-regular files; take
-                        files with other hard links; pack x.gz to x.gz.gz; unpack -c:
+                        terminal; follow symbolic links; read a FIFO or device into -o
+                        FILE (file mode never takes one); take files with other links; pack x.gz to x.gz.gz; unpack -c:
                         copy input that is not gzip unchanged (zcat -f)
   -r, --recursive       walk the directories named: each regular file in them in place
                         (symbolic links not followed); without -r a directory is skipped
@@ -76,7 +76,7 @@ Options:
                         once a job has run for a second (not when the output goes there
                         too, nor in gzip mode)
   -h, --help            show this help
-      --version         show the version
+  -V, --version         show the version
 
 Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after the last member,
 which is ignored once the data before it has been written).

@@ -52,7 +52,7 @@ extension Command {
             if count <= 0 { break }
             progress?.addOutput(count)
         }
-        progress?.end(completed: gzip.streamError == nil)
+        progress?.end(completed: gzip.streamError == nil && gzip.trailingGarbage == nil)
         if listing?.writeError != nil { throw Reported(status: .error) }
         if let error = gzip.streamError {
             listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,

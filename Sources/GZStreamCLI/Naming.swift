@@ -16,8 +16,17 @@ extension Command {
         if info.isDirectory { throw refuse("is a directory") }
         // test and list write nothing, so a FIFO, a device or /dev/fd/N is read as with -c.
         let writesNothing = options.mode == .test || options.mode == .list
-        if !info.isRegularFile && !options.force && !options.toStandardOutput && !writesNothing {
-            throw refuse("not a regular file (use -f or -c to read it)")
+        guard info.isRegularFile || options.toStandardOutput || writesNothing else {
+            // File mode names its output after the input and may remove the input: a FIFO or a
+            // device is passed over, -f or not, as GNU gzip does (`-f` must never turn
+            // /dev/null into /dev/null.gz and unlink it). `-f -o FILE` reads one.
+            if options.outputPath != nil && outputDirectory == nil {
+                if options.force { return info }
+                throw refuse("not a regular file (use -f or -c to read it)")
+            }
+            let problem = "is not a directory or a regular file -- ignored"
+            diagnostics.warning(path.description, problem)
+            throw Reported(status: .warning, problem: problem)
         }
         return info
     }

@@ -81,8 +81,6 @@ private let decompressingNames: [Pathname: Bool] = ["gunzip": false, "zcat": tru
 /// (UTF-8 or not); the other options are read as UTF-8.
 func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstream") throws(UsageError) -> ParsedCommand {
     let arguments = rawArguments.map { String(decoding: $0, as: UTF8.self) }
-    if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) { return .help }
-    if arguments.contains("--version") || arguments.contains("-V") { return .version }
     var options: Options
     var rest = Array(zip(arguments, rawArguments))[...]
     // gzip mode: -d, -t and -l choose the mode once every option is read.
@@ -177,6 +175,10 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "length":
                 options.rangeLength = Int64(try parseSize(try value(for: "--length", inline: inline),
                                                           option: "--length", range: 0...Int.max))
+            // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or
+            // `-S -h` names a file or a suffix.
+            case "help": try noValue(); return .help
+            case "version": try noValue(); return .version
             case "progress": try noValue(); options.progress = true
             case "no-progress": try noValue(); options.progress = false
             case "quiet": try noValue(); options.quiet = true; options.verbose = false
@@ -188,6 +190,8 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         var letters = argument.dropFirst()[...]
         while let letter = letters.popFirst() {
             switch letter {
+            case "h": return .help
+            case "V": return .version
             case "c": options.toStandardOutput = true
             case "f": options.force = true
             case "r": options.recursive = true
@@ -265,7 +269,8 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     if options.json && options.mode != .list {
         throw UsageError(message: "--json applies to list only")
     }
-    if options.outputPath != nil {
+    if let outputPath = options.outputPath {
+        if outputPath.bytes.isEmpty { throw UsageError(message: "-o needs a path, not an empty one") }
         if options.toStandardOutput { throw UsageError(message: "-o and -c cannot be used together") }
         // Several files need -o to name a directory: checked when the command runs.
         if options.recursive { throw UsageError(message: "-r writes each output beside its input: -o does not apply") }

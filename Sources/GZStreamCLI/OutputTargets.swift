@@ -69,7 +69,8 @@ extension Command {
         try rejectSameFile(inputInfo, FileInfo(path: finalPath), inputName: inputName)
         // Messages name the path the user gave (`-o link`), not the file behind the link.
         let shownPath = (finalPath == publishPath ? outputPath : finalPath).description
-        let permissions = inputInfo?.permissions ?? defaultPermissions()
+        // A FIFO's or a device's mode (often 0666) is no file's: those get the umask's default.
+        let permissions = inputInfo.flatMap { $0.isRegularFile ? $0.permissions : nil } ?? defaultPermissions()
         temporary.setAttributes(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
                                 owner: inputInfo.map { ($0.owner, $0.group) })
         // The index is published first and taken back if the output cannot be, so that the
@@ -86,7 +87,7 @@ extension Command {
             throw Reported(status: reportError(shownPath, error.message))
         }
         report(outcome, inputName: inputName, outputName: shownPath)
-        if options.removeInput, inputInfo != nil, !removeFile(inputPath) {
+        if options.removeInput, inputInfo?.isRegularFile == true, !removeFile(inputPath) {
             diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
             return max(outcome.status, .warning)
         }

@@ -155,7 +155,8 @@ extension Command {
                 let decoder = try decodingStream(source)
                 defer { decoder.close() }
                 try inflate(decoder, into: sink, closesOutput: closesOutput)
-                progress?.end(completed: true)
+                // The last line only when no message about the job follows (trailing garbage's).
+                progress?.end(completed: decoder.trailingGarbage == nil)
                 var status = ExitStatus.success
                 if decoder.trailingGarbage != nil {
                     status = warnTrailingGarbage(inputName)

@@ -13,8 +13,9 @@ func crc32(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
 }
 
 /// The CRC-32 of two pieces joined, from the CRC-32 of each and the length in bytes of the
-/// second (0 or more): for instance the CRC-32 of a multi-member file's whole data from its
-/// members' (``GzipInputStream/Member/crc32``). Wraps zlib's `crc32_combine`.
-public func crc32Combine(_ first: UInt32, _ second: UInt32, secondLength: Int) -> UInt32 {
-    UInt32(truncatingIfNeeded: crc32_combine(UInt(first), UInt(second), off_t(secondLength)))
+/// second: for instance the CRC-32 of a multi-member file's whole data from its members'
+/// (``GzipInputStream/Member/crc32``). The length is unsigned because zlib loops forever on a
+/// negative one. Wraps zlib's `crc32_combine`.
+public func crc32Combine(_ first: UInt32, _ second: UInt32, secondLength: UInt64) -> UInt32 {
+    UInt32(truncatingIfNeeded: crc32_combine(UInt(first), UInt(second), off_t(clamping: secondLength)))
 }

@@ -224,7 +224,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     /// Writes a deflated block and adds its CRC-32 to the member's.
     private func emit(block: BlockDeflate.Block) throws {
         try block.deflated.withUnsafeBytes { try emitInChunks($0) }
-        crc = crc32Combine(crc, block.crc, secondLength: block.plainCount)
+        crc = crc32Combine(crc, block.crc, secondLength: UInt64(block.plainCount))
     }
 
     /// Writes deflate output to the inner stream in chunks of at most `chunkSize` bytes.

@@ -10,7 +10,7 @@ private let chunkRange = "1...\(ByteStream.maximumChunkSize)"
 
 @Suite("Arguments: a value out of range is a thrown invalidArgument, never a trap")
 struct ArgumentTests {
-    @Test("ReadAheadInputStream: chunkSize, bufferCount and their product", arguments: [
+    @Test("ReadAheadInputStream: chunkSize, bufferCount and their product (at most 4 GiB; an in-range count asking more throws, not traps)", arguments: [
         (0, 1, invalid("chunkSize", "must be \(chunkRange), not 0", operation: "create ReadAheadInputStream")),
         (-1, 1, invalid("chunkSize", "must be \(chunkRange), not -1", operation: "create ReadAheadInputStream")),
         (ByteStream.maximumChunkSize + 1, 1,
@@ -18,7 +18,13 @@ struct ArgumentTests {
                  operation: "create ReadAheadInputStream")),
         (4096, 0, invalid("bufferCount", "must be at least 1, not 0", operation: "create ReadAheadInputStream")),
         (1 << 30, Int.max / 2,
-         invalid("bufferCount", "\(Int.max / 2) buffers of \(1 << 30) bytes are more than Int.max bytes",
+         invalid("bufferCount", "\(Int.max / 2) buffers of \(1 << 30) bytes are more than ByteStream.maximumRingSize (4 GiB)",
+                 operation: "create ReadAheadInputStream")),
+        (1 << 30, 1 << 32,
+         invalid("bufferCount", "\(1 << 32) buffers of \(1 << 30) bytes are more than ByteStream.maximumRingSize (4 GiB)",
+                 operation: "create ReadAheadInputStream")),
+        (1 << 20, 4097,
+         invalid("bufferCount", "4097 buffers of \(1 << 20) bytes are more than ByteStream.maximumRingSize (4 GiB)",
                  operation: "create ReadAheadInputStream")),
     ])
     func readAhead(chunkSize: Int, bufferCount: Int, expected: ByteStreamError) {
@@ -42,7 +48,10 @@ struct ArgumentTests {
         (4096, -5, 4, invalid("bufferSize", "must be \(chunkRange), not -5", operation: "create WriteBehindOutputStream")),
         (4096, nil, 0, invalid("bufferCount", "must be at least 1, not 0", operation: "create WriteBehindOutputStream")),
         (4096, 1 << 30, Int.max / 2,
-         invalid("bufferCount", "\(Int.max / 2) buffers of \(1 << 30) bytes are more than Int.max bytes",
+         invalid("bufferCount", "\(Int.max / 2) buffers of \(1 << 30) bytes are more than ByteStream.maximumRingSize (4 GiB)",
+                 operation: "create WriteBehindOutputStream")),
+        (4096, 1 << 30, 1 << 32,
+         invalid("bufferCount", "\(1 << 32) buffers of \(1 << 30) bytes are more than ByteStream.maximumRingSize (4 GiB)",
                  operation: "create WriteBehindOutputStream")),
     ] as [(Int, Int?, Int, ByteStreamError)])
     func writeBehind(chunkSize: Int, bufferSize: Int?, bufferCount: Int, expected: ByteStreamError) {

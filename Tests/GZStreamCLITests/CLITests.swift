@@ -33,8 +33,8 @@ Options:
   -o, --output PATH     write to PATH (one input; - is standard output); when PATH is a
                         directory, write each output in it under its default name
   -f, --force           overwrite existing outputs; read or write compressed data on a
-                        terminal; follow symbolic links; read non-regular files; take
-                        files with other hard links; pack x.gz to x.gz.gz; unpack -c:
+                        terminal; follow symbolic links; read a FIFO or device into -o
+                        FILE (file mode never takes one); take files with other links; pack x.gz to x.gz.gz; unpack -c:
                         copy input that is not gzip unchanged (zcat -f)
   -r, --recursive       walk the directories named: each regular file in them in place
                         (symbolic links not followed); without -r a directory is skipped
@@ -72,7 +72,7 @@ Options:
                         once a job has run for a second (not when the output goes there
                         too, nor in gzip mode)
   -h, --help            show this help
-      --version         show the version
+  -V, --version         show the version
 
 Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after the last member,
 which is ignored once the data before it has been written).
@@ -105,6 +105,24 @@ struct CLITests {
             #expect(result.status == 0)
             #expect(result.out == expectedHelp)
             #expect(result.err == "")
+        }
+    }
+
+    @Test("-h and -V are options only where options are read: after --, or as -S's or -o's value, they are a name",
+          .requires(.gzip))
+    func helpAsAName() throws {
+        try withScratch { scratch in
+            try scratch.write("-h", "hello\n")
+            try scratch.write("f", "f\n")
+            let packed = try gzstream(["-k", "--", "-h"], in: scratch)
+            #expect(packed.status == 0 && packed.out == "" && packed.err == "", "\(packed)")
+            #expect(try gunzip(scratch.path("-h.gz"), in: scratch) == Array("hello\n".utf8))
+            let suffixed = try gzstream(["-k", "-S", "-V", "f"], in: scratch)
+            #expect(suffixed.status == 0 && suffixed.out == "", "\(suffixed)")
+            #expect(try gunzip(scratch.path("f-V"), in: scratch) == Array("f\n".utf8))
+            let named = try gzstream(["pack", "-o", "-h2", "f"], in: scratch)
+            #expect(named.status == 0 && named.out == "", "\(named)")
+            #expect(try gunzip(scratch.path("-h2"), in: scratch) == Array("f\n".utf8))
         }
     }
 
@@ -142,6 +160,8 @@ struct CLITests {
         (["pack", "--max-output", "1K"], "--max-output applies to unpack, test and list"),
         (["pack", "--chunk-size", "lots"], "--chunk-size takes a size in bytes, not 'lots'"),
         (["pack", "--stdout=yes"], "option --stdout takes no value"),
+        (["pack", "-o", "", "a"], "-o needs a path, not an empty one"),
+        (["--bogus", "-h"], "unknown option '--bogus'"),
     ] as [([String], String)])
     func usageErrors(arguments: [String], message: String) throws {
         try withScratch { scratch in

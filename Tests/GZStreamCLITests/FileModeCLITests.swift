@@ -407,7 +407,7 @@ struct FileModeCLITests {
 
     // MARK: test and list read what -c reads
 
-    @Test("test and list read a pipe through /dev/fd/N, a FIFO and a character device without -f; unpack still asks for -c")
+    @Test("test and list read a pipe through /dev/fd/N, a FIFO and a character device without -f; file mode passes them over, -f or not")
     func inspectNonRegularFiles() throws {
         try withScratch { scratch in
             try scratch.write("ok.gz", try gzstream(["pack", "-n", "-c"], in: scratch, input: .bytes(Array("ok\n".utf8))).stdout)
@@ -424,9 +424,24 @@ struct FileModeCLITests {
             let device = try gzstream(["test", "/dev/null"], in: scratch)
             #expect(device.status == 1)
             #expect(device.err == "gzstream: /dev/null: empty input: no gzip member\n")
+            // File mode names its output after the input and may remove it: a pipe, a FIFO or a
+            // device is passed over as GNU gzip does, -f or not (`-f /dev/null` must never
+            // become /dev/null.gz and unlink /dev/null); `-f -o FILE` reads one.
             let unpack = try shell(#"cat ok.gz | "$0" unpack /dev/fd/0"#, in: scratch)
-            #expect(unpack.status == 1)
-            #expect(unpack.err == "gzstream: /dev/fd/0: not a regular file (use -f or -c to read it)\n")
+            #expect(unpack.status == 2)
+            #expect(unpack.err == "gzstream: /dev/fd/0: is not a directory or a regular file -- ignored\n")
+            #expect(symlink("/dev/null", scratch.path("null-link")) == 0)
+            for arguments in [["pack", "-f", "--rm", "null-link"], ["-f", "null-link"], ["null-link"]] {
+                let forced = try gzstream(arguments, in: scratch)
+                #expect(forced.status == 2, "\(arguments): \(forced)")
+                #expect(forced.err == "gzstream: null-link: is not a directory or a regular file -- ignored\n")
+                #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: scratch.path("null-link"))) == "/dev/null",
+                        "the link stays")
+                #expect(!FileManager.default.fileExists(atPath: scratch.path("null-link.gz")))
+            }
+            let named = try shell(#"cat ok.gz | "$0" unpack -f -o out /dev/fd/0"#, in: scratch)
+            #expect(named.status == 0, "\(named)")
+            #expect(try readBytes(scratch.path("out")) == Array("ok\n".utf8))
         }
     }
 }

@@ -43,15 +43,15 @@ private func handle(_ path: String, writing: Bool) -> FileHandle? {
 @Suite("gzstream under signals and on terminals")
 struct ProcessControlTests {
     @Test("a signal during a file-mode run removes the temporary files and leaves no output", .requires(.gzip),
-          .timeLimit(.minutes(1)), arguments: ["pack", "unpack", "pack --bgzf --index"], [SIGINT, SIGTERM, SIGHUP])
+          .timeLimit(.minutes(1)), arguments: ["pack", "unpack", "pack --bgzf --index"], [SIGINT, SIGTERM, SIGHUP, SIGXCPU])
     func interrupted(command: String, signalNumber: Int32) throws {
         // pack --bgzf --index writes two temporary files: the output and its index.
         let words = command.split(separator: " ").map(String.init)
         let mode = words[0]
         let temporaryCount = words.contains("--index") ? 2 : 1
         try withScratch { scratch in
-            // The input is a FIFO (hence -f) that a slow writer feeds: 64 KiB every 50 ms, gzipped
-            // for unpack, until the reader is gone.
+            // The input is a FIFO (hence -f, and -o: file mode passes a FIFO over) that a slow
+            // writer feeds: 64 KiB every 50 ms, gzipped for unpack, until the reader is gone.
             let name = mode == "pack" ? "fifo" : "fifo.gz"
             let temporaryPrefix = ".gzstream-"
             let fifo = scratch.path(name)
@@ -72,7 +72,7 @@ struct ProcessControlTests {
             let errPath = scratch.ioPath("stderr")
             let packer = Process()
             packer.executableURL = URL(fileURLWithPath: Locations.binary)
-            packer.arguments = words + ["-f", name]
+            packer.arguments = words + ["-f", "-o", mode == "pack" ? "fifo.gz" : "fifo", name]
             packer.currentDirectoryURL = scratch.work
             packer.standardInput = handle("/dev/null", writing: false)
             packer.standardOutput = handle(scratch.ioPath("stdout"), writing: true)

@@ -354,7 +354,7 @@ struct ProgressCLITests {
         }
     }
 
-    @Test("--progress: one last line per file, of the file's size; before -v's line; none after an error")
+    @Test("--progress: one last line per file, of the file's size; before -v's line; none after an error or a warning")
     func lastLines() throws {
         try withScratch { scratch in
             let text = sampleText(byteCount: 10 * 1024, seed: 9)
@@ -379,6 +379,15 @@ struct ProgressCLITests {
             #expect(unpacked.errLines.count == 1, "\(unpacked)")
             #expect(unpacked.errLines.first?.contains(" in, 10.0 KiB out, ") == true, "\(unpacked)")
             #expect(unpacked.errLines.first?.contains(", done in ") == true, "\(unpacked)")
+
+            // Trailing garbage is a message about the job: no last line before it.
+            try scratch.write("garbage.gz", try scratch.read("data.gz") + Array("garbage".utf8))
+            for mode in ["unpack", "test"] {
+                let warned = try gzstream(mode == "unpack" ? ["unpack", "--progress", "-c", "garbage.gz"]
+                                                           : ["test", "--progress", "garbage.gz"], in: scratch)
+                #expect(warned.status == 2, "\(warned)")
+                #expect(warned.errLines == ["gzstream: garbage.gz: decompression OK, trailing garbage ignored"], "\(warned)")
+            }
         }
     }
 
