@@ -28,6 +28,18 @@ struct FileInfo {
     init?(path: Pathname, followsLinks: Bool = true) {
         var info = stat()
         guard path.withCString({ followsLinks ? stat($0, &info) : lstat($0, &info) }) == 0 else { return nil }
+        self.init(info)
+    }
+
+    /// What `fstat(2)` says of an open descriptor; `nil` when it fails (`errno` then says why,
+    /// `EBADF` for a descriptor not open).
+    init?(descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        self.init(info)
+    }
+
+    private init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         mode = info.st_mode
@@ -190,6 +202,48 @@ func symbolicLinkTarget(_ path: Pathname) -> Pathname? {
     guard FileInfo.isSymbolicLink(path), let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
     defer { free(resolved) }
     return Pathname(cString: resolved)
+}
+
+/// The descriptor of this process that `path` names, directly or through symbolic links:
+/// `/dev/stdin` (0), `/dev/stdout` (1), `/dev/stderr` (2), `/dev/fd/N`, `/proc/self/fd/N` or
+/// `/proc/PID/fd/N` with this process's PID; `nil` for any other path. Only the link chain is
+/// read (`readlink(2)`); the descriptor is not checked to be open.
+func processDescriptor(named path: Pathname) -> Int32? {
+    var current = path
+    // The kernel's limit on links followed in one lookup (Linux's 40).
+    for _ in 0..<40 {
+        if let descriptor = descriptorNamed(current) { return descriptor }
+        guard FileInfo.isSymbolicLink(current) else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = current.withCString { readlink($0, &buffer, buffer.count - 1) }
+        guard count > 0 else { return nil }
+        let target = buffer[..<count].map { UInt8(bitPattern: $0) }
+        // A relative target is relative to the link's directory.
+        guard let next = Pathname(bytes: target.first == UInt8(ascii: "/") ? target : directory(of: current).bytes + target) else {
+            return nil
+        }
+        current = next
+    }
+    return nil
+}
+
+/// The descriptor `path` names by its spelling alone (see ``processDescriptor(named:)``).
+private func descriptorNamed(_ path: Pathname) -> Int32? {
+    switch path.description {
+    case "/dev/stdin": return STDIN_FILENO
+    case "/dev/stdout": return STDOUT_FILENO
+    case "/dev/stderr": return STDERR_FILENO
+    default: break
+    }
+    let text = path.description
+    for prefix in ["/dev/fd/", "/proc/self/fd/", "/proc/\(getpid())/fd/"] where text.hasPrefix(prefix) {
+        let number = text.dropFirst(prefix.count)
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int32(number) else {
+            return nil
+        }
+        return value
+    }
+    return nil
 }
 
 /// The names in `directory` as bytes, without `.` and `..`, sorted bytewise so that a walk

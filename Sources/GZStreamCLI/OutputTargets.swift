@@ -25,6 +25,10 @@ extension Command {
         if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
         // `-o PATH` names the file itself; without -o, or with -o DIRECTORY, the name is made here.
         let explicitOutput = options.outputPath != nil && outputDirectory == nil
+        if explicitOutput, let descriptor = processDescriptor(named: outputPath) {
+            return try toDescriptor(descriptor, input: input, inputPath: inputPath, inputInfo: inputInfo,
+                                    outputPath: outputPath)
+        }
         if explicitOutput, let target = FileInfo(path: outputPath), !target.isRegularFile, !target.isDirectory {
             return try toDevice(input: input, inputPath: inputPath, inputInfo: inputInfo, target: target,
                                 outputPath: outputPath)
@@ -50,8 +54,8 @@ extension Command {
             try rejectSameFile(inputInfo, existingIndex, inputName: inputName)
             try refuseToReplaceIndex(indexPath, existing: existingIndex)
         }
-        // -o naming a symbolic link (`-o /dev/stdout` into a file, say) writes the file the
-        // link points to, as a shell redirection would; the link itself stays.
+        // -o naming a symbolic link writes the file the link points to, as a shell redirection
+        // would; the link itself stays. (A link to a descriptor, as /dev/stdout is, was taken above.)
         let publishPath = explicitOutput ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
         let temporary = try temporaryFile(besides: publishPath, shownAs: outputPath)
         defer { temporary.discard() }
@@ -110,6 +114,34 @@ extension Command {
         let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
                                     outputName: outputPath.description, closesOutput: true)
         report(outcome, inputName: displayName(inputPath), outputName: outputPath.description)
+        return outcome.status
+    }
+
+    /// `-o` naming a descriptor of this process (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/N`,
+    /// or a link to one): written through that descriptor itself, at its offset and with its
+    /// `O_APPEND` as the shell set them, as a redirection to the path would; never checked for
+    /// "already exists", never replaced. No index is written beside one. The descriptor is
+    /// not closed.
+    func toDescriptor(_ descriptor: Int32, input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?,
+                      outputPath: Pathname) throws -> ExitStatus {
+        let inputName = displayName(inputPath)
+        if options.index {
+            throw Reported(status: reportError(outputPath.description,
+                                               "not a regular file: --index needs one to write its .gzi beside"))
+        }
+        guard let target = FileInfo(descriptor: descriptor) else {
+            throw Reported(status: reportError(outputPath.description, "cannot write: \(String(cString: strerror(errno)))"))
+        }
+        try rejectSameFile(inputInfo, target, inputName: inputName)
+        let output = FileOutputStream(fileDescriptor: descriptor, closesDescriptor: false,
+                                      displayName: outputPath.description)
+        let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
+                                    outputName: outputPath.description, closesOutput: true)
+        report(outcome, inputName: inputName, outputName: outputPath.description)
+        if options.removeInput, inputInfo != nil, !removeFile(inputPath) {
+            diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
+            return max(outcome.status, .warning)
+        }
         return outcome.status
     }
 
