@@ -69,6 +69,9 @@ struct FileInfo {
 
 struct PublishError: Error {
     var message: String
+    /// The final path exists already (the move without replacing was refused): in gzip mode
+    /// a warning, as gzip's own check.
+    var alreadyExists = false
 }
 
 /// The paths of the temporary files being written, for the signal handler to remove: the
@@ -143,7 +146,7 @@ final class TemporaryFile {
                 } else {
                     let linkError = errno
                     if linkError == EEXIST {
-                        throw PublishError(message: "already exists; not overwritten (use -f to overwrite)")
+                        throw PublishError(message: "already exists; not overwritten (use -f to overwrite)", alreadyExists: true)
                     }
                     // File systems without hard links: check, then rename.
                     guard access(finalPath, F_OK) != 0, rename(path, finalPath) == 0 else {

@@ -38,14 +38,10 @@ extension Command {
         // unpack -N names the output after the header, known only once it is read: the
         // publish step checks that name.
         let outputNamedByHeader = options.mode == .unpack && options.useName == true && !explicitOutput
-        if !options.force, !outputNamedByHeader, existing != nil {
-            let problem = "already exists; not overwritten (use -f to overwrite)"
-            if options.gzipMode {
-                // gzip's status for it: a warning, quiet under -q.
-                diagnostics.warning(outputPath.description, problem)
-                throw Reported(status: .warning)
-            }
-            throw Reported(status: reportError(outputPath.description, problem))
+        // A dangling symbolic link exists too: publishing would refuse to replace it, so it
+        // is found here, before the input is read.
+        if !options.force, !outputNamedByHeader, existing != nil || FileInfo.isSymbolicLink(outputPath) {
+            throw Reported(status: refuseExisting(outputPath.description))
         }
         // pack --bgzf --index: OUTPUT.gzi, written and published with the output.
         let indexPath = options.index ? outputPath.appending(".gzi") : nil
@@ -87,6 +83,8 @@ extension Command {
             try temporary.publish(as: finalPath, replacing: options.force)
         } catch let error as PublishError {
             if let indexPath { removeFile(indexPath) }
+            // Found only now (unpack -N's stored name, a file made meanwhile): as if found first.
+            if error.alreadyExists { throw Reported(status: refuseExisting(shownPath)) }
             throw Reported(status: reportError(shownPath, error.message))
         }
         report(outcome, inputName: inputName, outputName: shownPath)
@@ -115,6 +113,17 @@ extension Command {
                                     outputName: outputPath.description, closesOutput: true)
         report(outcome, inputName: displayName(inputPath), outputName: outputPath.description)
         return outcome.status
+    }
+
+    /// Reports an output that exists and is not replaced without `-f`: an error, or in gzip
+    /// mode gzip's warning (quiet under `-q`). - Returns: the status to end the file with.
+    func refuseExisting(_ path: String) -> ExitStatus {
+        let problem = "already exists; not overwritten (use -f to overwrite)"
+        if options.gzipMode {
+            diagnostics.warning(path, problem)
+            return .warning
+        }
+        return reportError(path, problem)
     }
 
     /// `-o` naming a descriptor of this process (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/N`,
