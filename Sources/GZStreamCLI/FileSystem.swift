@@ -178,11 +178,16 @@ final class TemporaryFile {
     }
 }
 
-/// Removes the temporary outputs when SIGINT, SIGTERM or SIGHUP arrives, then dies of the same
-/// signal, so an interrupted run leaves neither a partial output nor a stray temporary file.
+/// Removes the temporary outputs when SIGINT, SIGTERM or SIGHUP arrives, erases the progress
+/// line shown on a terminal (``progressColumnsShown``), then dies of the same signal, so an
+/// interrupted run leaves neither a partial output, a stray temporary file nor a stale line.
 /// A signal ignored when the process started (`nohup`, a background job of a shell without
 /// job control) stays ignored, as GNU gzip leaves it.
 public func installInterruptCleanup() {
+    // Globals are initialised on first use: done here, not in the handler.
+    _ = pendingTemporaryPath.load(ordering: .sequentiallyConsistent)
+    _ = pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)
+    _ = progressColumnsShown.load(ordering: .sequentiallyConsistent)
     for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
         let previous = signal(signalNumber, SIG_IGN)
         if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
@@ -193,10 +198,30 @@ public func installInterruptCleanup() {
             if let path = UnsafePointer<CChar>(bitPattern: pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)) {
                 unlink(path)
             }
+            eraseProgressLine()
             signal(received, SIG_DFL)
             raise(received)
         }
     }
+}
+
+/// Writes `\r`, as many spaces as the progress line has columns, `\r` to standard error, when
+/// a line is shown. Async-signal-safe: an atomic load, no allocation, `write(2)` only.
+private func eraseProgressLine() {
+    var remaining = progressColumnsShown.exchange(0, ordering: .sequentiallyConsistent)
+    guard remaining > 0 else { return }
+    var carriageReturn = UInt8(ascii: "\r")
+    _ = write(STDERR_FILENO, &carriageReturn, 1)
+    let spaces: (UInt64, UInt64, UInt64, UInt64) = (0x2020_2020_2020_2020, 0x2020_2020_2020_2020,
+                                                    0x2020_2020_2020_2020, 0x2020_2020_2020_2020)
+    withUnsafeBytes(of: spaces) { buffer in
+        while remaining > 0 {
+            let written = write(STDERR_FILENO, buffer.baseAddress, min(remaining, buffer.count))
+            if written <= 0 { break }
+            remaining -= written
+        }
+    }
+    _ = write(STDERR_FILENO, &carriageReturn, 1)
 }
 
 /// The path a symbolic link finally points to, or `nil` when `path` is not a symbolic link or
