@@ -28,6 +28,18 @@ struct FileInfo {
     init?(path: Pathname, followsLinks: Bool = true) {
         var info = stat()
         guard path.withCString({ followsLinks ? stat($0, &info) : lstat($0, &info) }) == 0 else { return nil }
+        self.init(info)
+    }
+
+    /// What `fstat(2)` says of an open descriptor; `nil` when it fails (`errno` then says why,
+    /// `EBADF` for a descriptor not open).
+    init?(descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        self.init(info)
+    }
+
+    private init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         mode = info.st_mode
@@ -57,6 +69,9 @@ struct FileInfo {
 
 struct PublishError: Error {
     var message: String
+    /// The final path exists already (the move without replacing was refused): in gzip mode
+    /// a warning, as gzip's own check.
+    var alreadyExists = false
 }
 
 /// The paths of the temporary files being written, for the signal handler to remove: the
@@ -131,7 +146,7 @@ final class TemporaryFile {
                 } else {
                     let linkError = errno
                     if linkError == EEXIST {
-                        throw PublishError(message: "already exists; not overwritten (use -f to overwrite)")
+                        throw PublishError(message: "already exists; not overwritten (use -f to overwrite)", alreadyExists: true)
                     }
                     // File systems without hard links: check, then rename.
                     guard access(finalPath, F_OK) != 0, rename(path, finalPath) == 0 else {
@@ -164,10 +179,16 @@ final class TemporaryFile {
 }
 
 /// Removes the temporary outputs when SIGINT, SIGTERM, SIGHUP or SIGXCPU (`ulimit -t`) arrives,
-/// then dies of the same signal, so an interrupted run leaves neither a partial output nor a stray temporary file.
+/// erases the progress line shown on a terminal (``progressColumnsShown``), then dies of the
+/// same signal, so an interrupted run leaves neither a partial output, a stray temporary file
+/// nor a stale line.
 /// A signal ignored when the process started (`nohup`, a background job of a shell without
 /// job control) stays ignored, as GNU gzip leaves it.
 public func installInterruptCleanup() {
+    // Globals are initialised on first use: done here, not in the handler.
+    _ = pendingTemporaryPath.load(ordering: .sequentiallyConsistent)
+    _ = pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)
+    _ = progressColumnsShown.load(ordering: .sequentiallyConsistent)
     for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGXCPU] {
         let previous = signal(signalNumber, SIG_IGN)
         if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
@@ -178,10 +199,30 @@ public func installInterruptCleanup() {
             if let path = UnsafePointer<CChar>(bitPattern: pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)) {
                 unlink(path)
             }
+            eraseProgressLine()
             signal(received, SIG_DFL)
             raise(received)
         }
     }
+}
+
+/// Writes `\r`, as many spaces as the progress line has columns, `\r` to standard error, when
+/// a line is shown. Async-signal-safe: an atomic load, no allocation, `write(2)` only.
+private func eraseProgressLine() {
+    var remaining = progressColumnsShown.exchange(0, ordering: .sequentiallyConsistent)
+    guard remaining > 0 else { return }
+    var carriageReturn = UInt8(ascii: "\r")
+    _ = write(STDERR_FILENO, &carriageReturn, 1)
+    let spaces: (UInt64, UInt64, UInt64, UInt64) = (0x2020_2020_2020_2020, 0x2020_2020_2020_2020,
+                                                    0x2020_2020_2020_2020, 0x2020_2020_2020_2020)
+    withUnsafeBytes(of: spaces) { buffer in
+        while remaining > 0 {
+            let written = write(STDERR_FILENO, buffer.baseAddress, min(remaining, buffer.count))
+            if written <= 0 { break }
+            remaining -= written
+        }
+    }
+    _ = write(STDERR_FILENO, &carriageReturn, 1)
 }
 
 /// The path a symbolic link finally points to, or `nil` when `path` is not a symbolic link or
@@ -190,6 +231,48 @@ func symbolicLinkTarget(_ path: Pathname) -> Pathname? {
     guard FileInfo.isSymbolicLink(path), let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
     defer { free(resolved) }
     return Pathname(cString: resolved)
+}
+
+/// The descriptor of this process that `path` names, directly or through symbolic links:
+/// `/dev/stdin` (0), `/dev/stdout` (1), `/dev/stderr` (2), `/dev/fd/N`, `/proc/self/fd/N` or
+/// `/proc/PID/fd/N` with this process's PID; `nil` for any other path. Only the link chain is
+/// read (`readlink(2)`); the descriptor is not checked to be open.
+func processDescriptor(named path: Pathname) -> Int32? {
+    var current = path
+    // The kernel's limit on links followed in one lookup (Linux's 40).
+    for _ in 0..<40 {
+        if let descriptor = descriptorNamed(current) { return descriptor }
+        guard FileInfo.isSymbolicLink(current) else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = current.withCString { readlink($0, &buffer, buffer.count - 1) }
+        guard count > 0 else { return nil }
+        let target = buffer[..<count].map { UInt8(bitPattern: $0) }
+        // A relative target is relative to the link's directory.
+        guard let next = Pathname(bytes: target.first == UInt8(ascii: "/") ? target : directory(of: current).bytes + target) else {
+            return nil
+        }
+        current = next
+    }
+    return nil
+}
+
+/// The descriptor `path` names by its spelling alone (see ``processDescriptor(named:)``).
+private func descriptorNamed(_ path: Pathname) -> Int32? {
+    switch path.description {
+    case "/dev/stdin": return STDIN_FILENO
+    case "/dev/stdout": return STDOUT_FILENO
+    case "/dev/stderr": return STDERR_FILENO
+    default: break
+    }
+    let text = path.description
+    for prefix in ["/dev/fd/", "/proc/self/fd/", "/proc/\(getpid())/fd/"] where text.hasPrefix(prefix) {
+        let number = text.dropFirst(prefix.count)
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int32(number) else {
+            return nil
+        }
+        return value
+    }
+    return nil
 }
 
 /// The names in `directory` as bytes, without `.` and `..`, sorted bytewise so that a walk

@@ -25,6 +25,10 @@ extension Command {
         if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
         // `-o PATH` names the file itself; without -o, or with -o DIRECTORY, the name is made here.
         let explicitOutput = options.outputPath != nil && outputDirectory == nil
+        if explicitOutput, let descriptor = processDescriptor(named: outputPath) {
+            return try toDescriptor(descriptor, input: input, inputPath: inputPath, inputInfo: inputInfo,
+                                    outputPath: outputPath)
+        }
         if explicitOutput, let target = FileInfo(path: outputPath), !target.isRegularFile, !target.isDirectory {
             return try toDevice(input: input, inputPath: inputPath, inputInfo: inputInfo, target: target,
                                 outputPath: outputPath)
@@ -34,14 +38,10 @@ extension Command {
         // unpack -N names the output after the header, known only once it is read: the
         // publish step checks that name.
         let outputNamedByHeader = options.mode == .unpack && options.useName == true && !explicitOutput
-        if !options.force, !outputNamedByHeader, existing != nil {
-            let problem = "already exists; not overwritten (use -f to overwrite)"
-            if options.gzipMode {
-                // gzip's status for it: a warning, quiet under -q.
-                diagnostics.warning(outputPath.description, problem)
-                throw Reported(status: .warning)
-            }
-            throw Reported(status: reportError(outputPath.description, problem))
+        // A dangling symbolic link exists too: publishing would refuse to replace it, so it
+        // is found here, before the input is read.
+        if !options.force, !outputNamedByHeader, existing != nil || FileInfo.isSymbolicLink(outputPath) {
+            throw Reported(status: refuseExisting(outputPath.description))
         }
         // pack --bgzf --index: OUTPUT.gzi, written and published with the output.
         let indexPath = options.index ? outputPath.appending(".gzi") : nil
@@ -50,8 +50,8 @@ extension Command {
             try rejectSameFile(inputInfo, existingIndex, inputName: inputName)
             try refuseToReplaceIndex(indexPath, existing: existingIndex)
         }
-        // -o naming a symbolic link (`-o /dev/stdout` into a file, say) writes the file the
-        // link points to, as a shell redirection would; the link itself stays.
+        // -o naming a symbolic link writes the file the link points to, as a shell redirection
+        // would; the link itself stays. (A link to a descriptor, as /dev/stdout is, was taken above.)
         let publishPath = explicitOutput ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
         let temporary = try temporaryFile(besides: publishPath, shownAs: outputPath)
         defer { temporary.discard() }
@@ -84,6 +84,8 @@ extension Command {
             try temporary.publish(as: finalPath, replacing: options.force)
         } catch let error as PublishError {
             if let indexPath { removeFile(indexPath) }
+            // Found only now (unpack -N's stored name, a file made meanwhile): as if found first.
+            if error.alreadyExists { throw Reported(status: refuseExisting(shownPath)) }
             throw Reported(status: reportError(shownPath, error.message))
         }
         report(outcome, inputName: inputName, outputName: shownPath)
@@ -111,6 +113,45 @@ extension Command {
         let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
                                     outputName: outputPath.description, closesOutput: true)
         report(outcome, inputName: displayName(inputPath), outputName: outputPath.description)
+        return outcome.status
+    }
+
+    /// Reports an output that exists and is not replaced without `-f`: an error, or in gzip
+    /// mode gzip's warning (quiet under `-q`). - Returns: the status to end the file with.
+    func refuseExisting(_ path: String) -> ExitStatus {
+        let problem = "already exists; not overwritten (use -f to overwrite)"
+        if options.gzipMode {
+            diagnostics.warning(path, problem)
+            return .warning
+        }
+        return reportError(path, problem)
+    }
+
+    /// `-o` naming a descriptor of this process (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/N`,
+    /// or a link to one): written through that descriptor itself, at its offset and with its
+    /// `O_APPEND` as the shell set them, as a redirection to the path would; never checked for
+    /// "already exists", never replaced. No index is written beside one. The descriptor is
+    /// not closed.
+    func toDescriptor(_ descriptor: Int32, input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?,
+                      outputPath: Pathname) throws -> ExitStatus {
+        let inputName = displayName(inputPath)
+        if options.index {
+            throw Reported(status: reportError(outputPath.description,
+                                               "not a regular file: --index needs one to write its .gzi beside"))
+        }
+        guard let target = FileInfo(descriptor: descriptor) else {
+            throw Reported(status: reportError(outputPath.description, "cannot write: \(String(cString: strerror(errno)))"))
+        }
+        try rejectSameFile(inputInfo, target, inputName: inputName)
+        let output = FileOutputStream(fileDescriptor: descriptor, closesDescriptor: false,
+                                      displayName: outputPath.description)
+        let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
+                                    outputName: outputPath.description, closesOutput: true)
+        report(outcome, inputName: inputName, outputName: outputPath.description)
+        if options.removeInput, inputInfo != nil, !removeFile(inputPath) {
+            diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
+            return max(outcome.status, .warning)
+        }
         return outcome.status
     }
 

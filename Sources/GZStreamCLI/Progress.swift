@@ -260,6 +260,10 @@ final class CountingOutputStream: ByteOutputStream, @unchecked Sendable {
 /// Ownership: writes to `stream` but never closes it. Thread safety: ``write(_:)`` and
 /// ``beginProgress(name:)`` from the command's thread only; a reporter's timer thread draws
 /// through the internal queue.
+/// The columns of the progress line shown on the terminal at descriptor 2, 0 when none: kept
+/// by the console for the interrupt handler (``installInterruptCleanup()``), which erases it.
+let progressColumnsShown = Atomic<Int>(0)
+
 final class StandardErrorConsole: @unchecked Sendable {
     private let stream: ByteOutputStream
     /// Whether standard error is a terminal: the line is then redrawn in place.
@@ -269,7 +273,10 @@ final class StandardErrorConsole: @unchecked Sendable {
     private let guardQueue = DispatchQueue(label: "gzstream.standard-error")
     /// Guarded by guardQueue: the columns (``ProgressFormat/columns(_:)``) of the progress line
     /// on the terminal now, 0 when none is shown.
-    private var shownCount = 0
+    private var shownCount = 0 {
+        // Told to the interrupt handler when the line is on the process's standard error.
+        didSet { if descriptor == STDERR_FILENO { progressColumnsShown.store(shownCount, ordering: .sequentiallyConsistent) } }
+    }
     /// The command's thread only: the display running, if any.
     private var current: ProgressReporter?
 

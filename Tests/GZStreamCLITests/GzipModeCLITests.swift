@@ -21,6 +21,10 @@ enum CaseExtra: Sendable {
     case packedExists
     /// `b.txt` already exists.
     case unpackedExists
+    /// `a.txt.gz` is a symbolic link to nothing.
+    case packedDanglingLink
+    /// `original.txt`, the name stored in `named.gz`, already exists.
+    case storedNameExists
 }
 
 struct GzipModeCase: Sendable, CustomTestStringConvertible {
@@ -31,6 +35,10 @@ struct GzipModeCase: Sendable, CustomTestStringConvertible {
     var stderr = ""
     /// Standard output is gzip data: compared decoded, with its header fields.
     var compressedOutput = false
+    /// GNU gzip writes a message where gzstream writes none: gzip 1.12 says "already exists;
+    /// not overwritten" even under `-q`, while gzstream keeps `-q` quiet for every warning
+    /// (README, *gzip mode*). The status and files are still compared.
+    var gzipStillSpeaks = false
 
     var testDescription: String {
         var text = (["gzstream"] + arguments).joined(separator: " ")
@@ -43,6 +51,8 @@ struct GzipModeCase: Sendable, CustomTestStringConvertible {
         case .none: break
         case .packedExists: text += " (a.txt.gz exists)"
         case .unpackedExists: text += " (b.txt exists)"
+        case .packedDanglingLink: text += " (a.txt.gz -> nowhere)"
+        case .storedNameExists: text += " (original.txt exists)"
         }
         return text
     }
@@ -102,6 +112,14 @@ struct GzipModeCLITests {
         GzipModeCase(arguments: ["-d", "b.txt.gz"], extra: .unpackedExists,
                      stderr: "gzstream: b.txt: already exists; not overwritten (use -f to overwrite)\n"),
         GzipModeCase(arguments: ["-df", "b.txt.gz"], extra: .unpackedExists),
+        // Existing outputs found as the output is put in place: a dangling link (found before
+        // reading, as it exists), and the name stored in the header (known once it is read).
+        GzipModeCase(arguments: ["a.txt"], extra: .packedDanglingLink,
+                     stderr: "gzstream: a.txt.gz: already exists; not overwritten (use -f to overwrite)\n"),
+        GzipModeCase(arguments: ["-q", "a.txt"], extra: .packedDanglingLink, gzipStillSpeaks: true),
+        GzipModeCase(arguments: ["-dN", "named.gz"], extra: .storedNameExists,
+                     stderr: "gzstream: original.txt: already exists; not overwritten (use -f to overwrite)\n"),
+        GzipModeCase(arguments: ["-dNq", "named.gz"], extra: .storedNameExists, gzipStillSpeaks: true),
         // -S.
         GzipModeCase(arguments: ["-S", ".zz", "a.txt"]),
         GzipModeCase(arguments: ["--suffix=.zz", "-k", "a.txt"]),
@@ -150,8 +168,12 @@ struct GzipModeCLITests {
         case .none: break
         case .packedExists: try scratch.write("a.txt.gz", first.stdout)
         case .unpackedExists: try scratch.write("b.txt", "old\n")
+        case .packedDanglingLink: break
+        case .storedNameExists: try scratch.write("original.txt", "old\n")
         }
         for name in try scratch.listing() { setModificationTime(scratch.path(name), seconds: fixedTime) }
+        // After the times are set: utimensat follows a link, and this one leads nowhere.
+        if extra == .packedDanglingLink { #expect(symlink("nowhere", scratch.path("a.txt.gz")) == 0) }
     }
 
     @Test("gzip mode leaves what GNU gzip leaves: status, files, contents, times, standard output", arguments: cases)
@@ -171,11 +193,16 @@ struct GzipModeCLITests {
                 let gzip = try run("/usr/bin/gzip", testCase.arguments, in: reference, input: input(reference))
                 #expect(ours.status == gzip.status, "gzstream: \(ours)\ngzip: \(gzip)")
                 #expect(ours.err == testCase.stderr, "\(ours)")
-                #expect(gzip.err.isEmpty == testCase.stderr.isEmpty, "gzip said \(gzip.err.debugDescription)")
+                #expect(gzip.err.isEmpty == (testCase.stderr.isEmpty && !testCase.gzipStillSpeaks),
+                        "gzip said \(gzip.err.debugDescription)")
                 let names = try mine.listing()
                 let referenceNames = try reference.listing()
                 #expect(names == referenceNames)
                 for name in names where reference.exists(name) {
+                    if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: reference.path(name)) {
+                        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: mine.path(name)) == target, "\(name)")
+                        continue
+                    }
                     try expectSameFile(name, mine, reference)
                 }
                 if testCase.compressedOutput {

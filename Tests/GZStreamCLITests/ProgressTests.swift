@@ -274,6 +274,28 @@ struct ProgressCLITests {
         }
     }
 
+    @Test("killed by SIGINT, SIGTERM or SIGHUP while the line is shown, it erases the line, then dies of the signal",
+          .needsPseudoTerminal, .timeLimit(.minutes(1)), arguments: [("INT", 130), ("TERM", 143), ("HUP", 129)])
+    func interruptedOnTerminal(signalName: String, status: Int) throws {
+        try withScratch { scratch in
+            let (_, first, _) = try makeInputs(scratch)
+            // gzstream runs in the foreground (a background job of sh would ignore SIGINT),
+            // exec'ed by a shell that wrote its PID first; the kill comes once the line shows.
+            let pidPath = scratch.ioPath("pid")
+            let statusPath = scratch.ioPath("status")
+            let line = "{ sleep 3; kill -\(signalName) $(cat \(shellQuoted(pidPath))); } & "
+                + "(cat \(shellQuoted(first)); sleep 10) | sh -c 'echo $$ > \"$1\"; exec \"$0\" pack -c > /dev/null' "
+                + "\(shellQuoted(Locations.binary)) \(shellQuoted(pidPath)); echo $? > \(shellQuoted(statusPath))"
+            let result = try runOnTerminal(line, in: scratch)
+            #expect(!result.timedOut, "\(result)")
+            #expect(try String(contentsOfFile: statusPath, encoding: .utf8) == "\(status)\n")
+            let shown = result.out
+            #expect(shown.contains("\rgzstream: standard input: 64.0 KiB in, "), "\(shown.debugDescription)")
+            // Whatever the shell says of the signal after, no progress text is left on screen.
+            #expect(!Screen(shown).lines.contains { $0.contains(" in, ") }, "\(shown.debugDescription)")
+        }
+    }
+
     @Test("an error after the line was shown starts on a clean line, and nothing is drawn after it",
           .timeLimit(.minutes(1)))
     func errorOnTerminal() throws {

@@ -48,7 +48,7 @@ struct RegressionCLITests {
         }
     }
 
-    @Test("-f -o naming a symbolic link (as /dev/stdout into a file) writes the file it points to; the link stays", .requires(.gzip))
+    @Test("-f -o naming a symbolic link writes the file it points to; the link stays", .requires(.gzip))
     func outputThroughSymbolicLink() throws {
         try withScratch { scratch in
             let content = sampleText(byteCount: 5000)
@@ -72,6 +72,47 @@ struct RegressionCLITests {
             #expect(try gunzip(scratch.path("out"), in: scratch) == content)
             #expect(lstat(scratch.path("stdout"), &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
             #expect(try scratch.listing() == ["a", "link.gz", "out", "stdout", "target.gz"], "no temporary file left")
+        }
+    }
+
+    // Paths of the test's own descriptors only (/dev/fd/N, /proc/self/fd/N, a link of its own),
+    // never /dev/stdout itself: were this broken, the test must not touch the machine's link.
+    @Test("-o naming a descriptor of the process writes into it as a redirection would: at its offset, appending under >>, never refused as existing or replaced", .requires(.gzip))
+    func outputIntoOwnDescriptor() throws {
+        try withScratch { scratch in
+            let first = sampleText(byteCount: 3000, seed: 5)
+            let second = sampleText(byteCount: 4000, seed: 6)
+            try scratch.write("a", first)
+            try scratch.write("b", second)
+            // Standard output an existing regular file, without -f: written, not refused.
+            let plain = try shell(#""$0" pack -o /dev/fd/1 a > out.gz"#, in: scratch)
+            #expect(plain.status == 0 && plain.err == "", "\(plain)")
+            #expect(try gunzip(scratch.path("out.gz"), in: scratch) == first)
+            // >> appends a member: the earlier one is kept.
+            let appended = try shell(#""$0" pack -f -o /proc/self/fd/1 b >> out.gz"#, in: scratch)
+            #expect(appended.status == 0 && appended.err == "", "\(appended)")
+            #expect(try gunzip(scratch.path("out.gz"), in: scratch) == first + second)
+            // A descriptor opened by the shell (exec 3>>), and a link of our own to fd 1.
+            #expect(symlink("/proc/self/fd/1", scratch.path("stdout")) == 0)
+            let viaDescriptor = try shell(#"exec 3>>log.gz; "$0" pack -o /dev/fd/3 a && "$0" pack -f -o stdout b >> log.gz"#,
+                                          in: scratch)
+            #expect(viaDescriptor.status == 0 && viaDescriptor.err == "", "\(viaDescriptor)")
+            #expect(try gunzip(scratch.path("log.gz"), in: scratch) == first + second)
+            // At the descriptor's offset: after what the shell wrote first.
+            let afterHeader = try shell(#"{ printf 'x'; "$0" pack -o /dev/fd/1 a; } > offset"#, in: scratch)
+            #expect(afterHeader.status == 0 && afterHeader.err == "", "\(afterHeader)")
+            let written = try scratch.read("offset")
+            #expect(written.first == UInt8(ascii: "x") && written.dropFirst().prefix(2) == [0x1f, 0x8b])
+            var info = stat()
+            #expect(lstat(scratch.path("stdout"), &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the link stays")
+            #expect(try scratch.listing() == ["a", "b", "log.gz", "offset", "out.gz", "stdout"], "no temporary file left")
+            // A descriptor not open, and --index, which needs a regular file to write beside.
+            let closed = try shell(#""$0" pack -o /dev/fd/7 a 7>&-"#, in: scratch)
+            #expect(closed.status == 1)
+            #expect(closed.err == "gzstream: /dev/fd/7: cannot write: Bad file descriptor\n")
+            let indexed = try shell(#""$0" pack --bgzf --index -o /dev/fd/1 a > indexed"#, in: scratch)
+            #expect(indexed.status == 1)
+            #expect(indexed.err == "gzstream: /dev/fd/1: not a regular file: --index needs one to write its .gzi beside\n")
         }
     }
 
