@@ -1,0 +1,270 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one connected socket behind a ``SocketInputStream`` and ``SocketOutputStream`` pair.
+/// Closing the output half-closes the socket (`shutdown(SHUT_WR)`); the descriptor is closed
+/// when both streams are closed, or when both are dropped.
+final class SharedSocket: @unchecked Sendable {
+    let displayName: String
+    private(set) var descriptor: Int32
+    private var inputOpen = true
+    private var outputOpen = true
+
+    init(descriptor: Int32, displayName: String) {
+        self.descriptor = descriptor
+        self.displayName = displayName
+    }
+
+    deinit {
+        if descriptor >= 0 { try? SystemCalls.close(descriptor, target: displayName) }
+    }
+
+    func closeInput() throws {
+        guard inputOpen else { return }
+        inputOpen = false
+        try closeIfDone()
+    }
+
+    func closeOutput() throws {
+        guard outputOpen else { return }
+        outputOpen = false
+        var first: (any Error)?
+        if descriptor >= 0 {
+            do { try SystemCalls.shutdownWrite(descriptor, target: displayName) } catch { first = error }
+        }
+        do { try closeIfDone() } catch { if first == nil { first = error } }
+        if let first { throw first }
+    }
+
+    private func closeIfDone() throws {
+        guard !inputOpen, !outputOpen, descriptor >= 0 else { return }
+        let owned = descriptor
+        descriptor = -1
+        try SystemCalls.close(owned, target: displayName)
+    }
+}
+
+/// Reads the bytes a TCP peer sends. Made in pairs with a ``SocketOutputStream`` by
+/// ``SocketStreams/connect(host:port:timeout:)`` and ``SocketListener/accept()``; the streams
+/// come unopened, as in Cocoa, and ``ByteStream/open()`` does no I/O (the socket is connected).
+///
+/// Ownership: the pair owns the socket. Closing this stream leaves the connection open for the
+/// output stream; the descriptor is closed when both streams are closed (or dropped).
+///
+/// Reads block until the peer sends at least one byte or ends its direction (`0`, end of
+/// stream). The corresponding C functions are `read(2)` and `close(2)`.
+public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
+    private let socket: SharedSocket
+
+    init(socket: SharedSocket) {
+        self.socket = socket
+        super.init()
+    }
+
+    /// The peer, `host:port` (`[::1]:8080` for IPv6), as errors name it.
+    public var displayName: String { socket.displayName }
+
+    /// The socket's descriptor, shared with the output stream; `-1` once both are closed.
+    public var fileDescriptor: Int32 { socket.descriptor }
+
+    override public func closeBacking() throws {
+        try socket.closeInput()
+    }
+
+    override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        try SystemCalls.read(socket.descriptor, buffer, maxLength, target: socket.displayName)
+    }
+}
+
+/// Sends bytes to a TCP peer; the other half of a ``SocketInputStream`` pair.
+///
+/// Ownership: the pair owns the socket. Closing this stream half-closes the connection
+/// (`shutdown(2)` with `SHUT_WR`), so the peer reads end of stream while this side can still
+/// read its reply; the descriptor is closed when both streams are closed (or dropped).
+///
+/// Writes block until the system takes at least one byte. A peer that has gone is an error with
+/// `errno == EPIPE` (or `ECONNRESET`); on Linux no `SIGPIPE` is raised (`MSG_NOSIGNAL`).
+/// The corresponding C functions are `send(2)`, `shutdown(2)` and `close(2)`.
+public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
+    private let socket: SharedSocket
+
+    init(socket: SharedSocket) {
+        self.socket = socket
+        super.init()
+    }
+
+    /// The peer, `host:port` (`[::1]:8080` for IPv6), as errors name it.
+    public var displayName: String { socket.displayName }
+
+    /// The socket's descriptor, shared with the input stream; `-1` once both are closed.
+    public var fileDescriptor: Int32 { socket.descriptor }
+
+    override public func closeBacking() throws {
+        try socket.closeOutput()
+    }
+
+    override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
+        try SystemCalls.send(socket.descriptor, buffer, maxLength, target: socket.displayName)
+    }
+}
+
+/// Makes TCP stream pairs (Core Foundation's `CFStreamCreatePairWithSocketToHost`).
+public enum SocketStreams {
+    /// Connects to `host`:`port` and returns the two streams of the connection, unopened.
+    ///
+    /// - Parameters:
+    ///   - host: A name (`"localhost"`) or an IPv4 or IPv6 literal (`"127.0.0.1"`, `"::1"`).
+    ///   - port: The TCP port, `1...65535`.
+    ///   - timeout: The most time for the whole connect, over all the host's addresses; `nil`
+    ///     waits as long as the system does.
+    /// - Returns: The input and output streams (``SocketInputStream``, ``SocketOutputStream``),
+    ///   sharing the socket. Open both before use; close both to release the socket.
+    /// - Throws: ``ByteStreamError`` with operation `"connect"` and target `host:port`:
+    ///   ``ByteStreamError/Code-swift.enum/system(errno:)`` with `ECONNREFUSED`, `ENETUNREACH`,
+    ///   `EHOSTUNREACH`, or `ETIMEDOUT` when `timeout` passed (the error of the last address
+    ///   tried); ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for port 0, a
+    ///   negative timeout, or a host the resolver cannot find (`name` is `"host"`, `message`
+    ///   the resolver's text).
+    ///
+    /// The host's addresses are tried in the resolver's order, IPv6 and IPv4, until one accepts.
+    /// Blocks while resolving and connecting. Thread-safe (no shared state).
+    /// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `connect(2)` and `poll(2)`.
+    public static func connect(host: String, port: UInt16, timeout: Duration?) throws
+        -> (input: ByteInputStream, output: ByteOutputStream)
+    {
+        try requireArgument(port, in: 1...65535, "port", operation: "connect")
+        if let timeout {
+            try requireArgument(timeout >= .zero, "timeout", "must not be negative, not \(timeout)", operation: "connect")
+        }
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        let target = SocketAddress.describe(host: host, port: port)
+        let addresses = try SystemCalls.resolve(host: host, port: port, passive: false, operation: "connect")
+        var lastError: any Error = ByteStreamError(.system(errno: EHOSTUNREACH), operation: "connect", target: target)
+        for address in addresses {
+            let fd: Int32
+            do {
+                fd = try SystemCalls.socket(family: address.family, operation: "connect", target: target)
+            } catch {
+                lastError = error  // EAFNOSUPPORT: no IPv6 here; try the next address
+                continue
+            }
+            do {
+                try SystemCalls.connect(fd, to: address, deadline: deadline, target: target)
+            } catch {
+                try? SystemCalls.close(fd, target: target)
+                lastError = error
+                if (error as? ByteStreamError)?.errno == ETIMEDOUT { break }
+                continue
+            }
+            let socket = SharedSocket(descriptor: fd, displayName: target)
+            return (SocketInputStream(socket: socket), SocketOutputStream(socket: socket))
+        }
+        throw lastError
+    }
+}
+
+/// A listening TCP socket that hands out a stream pair per connection.
+///
+/// Ownership: the listener owns the listening descriptor and closes it on ``close()`` or when
+/// dropped; each accepted pair owns its own socket (see ``SocketInputStream``).
+///
+/// Thread safety: ``accept()`` may block on one thread while another calls nothing else;
+/// use a listener from one thread at a time.
+/// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `bind(2)`, `listen(2)`,
+/// `accept(2)` and `close(2)`.
+public final class SocketListener: @unchecked Sendable {
+    /// The listening descriptor, or `-1` after ``close()``.
+    public private(set) var fileDescriptor: Int32
+    /// The port the listener is bound to: the one asked for, or the one the system chose for 0.
+    public let port: UInt16
+    /// The local address, `127.0.0.1:port` or `[::1]:port`, as errors name it.
+    public let displayName: String
+
+    /// Binds `host`:`port` and listens.
+    ///
+    /// - Parameters:
+    ///   - host: The local address to bind: `"127.0.0.1"` (default, loopback only), `"::1"`,
+    ///     `"0.0.0.0"`, or a name; the first address that binds is used.
+    ///   - port: The TCP port, or 0 for any free port (read it back from ``port``).
+    ///   - backlog: The most pending connections, `1...65535`; default 128.
+    /// - Throws: ``ByteStreamError`` with operation `"bind"` or `"listen"` and `errno`
+    ///   (`EADDRINUSE`, `EADDRNOTAVAIL`, `EACCES`); `"listen"` with
+    ///   ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a host the
+    ///   resolver cannot find or a backlog out of range.
+    ///
+    /// Does not block. The corresponding C functions are `bind(2)` and `listen(2)`.
+    public init(host: String = "127.0.0.1", port: UInt16, backlog: Int = 128) throws {
+        try requireArgument(backlog, in: 1...65535, "backlog", operation: "listen")
+        let target = SocketAddress.describe(host: host, port: port)
+        let addresses = try SystemCalls.resolve(host: host, port: port, passive: true, operation: "listen")
+        var lastError: any Error = ByteStreamError(.system(errno: EADDRNOTAVAIL), operation: "bind", target: target)
+        for address in addresses {
+            do {
+                let fd = try SystemCalls.socket(family: address.family, operation: "listen", target: target)
+                do {
+                    try SystemCalls.bindAndListen(fd, to: address, backlog: Int32(backlog), target: target)
+                    let bound = try SystemCalls.boundPort(fd, target: target)
+                    fileDescriptor = fd
+                    self.port = bound
+                    var local = address
+                    local.setPort(bound)
+                    displayName = local.description
+                    return
+                } catch {
+                    try? SystemCalls.close(fd, target: target)
+                    throw error
+                }
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    deinit {
+        if fileDescriptor >= 0 { try? SystemCalls.close(fileDescriptor, target: displayName) }
+    }
+
+    /// Waits for the next connection and returns its two streams, unopened.
+    ///
+    /// - Returns: The input and output streams of the connection, named after the peer
+    ///   (`127.0.0.1:54321`); open both before use and close both to release the socket.
+    /// - Throws: ``ByteStreamError`` with operation `"accept"`: `errno` from the system
+    ///   (`EMFILE` when out of descriptors), or ``ByteStreamError/Code-swift.enum/notOpen``
+    ///   after ``close()``.
+    ///
+    /// Blocks until a peer connects. The corresponding C function is `accept(2)`.
+    public func accept() throws -> (input: ByteInputStream, output: ByteOutputStream) {
+        guard fileDescriptor >= 0 else { throw ByteStreamError(.notOpen, operation: "accept", target: displayName) }
+        let (fd, peer) = try SystemCalls.accept(fileDescriptor, target: displayName)
+        let socket = SharedSocket(descriptor: fd, displayName: peer)
+        return (SocketInputStream(socket: socket), SocketOutputStream(socket: socket))
+    }
+
+    /// Stops listening and closes the descriptor; connections already accepted stay open.
+    /// Closing twice is harmless.
+    /// - Throws: ``ByteStreamError`` with operation `"close"` and `errno`.
+    /// The corresponding C function is `close(2)`.
+    public func close() throws {
+        guard fileDescriptor >= 0 else { return }
+        let owned = fileDescriptor
+        fileDescriptor = -1
+        try SystemCalls.close(owned, target: displayName)
+    }
+}
+
+extension SocketAddress {
+    mutating func setPort(_ port: UInt16) {
+        let family = self.family
+        withUnsafeMutablePointer(to: &storage) { pointer in
+            switch family {
+            case AF_INET: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port = port.bigEndian }
+            case AF_INET6: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port = port.bigEndian }
+            default: break
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The socket calls of the one syscall layer: each retries on `EINTR` and turns `errno` into a
+// ``ByteStreamError`` naming the operation and the peer (`host:port`).
+extension SystemCalls {
+    #if canImport(Glibc)
+    private static let streamType = Int32(SOCK_STREAM.rawValue)
+    private static let sendFlags = Int32(MSG_NOSIGNAL)
+    #else
+    private static let streamType = SOCK_STREAM
+    private static let sendFlags: Int32 = 0
+    #endif
+
+    /// The addresses of `host`:`port` for a TCP socket, IPv6 and IPv4 in the resolver's order.
+    /// Failure other than `EAI_SYSTEM` is ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)``
+    /// naming `host` with the resolver's text. The corresponding C function is `getaddrinfo(3)`.
+    static func resolve(host: String, port: UInt16, passive: Bool, operation: String) throws -> [SocketAddress] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = streamType
+        hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let target = SocketAddress.describe(host: host, port: port)
+        var status: Int32
+        repeat {
+            status = getaddrinfo(host, String(port), &hints, &list)
+        } while status == EAI_SYSTEM && errno == EINTR
+        guard status == 0 else {
+            if status == EAI_SYSTEM {
+                throw ByteStreamError(.system(errno: errno), operation: operation, target: target)
+            }
+            let text = String(cString: gai_strerror(status))
+            throw ByteStreamError(.invalidArgument(name: "host", message: "cannot resolve \(host): \(text)"),
+                                  operation: operation, target: target)
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [SocketAddress] = []
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ai_addr {
+                addresses.append(SocketAddress(family: current.pointee.ai_family, address: address,
+                                               length: current.pointee.ai_addrlen))
+            }
+            entry = current.pointee.ai_next
+        }
+        return addresses
+    }
+
+    /// A TCP socket of `family` with close-on-exec set. The corresponding C function is `socket(2)`.
+    static func socket(family: Int32, operation: String, target: String) throws -> Int32 {
+        #if canImport(Glibc)
+        let fd = Glibc.socket(family, streamType | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        let fd = Darwin.socket(family, streamType, 0)
+        if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        #endif
+        if fd < 0 { throw ByteStreamError(.system(errno: errno), operation: operation, target: target) }
+        return fd
+    }
+
+    /// Connects `fd` to `address`, giving up at `deadline` (`nil`: wait as long as the system does)
+    /// with `ETIMEDOUT`. The socket is non-blocking during the attempt and blocking again after.
+    /// The corresponding C functions are `connect(2)`, `poll(2)` and `getsockopt(2)` (`SO_ERROR`).
+    static func connect(_ fd: Int32, to address: SocketAddress, deadline: ContinuousClock.Instant?,
+                        target: String) throws {
+        func failure(_ number: Int32) -> ByteStreamError {
+            ByteStreamError(.system(errno: number), operation: "connect", target: target)
+        }
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { throw failure(errno) }
+        let result = address.withSockaddr { pointer, length in
+            {
+                #if canImport(Glibc)
+                Glibc.connect(fd, pointer, length)
+                #else
+                Darwin.connect(fd, pointer, length)
+                #endif
+            }()
+        }
+        if result != 0 {
+            // EINTR: the connection goes on in the background, as with EINPROGRESS.
+            guard errno == EINPROGRESS || errno == EINTR else { throw failure(errno) }
+            var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            while true {
+                var milliseconds: Int32 = -1
+                if let deadline {
+                    let left = deadline - .now
+                    if left <= .zero { throw failure(ETIMEDOUT) }
+                    let (seconds, attoseconds) = left.components
+                    milliseconds = Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+                }
+                let ready = poll(&entry, 1, milliseconds)
+                if ready > 0 { break }
+                if ready < 0 && errno != EINTR { throw failure(errno) }
+            }
+            var pending: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &pending, &size) == 0 else { throw failure(errno) }
+            if pending != 0 { throw failure(pending) }
+        }
+        guard fcntl(fd, F_SETFL, flags) == 0 else { throw failure(errno) }
+    }
+
+    /// Sends up to `count` bytes; a peer that has gone is `EPIPE`, never `SIGPIPE` on Linux.
+    /// Returns at least 1 when `count > 0`. The corresponding C function is `send(2)`.
+    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int {
+        while true {
+            let result = Glibc_send(fd, buffer, count, sendFlags)
+            if result > 0 || count == 0 { return max(result, 0) }
+            if result == 0 { continue }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK:
+                var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&entry, 1, -1)
+            default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
+            }
+        }
+    }
+
+    /// Ends the sending direction: the peer reads end of stream. The corresponding C function
+    /// is `shutdown(2)` with `SHUT_WR`.
+    static func shutdownWrite(_ fd: Int32, target: String) throws {
+        #if canImport(Glibc)
+        let how = Int32(SHUT_WR)
+        #else
+        let how = SHUT_WR
+        #endif
+        // ENOTCONN: the peer already reset the connection; there is nothing left to end.
+        if shutdown(fd, how) != 0 && errno != ENOTCONN {
+            throw ByteStreamError(.system(errno: errno), operation: "shutdown", target: target)
+        }
+    }
+
+    /// Binds `fd` to `address` (with `SO_REUSEADDR`) and listens. The corresponding C functions
+    /// are `setsockopt(2)`, `bind(2)` and `listen(2)`.
+    static func bindAndListen(_ fd: Int32, to address: SocketAddress, backlog: Int32, target: String) throws {
+        var one: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = address.withSockaddr { bind(fd, $0, $1) }
+        if bound != 0 { throw ByteStreamError(.system(errno: errno), operation: "bind", target: target) }
+        if listen(fd, backlog) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "listen", target: target)
+        }
+    }
+
+    /// The port `fd` is bound to. The corresponding C function is `getsockname(2)`.
+    static func boundPort(_ fd: Int32, target: String) throws -> UInt16 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        if result != 0 { throw ByteStreamError(.system(errno: errno), operation: "getsockname", target: target) }
+        return SocketAddress(storage: storage, length: length).port
+    }
+
+    /// Waits for and takes the next connection, with close-on-exec set; a connection the peer
+    /// aborted before it was taken is skipped. The corresponding C function is `accept(2)`.
+    static func accept(_ fd: Int32, target: String) throws -> (descriptor: Int32, peer: String) {
+        while true {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let client = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+                    // accept4(2) is not in Glibc's Swift overlay (it needs _GNU_SOURCE); the
+                    // window before FD_CLOEXEC matters only to a process that forks meanwhile.
+                    #if canImport(Glibc)
+                    let client = Glibc.accept(fd, pointer, &length)
+                    #else
+                    let client = Darwin.accept(fd, pointer, &length)
+                    #endif
+                    if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
+                    return client
+                }
+            }
+            if client >= 0 { return (client, SocketAddress(storage: storage, length: length).description) }
+            switch errno {
+            case EINTR, ECONNABORTED: continue
+            default: throw ByteStreamError(.system(errno: errno), operation: "accept", target: target)
+            }
+        }
+    }
+}
+
+@inline(__always)
+private func Glibc_send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, _ flags: Int32) -> Int {
+    #if canImport(Glibc)
+    return Glibc.send(fd, buffer, count, flags)
+    #else
+    return Darwin.send(fd, buffer, count, flags)
+    #endif
+}
+
+/// One resolved socket address, copied out of the resolver's list.
+struct SocketAddress: CustomStringConvertible {
+    var storage: sockaddr_storage
+    var length: socklen_t
+
+    init(family: Int32, address: UnsafePointer<sockaddr>, length: socklen_t) {
+        storage = sockaddr_storage()
+        self.length = min(length, socklen_t(MemoryLayout<sockaddr_storage>.size))
+        withUnsafeMutableBytes(of: &storage) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(self.length)))
+        }
+    }
+
+    init(storage: sockaddr_storage, length: socklen_t) {
+        self.storage = storage
+        self.length = length
+    }
+
+    var family: Int32 { Int32(storage.ss_family) }
+
+    func withSockaddr<T>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+        withUnsafePointer(to: storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
+        }
+    }
+
+    var port: UInt16 {
+        withUnsafePointer(to: storage) { pointer in
+            switch family {
+            case AF_INET: pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+            case AF_INET6: pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            default: 0
+            }
+        }
+    }
+
+    /// `127.0.0.1:8080` or `[::1]:8080`.
+    var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        withUnsafePointer(to: storage) { pointer in
+            switch family {
+            case AF_INET:
+                pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    var raw = address.pointee.sin_addr
+                    _ = inet_ntop(AF_INET, &raw, &text, socklen_t(text.count))
+                }
+            case AF_INET6:
+                pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    var raw = address.pointee.sin6_addr
+                    _ = inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count))
+                }
+            default: break
+            }
+        }
+        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return Self.describe(host: host, port: port)
+    }
+
+    /// `host:port`, with brackets around an IPv6 literal.
+    static func describe(host: String, port: UInt16) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}
