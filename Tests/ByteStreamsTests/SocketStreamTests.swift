@@ -1,0 +1,209 @@
+import ByteStreams
+import Dispatch
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Loopback only. Every read waits at most `socketWaitMilliseconds` for data (poll(2) before the
+// blocking read), every loop stops at a byte limit, and every helper thread is joined with a
+// time limit, so a broken socket fails the test instead of hanging it.
+
+private let socketWaitMilliseconds: Int32 = 10_000
+
+/// Reads `input` to its end, at most `limit` bytes; `nil` when a read fails or times out.
+private func readToEndPolled(_ input: ByteInputStream, limit: Int) -> [UInt8]? {
+    let fd = (input as! SocketInputStream).fileDescriptor
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while bytes.count <= limit {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, socketWaitMilliseconds) > 0 else { return nil }
+        let count = input.read(&chunk, maxLength: chunk.count)
+        if count < 0 { return nil }
+        if count == 0 { return bytes }
+        bytes += chunk[0..<count]
+    }
+    return nil
+}
+
+/// Runs `body` on another thread; the returned function waits for it (up to `waitLimit`) and
+/// tells whether it finished and did not throw.
+private func background(_ body: @escaping @Sendable () throws -> Void) -> () -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    let outcome = Outcome()
+    DispatchQueue.global().async {
+        do { try body() } catch { outcome.failed = true }
+        done.signal()
+    }
+    return { done.wait(timeout: .now() + .seconds(20)) == .success && !outcome.failed }
+}
+
+private final class Outcome: @unchecked Sendable { var failed = false }
+
+/// Whether this host can bind the IPv6 loopback address.
+private func ipv6LoopbackAvailable() -> Bool {
+    (try? SocketListener(host: "::1", port: 0)) != nil
+}
+
+/// A listener on port 0 and a connected, opened pair at each end.
+private func connectedPairs(host: String = "127.0.0.1") throws
+    -> (listener: SocketListener, client: (input: ByteInputStream, output: ByteOutputStream),
+        server: (input: ByteInputStream, output: ByteOutputStream))
+{
+    let listener = try SocketListener(host: host, port: 0)
+    let client = try SocketStreams.connect(host: host, port: listener.port, timeout: .seconds(5))
+    let server = try listener.accept()
+    for stream in [client.input, client.output, server.input, server.output] as [ByteStream] {
+        try stream.openOrThrow()
+    }
+    return (listener, client, server)
+}
+
+@Suite("SocketStreams and SocketListener", .serialized, .timeLimit(.minutes(1)))
+struct SocketStreamTests {
+    @Test("Port 0 gives a bound port; 1 MiB goes each way at once")
+    func roundTripOneMebibyte() throws {
+        let (listener, client, server) = try connectedPairs()
+        #expect(listener.port != 0)
+        let up = seededBytes(count: 1 << 20, seed: 1)
+        let down = seededBytes(count: 1 << 20, seed: 2)
+        let clientOutput = client.output, serverOutput = server.output
+        let clientWrites = background { try clientOutput.writeAll(up); try clientOutput.closeOrThrow() }
+        let serverWrites = background { try serverOutput.writeAll(down); try serverOutput.closeOrThrow() }
+
+        let received = readToEndPolled(server.input, limit: 1 << 20)
+        let replied = readToEndPolled(client.input, limit: 1 << 20)
+        #expect(clientWrites())
+        #expect(serverWrites())
+        #expect(received == up)
+        #expect(replied == down)
+        #expect(server.input.streamStatus == .atEnd)
+        for stream in [client.input, server.input] as [ByteStream] {
+            stream.close()
+            #expect(stream.streamStatus == .closed)
+        }
+        try listener.close()
+    }
+
+    @Test("Half-close: the client ends its output, the server reads to the end and replies")
+    func halfClose() throws {
+        let (listener, client, server) = try connectedPairs()
+        defer { try? listener.close() }
+        try client.output.writeAll(Array("request".utf8))
+        client.output.close()
+        #expect(client.output.streamStatus == .closed)
+
+        #expect(readToEndPolled(server.input, limit: 100) == Array("request".utf8))
+        #expect(server.input.streamStatus == .atEnd)
+        try server.output.writeAll(Array("reply to request".utf8))
+        server.output.close()
+        server.input.close()
+
+        #expect(readToEndPolled(client.input, limit: 100) == Array("reply to request".utf8))
+        client.input.close()
+        #expect(client.input.streamStatus == .closed)
+        #expect(client.input.streamError == nil && client.output.streamError == nil)
+    }
+
+    @Test("Connecting to a closed port is ECONNREFUSED, naming the operation and peer")
+    func refused() throws {
+        let listener = try SocketListener(port: 0)
+        let port = listener.port
+        try listener.close()
+        #expect(listener.fileDescriptor == -1)
+        try listener.close()  // twice is harmless
+
+        let error = #expect(throws: ByteStreamError.self) {
+            _ = try SocketStreams.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
+        }
+        #expect(error?.code == .system(errno: ECONNREFUSED))
+        #expect(error?.operation == "connect")
+        #expect(error?.target == "127.0.0.1:\(port)")
+
+        let accepted = #expect(throws: ByteStreamError.self) { _ = try listener.accept() }
+        #expect(accepted?.code == .notOpen)
+    }
+
+    @Test("Bad arguments are invalidArgument errors, not crashes")
+    func badArguments() {
+        let zeroPort = #expect(throws: ByteStreamError.self) {
+            _ = try SocketStreams.connect(host: "127.0.0.1", port: 0, timeout: nil)
+        }
+        #expect(zeroPort?.code == .invalidArgument(name: "port", message: "must be 1...65535, not 0"))
+        let negative = #expect(throws: ByteStreamError.self) {
+            _ = try SocketStreams.connect(host: "127.0.0.1", port: 9, timeout: .seconds(-1))
+        }
+        if case .invalidArgument(let name, _)? = negative?.code { #expect(name == "timeout") } else {
+            Issue.record("expected invalidArgument, got \(String(describing: negative))")
+        }
+        let numeric = #expect(throws: ByteStreamError.self) {
+            _ = try SocketListener(host: "not an address..invalid", port: 0)
+        }
+        if case .invalidArgument(let name, _)? = numeric?.code { #expect(name == "host") } else if numeric?.errno == nil {
+            Issue.record("expected a resolver error, got \(String(describing: numeric))")
+        }
+    }
+
+    @Test("IPv6 loopback: a pair over ::1",
+          .enabled(if: ipv6LoopbackAvailable(), "this host cannot bind ::1 (no IPv6 loopback)"))
+    func ipv6() throws {
+        let (listener, client, server) = try connectedPairs(host: "::1")
+        defer { try? listener.close() }
+        #expect(listener.displayName == "[::1]:\(listener.port)")
+        #expect((client.input as? SocketInputStream)?.displayName == "[::1]:\(listener.port)")
+        try client.output.writeAll(Array("over IPv6".utf8))
+        client.output.close()
+        #expect(readToEndPolled(server.input, limit: 100) == Array("over IPv6".utf8))
+        server.output.close()
+        #expect(readToEndPolled(client.input, limit: 100) == [])
+        for stream in [client.input, server.input] as [ByteStream] { stream.close() }
+    }
+
+    @Test("The socket is closed when both streams are closed, not before")
+    func closingBothClosesDescriptor() throws {
+        let (listener, client, server) = try connectedPairs()
+        defer { try? listener.close() }
+        let input = try #require(client.input as? SocketInputStream)
+        let output = try #require(client.output as? SocketOutputStream)
+        let fd = input.fileDescriptor
+        #expect(fd >= 0 && output.fileDescriptor == fd, "one socket behind both streams")
+        #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "close-on-exec is set")
+
+        input.close()
+        #expect(fcntl(fd, F_GETFD) != -1, "the output stream still uses the socket")
+        #expect(input.fileDescriptor == fd)
+        try output.writeAll(Array("still writable".utf8))
+        output.close()
+        // Nothing in this serialized suite opens a descriptor between the close and the check.
+        errno = 0
+        #expect(fcntl(fd, F_GETFD) == -1 && errno == EBADF)
+        #expect(output.fileDescriptor == -1 && input.fileDescriptor == -1)
+        #expect(input.streamStatus == .closed && output.streamStatus == .closed)
+
+        #expect(readToEndPolled(server.input, limit: 100) == Array("still writable".utf8))
+        server.input.close()
+        server.output.close()
+    }
+
+    @Test("Dropping both streams unclosed still closes the socket")
+    func droppingClosesDescriptor() throws {
+        let listener = try SocketListener(port: 0)
+        defer { try? listener.close() }
+        var fd: Int32 = -1
+        do {
+            let client = try SocketStreams.connect(host: "localhost", port: listener.port, timeout: .seconds(5))
+            fd = (client.input as! SocketInputStream).fileDescriptor
+            #expect(fcntl(fd, F_GETFD) != -1)
+        }
+        errno = 0
+        #expect(fcntl(fd, F_GETFD) == -1 && errno == EBADF)
+        let server = try listener.accept()
+        try server.input.openOrThrow()
+        #expect(readToEndPolled(server.input, limit: 100) == [])
+        server.input.close()
+        server.output.close()
+    }
+}
