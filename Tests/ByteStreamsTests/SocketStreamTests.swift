@@ -127,6 +127,29 @@ struct SocketStreamTests {
         #expect(accepted?.code == .notOpen)
     }
 
+    @Test("A connect that cannot finish in time is ETIMEDOUT (a listener whose queue is full)")
+    func timeout() throws {
+        // On Linux a listener whose accept queue is full drops new SYNs, so the connect waits;
+        // at most 8 attempts (backlog 1 queues about 2), each bounded by its 200 ms timeout.
+        let listener = try SocketListener(port: 0, backlog: 1)
+        defer { try? listener.close() }
+        var held: [(input: ByteInputStream, output: ByteOutputStream)] = []
+        var timedOut: ByteStreamError?
+        for _ in 0..<8 {
+            do {
+                held.append(try SocketStreams.connect(host: "127.0.0.1", port: listener.port, timeout: .milliseconds(200)))
+            } catch let error as ByteStreamError {
+                timedOut = error
+                break
+            }
+        }
+        #expect(!held.isEmpty, "the first connection is queued")
+        let error = try #require(timedOut, "8 connections were queued without a timeout")
+        #expect(error.code == .system(errno: ETIMEDOUT))
+        #expect(error.operation == "connect" && error.target == "127.0.0.1:\(listener.port)")
+        for pair in held { pair.input.close(); pair.output.close() }
+    }
+
     @Test("Bad arguments are invalidArgument errors, not crashes")
     func badArguments() {
         let zeroPort = #expect(throws: ByteStreamError.self) {
