@@ -3,15 +3,23 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 
 /// The one connected socket behind a ``SocketInputStream`` and ``SocketOutputStream`` pair.
 /// Closing the output half-closes the socket (`shutdown(SHUT_WR)`); the descriptor is closed
 /// when both streams are closed, or when both are dropped.
+///
+/// The two streams may be used from two threads (one reading, one writing): a serial Dispatch
+/// queue guards which halves are closed (as in `ReadAheadInputStream`, rather than a `Mutex`).
+/// Reads and writes use the immutable `descriptor`, which is closed only after both streams
+/// have stopped using it.
 final class SharedSocket: @unchecked Sendable {
     let displayName: String
-    private(set) var descriptor: Int32
+    let descriptor: Int32
+    private let guardQueue = DispatchQueue(label: "gzstream.socket.state")
     private var inputOpen = true
     private var outputOpen = true
+    private var descriptorOpen = true
 
     init(descriptor: Int32, displayName: String) {
         self.descriptor = descriptor
@@ -19,31 +27,43 @@ final class SharedSocket: @unchecked Sendable {
     }
 
     deinit {
-        if descriptor >= 0 { try? SystemCalls.close(descriptor, target: displayName) }
+        if descriptorOpen { try? SystemCalls.close(descriptor, target: displayName) }
+    }
+
+    /// The descriptor while either stream is open, `-1` after.
+    var currentDescriptor: Int32 {
+        guardQueue.sync { descriptorOpen ? descriptor : -1 }
     }
 
     func closeInput() throws {
-        guard inputOpen else { return }
-        inputOpen = false
-        try closeIfDone()
+        let last: Bool = guardQueue.sync {
+            guard inputOpen else { return false }
+            inputOpen = false
+            return takeDescriptorIfDone()
+        }
+        if last { try SystemCalls.close(descriptor, target: displayName) }
     }
 
     func closeOutput() throws {
-        guard outputOpen else { return }
-        outputOpen = false
-        var first: (any Error)?
-        if descriptor >= 0 {
-            do { try SystemCalls.shutdownWrite(descriptor, target: displayName) } catch { first = error }
+        let (first, last): (Bool, Bool) = guardQueue.sync {
+            guard outputOpen else { return (false, false) }
+            outputOpen = false
+            return (true, takeDescriptorIfDone())
         }
-        do { try closeIfDone() } catch { if first == nil { first = error } }
-        if let first { throw first }
+        guard first else { return }
+        var failure: (any Error)?
+        do { try SystemCalls.shutdownWrite(descriptor, target: displayName) } catch { failure = error }
+        if last {
+            do { try SystemCalls.close(descriptor, target: displayName) } catch { if failure == nil { failure = error } }
+        }
+        if let failure { throw failure }
     }
 
-    private func closeIfDone() throws {
-        guard !inputOpen, !outputOpen, descriptor >= 0 else { return }
-        let owned = descriptor
-        descriptor = -1
-        try SystemCalls.close(owned, target: displayName)
+    /// On the guard queue: `true` once, when both halves are closed.
+    private func takeDescriptorIfDone() -> Bool {
+        guard !inputOpen, !outputOpen, descriptorOpen else { return false }
+        descriptorOpen = false
+        return true
     }
 }
 
@@ -55,7 +75,8 @@ final class SharedSocket: @unchecked Sendable {
 /// output stream; the descriptor is closed when both streams are closed (or dropped).
 ///
 /// Reads block until the peer sends at least one byte or ends its direction (`0`, end of
-/// stream). The corresponding C functions are `read(2)` and `close(2)`.
+/// stream). Thread safety: one thread may read this stream while another writes its output
+/// partner. The corresponding C functions are `read(2)` and `close(2)`.
 public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
     private let socket: SharedSocket
 
@@ -68,7 +89,7 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
     public var displayName: String { socket.displayName }
 
     /// The socket's descriptor, shared with the output stream; `-1` once both are closed.
-    public var fileDescriptor: Int32 { socket.descriptor }
+    public var fileDescriptor: Int32 { socket.currentDescriptor }
 
     override public func closeBacking() throws {
         try socket.closeInput()
@@ -87,6 +108,7 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
 ///
 /// Writes block until the system takes at least one byte. A peer that has gone is an error with
 /// `errno == EPIPE` (or `ECONNRESET`); on Linux no `SIGPIPE` is raised (`MSG_NOSIGNAL`).
+/// Thread safety: one thread may write this stream while another reads its input partner.
 /// The corresponding C functions are `send(2)`, `shutdown(2)` and `close(2)`.
 public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     private let socket: SharedSocket
@@ -100,7 +122,7 @@ public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     public var displayName: String { socket.displayName }
 
     /// The socket's descriptor, shared with the input stream; `-1` once both are closed.
-    public var fileDescriptor: Int32 { socket.descriptor }
+    public var fileDescriptor: Int32 { socket.currentDescriptor }
 
     override public func closeBacking() throws {
         try socket.closeOutput()
@@ -171,8 +193,7 @@ public enum SocketStreams {
 /// Ownership: the listener owns the listening descriptor and closes it on ``close()`` or when
 /// dropped; each accepted pair owns its own socket (see ``SocketInputStream``).
 ///
-/// Thread safety: ``accept()`` may block on one thread while another calls nothing else;
-/// use a listener from one thread at a time.
+/// Thread safety: use a listener from one thread at a time.
 /// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `bind(2)`, `listen(2)`,
 /// `accept(2)` and `close(2)`.
 public final class SocketListener: @unchecked Sendable {
