@@ -87,6 +87,20 @@ package func requireArgument(_ value: some BinaryInteger, in range: ClosedRange<
                         "must be \(describe(range)), not \(value)", operation: operation)
 }
 
+/// Checks a ring of `count` buffers of `size` bytes each (`size` already checked): `count` at
+/// least 1 and the ring at most ``ByteStream/maximumRingSize`` bytes, so that a count in range
+/// cannot ask for more memory than any machine here has.
+/// - Returns: The ring's size in bytes.
+@discardableResult
+package func requireRing(count: Int, of size: Int, operation: String) throws(ByteStreamError) -> Int {
+    try requireArgument(count, in: 1...Int.max, "bufferCount", operation: operation)
+    let (capacity, overflow) = size.multipliedReportingOverflow(by: count)
+    try requireArgument(!overflow && capacity <= ByteStream.maximumRingSize, "bufferCount",
+                        "\(count) buffers of \(size) bytes are more than ByteStream.maximumRingSize (4 GiB)",
+                        operation: operation)
+    return capacity
+}
+
 private func describe(_ range: ClosedRange<Int>) -> String {
     range.upperBound == .max ? "at least \(range.lowerBound)" : "\(range.lowerBound)...\(range.upperBound)"
 }

@@ -71,11 +71,7 @@ public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {
                 closesInnerStream: Bool = true) throws(ByteStreamError) {
         let operation = "create ReadAheadInputStream"
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
-        try requireArgument(bufferCount, in: 1...Int.max, "bufferCount", operation: operation)
-        let (capacity, overflow) = chunkSize.multipliedReportingOverflow(by: bufferCount)
-        try requireArgument(!overflow && capacity <= ByteStream.maximumRingSize, "bufferCount",
-                            "\(bufferCount) buffers of \(chunkSize) bytes are more than ByteStream.maximumRingSize (4 GiB)",
-                            operation: operation)
+        let capacity = try requireRing(count: bufferCount, of: chunkSize, operation: operation)
         self.chunkSize = chunkSize
         self.bufferCount = bufferCount
         self.inner = inner

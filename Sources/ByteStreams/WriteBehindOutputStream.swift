@@ -78,11 +78,7 @@ public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendabl
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         let bufferSize = bufferSize ?? max(Self.defaultBufferSize, chunkSize)
         try requireArgument(bufferSize, in: ByteStream.chunkSizes, "bufferSize", operation: operation)
-        try requireArgument(bufferCount, in: 1...Int.max, "bufferCount", operation: operation)
-        let (capacity, overflow) = bufferSize.multipliedReportingOverflow(by: bufferCount)
-        try requireArgument(!overflow && capacity <= ByteStream.maximumRingSize, "bufferCount",
-                            "\(bufferCount) buffers of \(bufferSize) bytes are more than ByteStream.maximumRingSize (4 GiB)",
-                            operation: operation)
+        try requireRing(count: bufferCount, of: bufferSize, operation: operation)
         self.chunkSize = chunkSize
         self.bufferSize = bufferSize
         self.bufferCount = bufferCount

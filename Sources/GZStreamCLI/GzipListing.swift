@@ -17,7 +17,7 @@ import Darwin
 final class GzipListing: Listing {
     private unowned let command: Command
     private let operandCount: Int
-    private(set) var writeError: (any Error)?
+    private let output: ListingOutput
     private var headerWritten = false
     private var totals = (compressed: Int64(0), uncompressed: Int64(0), overhead: Int64(0))
 
@@ -31,17 +31,15 @@ final class GzipListing: Listing {
     init(command: Command, operandCount: Int) {
         self.command = command
         self.operandCount = operandCount
+        output = ListingOutput(command.environment.standardOutput)
     }
+
+    var writeError: (any Error)? { output.writeError }
 
     private var options: Options { command.options }
 
     private func emit(_ text: String) {
-        guard writeError == nil else { return }
-        do {
-            try command.environment.standardOutput.writeAll(Array(text.utf8))
-        } catch {
-            writeError = error
-        }
+        output.write(text)
     }
 
     /// gzip's widest `off_t`: 19 digits.

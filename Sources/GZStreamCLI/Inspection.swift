@@ -90,6 +90,27 @@ protocol Listing: AnyObject {
     func end()
 }
 
+/// Standard output for a listing: text written until the first failure, which is kept and ends
+/// the listing (a closed pipe, say); shared by ``MemberListing`` and ``GzipListing``.
+final class ListingOutput {
+    private let stream: ByteOutputStream
+    /// The first failure to write; nothing more is written after it.
+    private(set) var writeError: (any Error)?
+
+    init(_ stream: ByteOutputStream) {
+        self.stream = stream
+    }
+
+    func write(_ text: String) {
+        guard writeError == nil else { return }
+        do {
+            try stream.writeAll(Array(text.utf8))
+        } catch {
+            writeError = error
+        }
+    }
+}
+
 /// The output of `list`: a table, or with `--json` one JSON array of file objects. Rows are
 /// written as members are decoded, so memory stays flat for files of many members.
 final class MemberListing: Listing {
@@ -97,22 +118,19 @@ final class MemberListing: Listing {
     private var fileCount = 0
     private var memberRows = 0
     private var totals = (compressed: Int64(0), uncompressed: Int64(0), members: 0, files: 0)
-    /// The first failure to write the listing; nothing more is written after it.
-    private(set) var writeError: (any Error)?
+    private let output: ListingOutput
 
     init(command: Command) {
         self.command = command
+        output = ListingOutput(command.environment.standardOutput)
     }
+
+    var writeError: (any Error)? { output.writeError }
 
     private var json: Bool { command.options.json }
 
     private func emit(_ text: String) {
-        guard writeError == nil else { return }
-        do {
-            try command.environment.standardOutput.writeAll(Array(text.utf8))
-        } catch {
-            writeError = error
-        }
+        output.write(text)
     }
 
     /// A file that could not be opened: in JSON an object with no members and an `io` error,
