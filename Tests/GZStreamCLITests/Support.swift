@@ -284,6 +284,16 @@ enum BrokenPipeSignal {
     case fatal
     /// Ignored, as after `trap '' PIPE` in the caller's shell.
     case ignored
+
+    /// What `echo $?` prints after gzstream wrote into a closed pipe: killed by SIGPIPE (141),
+    /// or exit 1 when it was ignored.
+    var statusLine: String { self == .fatal ? "141\n" : "1\n" }
+
+    /// What gzstream says on stderr about `target`, the closed output: nothing when it dies of
+    /// SIGPIPE, GNU gzip's one line when SIGPIPE is ignored.
+    func message(naming target: String) -> String {
+        self == .fatal ? "" : "gzstream: \(target): Broken pipe\n"
+    }
 }
 
 /// How a `gzstream` whose standard output is a closed pipe ended.
