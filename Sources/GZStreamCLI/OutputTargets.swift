@@ -89,21 +89,30 @@ extension Command {
             throw Reported(status: reportError(shownPath, error.message))
         }
         report(outcome, inputName: inputName, outputName: shownPath)
-        if options.removeInput, inputInfo?.isRegularFile == true, !removeFile(inputPath) {
-            diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
-            return max(outcome.status, .warning)
-        }
-        return outcome.status
+        return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: outcome.status)
+    }
+
+    /// `--rm` (and gzip mode's default): removes the input once its output is in place; never
+    /// standard input, a FIFO or a device. A failure is a warning.
+    /// - Returns: `status`, or a warning when the input could not be removed.
+    private func removeInputIfAsked(_ inputPath: Pathname, inputInfo: FileInfo?, status: ExitStatus) -> ExitStatus {
+        guard options.removeInput, inputInfo?.isRegularFile == true, !removeFile(inputPath) else { return status }
+        diagnostics.warning(displayName(inputPath), "could not remove: \(String(cString: strerror(errno)))")
+        return max(status, .warning)
+    }
+
+    /// Refuses `--index` beside an output that is no regular file (a device, a descriptor).
+    private func refuseIndex(besideNonFile outputPath: Pathname) throws {
+        guard options.index else { return }
+        throw Reported(status: reportError(outputPath.description,
+                                           "not a regular file: --index needs one to write its .gzi beside"))
     }
 
     /// `-o` naming a device or FIFO (`-o /dev/null`): written into as a shell redirection would,
     /// never replaced by a regular file. No index is written beside one.
     func toDevice(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?, target: FileInfo,
                   outputPath: Pathname) throws -> ExitStatus {
-        if options.index {
-            throw Reported(status: reportError(outputPath.description,
-                                               "not a regular file: --index needs one to write its .gzi beside"))
-        }
+        try refuseIndex(besideNonFile: outputPath)
         try rejectSameFile(inputInfo, target, inputName: displayName(inputPath))
         let output = FileOutputStream(path: outputPath)
         output.open()
@@ -119,13 +128,14 @@ extension Command {
     /// Reports an output that exists and is not replaced without `-f`: an error, or in gzip
     /// mode gzip's warning (quiet under `-q`). - Returns: the status to end the file with.
     func refuseExisting(_ path: String) -> ExitStatus {
-        let problem = "already exists; not overwritten (use -f to overwrite)"
         if options.gzipMode {
-            diagnostics.warning(path, problem)
+            diagnostics.warning(path, Self.existingOutput)
             return .warning
         }
-        return reportError(path, problem)
+        return reportError(path, Self.existingOutput)
     }
+
+    static let existingOutput = "already exists; not overwritten (use -f to overwrite)"
 
     /// `-o` naming a descriptor of this process (`/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/N`,
     /// or a link to one): written through that descriptor itself, at its offset and with its
@@ -135,10 +145,7 @@ extension Command {
     func toDescriptor(_ descriptor: Int32, input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?,
                       outputPath: Pathname) throws -> ExitStatus {
         let inputName = displayName(inputPath)
-        if options.index {
-            throw Reported(status: reportError(outputPath.description,
-                                               "not a regular file: --index needs one to write its .gzi beside"))
-        }
+        try refuseIndex(besideNonFile: outputPath)
         guard let target = FileInfo(descriptor: descriptor) else {
             throw Reported(status: reportError(outputPath.description, "cannot write: \(String(cString: strerror(errno)))"))
         }
@@ -148,11 +155,7 @@ extension Command {
         let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
                                     outputName: outputPath.description, closesOutput: true)
         report(outcome, inputName: inputName, outputName: outputPath.description)
-        if options.removeInput, inputInfo != nil, !removeFile(inputPath) {
-            diagnostics.warning(inputName, "could not remove: \(String(cString: strerror(errno)))")
-            return max(outcome.status, .warning)
-        }
-        return outcome.status
+        return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: outcome.status)
     }
 
     /// A temporary file beside `path`, to be renamed into place; a failure is reported
@@ -168,7 +171,7 @@ extension Command {
     /// Refuses to replace an existing `.gzi` (or a link by that name) without `-f`.
     func refuseToReplaceIndex(_ indexPath: Pathname, existing: FileInfo?) throws {
         if !options.force, existing != nil || FileInfo.isSymbolicLink(indexPath) {
-            throw Reported(status: reportError(indexPath.description, "already exists; not overwritten (use -f to overwrite)"))
+            throw Reported(status: reportError(indexPath.description, Self.existingOutput))
         }
     }
 

@@ -442,6 +442,16 @@ struct FileModeCLITests {
             let named = try shell(#"cat ok.gz | "$0" unpack -f -o out /dev/fd/0"#, in: scratch)
             #expect(named.status == 0, "\(named)")
             #expect(try readBytes(scratch.path("out")) == Array("ok\n".utf8))
+            // --rm never removes a FIFO, whichever output it went to (a file, or a descriptor
+            // named by -o).
+            for output in ["out2", "/dev/fd/3"] {
+                let fifoRun = try shell(#"cat ok.gz > fifo & "$0" unpack -f --rm -o "# + output
+                                        + #" fifo 3>out3; status=$?; wait; exit $status"#, in: scratch)
+                #expect(fifoRun.status == 0, "\(output): \(fifoRun)")
+                var info = stat()
+                #expect(lstat(scratch.path("fifo"), &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "\(output)")
+            }
+            #expect(try readBytes(scratch.path("out3")) == Array("ok\n".utf8))
         }
     }
 }
