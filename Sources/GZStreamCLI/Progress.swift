@@ -318,6 +318,9 @@ final class StandardErrorConsole: @unchecked Sendable {
             if isTerminal {
                 let count = ProgressFormat.columns(line)
                 let padding = String(repeating: " ", count: max(0, shownCount - count))
+                // A signal during the write must erase all of it (FileSystem.swift's handler
+                // reads the count): the widest line that may be on screen is published first.
+                shownCount = max(shownCount, count)
                 try? stream.writeAll(Array(("\r" + line + padding).utf8))
                 shownCount = count
             } else {
