@@ -96,7 +96,8 @@ open class ByteStream: @unchecked Sendable {
     /// Receives the stream's events while the stream is scheduled. Held weakly.
     public weak var delegate: (any ByteStreamDelegate)?
 
-    private var scheduledQueue: DispatchQueue?
+    /// Where events are delivered while the stream is scheduled; `nil` when it is not.
+    public private(set) var scheduler: (any ByteStreamScheduler)?
     private var backingReleased = false
 
     public init() {}
@@ -140,7 +141,7 @@ open class ByteStream: @unchecked Sendable {
             }
         }
         if streamStatus != .error { streamStatus = .closed }
-        scheduledQueue = nil
+        scheduler = nil
     }
 
     /// Returns the value of a property, or `nil` when the stream has none for `key`.
@@ -157,13 +158,20 @@ open class ByteStream: @unchecked Sendable {
     /// space available; after each read or write that leaves more to do, it is told again,
     /// so a delegate that reads or writes in its handler drives the stream to its end.
     public final func schedule(on queue: DispatchQueue) {
-        scheduledQueue = queue
+        schedule(on: DispatchQueueScheduler(queue: queue))
+    }
+
+    /// Delivers the stream's events to ``delegate`` through `scheduler` from now on (a run loop
+    /// scheduler comes from the ByteStreamsFoundation module). Replaces any earlier scheduling:
+    /// a stream has at most one scheduler.
+    public final func schedule(on scheduler: any ByteStreamScheduler) {
+        self.scheduler = scheduler
         if streamStatus == .open { postReadiness() }
     }
 
     /// Stops delivering events (Cocoa's `remove(from:forMode:)`).
     public final func removeFromSchedule() {
-        scheduledQueue = nil
+        scheduler = nil
     }
 
     // MARK: For subclasses
@@ -178,10 +186,10 @@ open class ByteStream: @unchecked Sendable {
     /// Posts `event` to the delegate on the scheduled queue; does nothing when unscheduled.
     /// "Has bytes/space available" is dropped if, by delivery time, the stream is no longer open.
     public final func post(_ event: Event) {
-        guard let queue = scheduledQueue else { return }
-        queue.async { [self] in
+        guard let scheduler else { return }
+        scheduler.perform { [self] in
             if event == .hasBytesAvailable || event == .hasSpaceAvailable {
-                guard self.streamStatus == .open, self.scheduledQueue != nil else { return }
+                guard self.streamStatus == .open, self.scheduler != nil else { return }
             }
             self.delegate?.stream(self, handle: event)
         }
@@ -219,4 +227,26 @@ open class ByteStream: @unchecked Sendable {
 public protocol ByteStreamDelegate: AnyObject {
     /// Called on the queue the stream is scheduled on, once per event.
     func stream(_ stream: ByteStream, handle event: ByteStream.Event)
+}
+
+/// Runs a scheduled stream's event deliveries (the part of Cocoa's run loop a stream needs).
+///
+/// `perform` must run each block once, in the order given, one at a time, on the thread or
+/// queue the stream is used from (streams are not thread-safe). ``DispatchQueueScheduler``
+/// serves a serial dispatch queue; ByteStreamsFoundation serves a `RunLoop` and mode.
+public protocol ByteStreamScheduler: Sendable {
+    /// Runs `work` later, never inside the call.
+    func perform(_ work: @escaping @Sendable () -> Void)
+}
+
+/// Delivers events with `queue.async`. Use a serial queue: the delegate calls of one stream
+/// must not run at once.
+public struct DispatchQueueScheduler: ByteStreamScheduler {
+    public let queue: DispatchQueue
+
+    public init(queue: DispatchQueue) { self.queue = queue }
+
+    public func perform(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
 }
