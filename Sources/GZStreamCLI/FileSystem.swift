@@ -189,6 +189,8 @@ public func installInterruptCleanup() {
     _ = pendingTemporaryPath.load(ordering: .sequentiallyConsistent)
     _ = pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)
     _ = progressColumnsShown.load(ordering: .sequentiallyConsistent)
+    _ = progressStopped.load(ordering: .sequentiallyConsistent)
+    _ = progressDrawing.load(ordering: .sequentiallyConsistent)
     for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGXCPU] {
         let previous = signal(signalNumber, SIG_IGN)
         if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
@@ -206,9 +208,18 @@ public func installInterruptCleanup() {
     }
 }
 
-/// Writes `\r`, as many spaces as the progress line has columns, `\r` to standard error, when
-/// a line is shown. Async-signal-safe: an atomic load, no allocation, `write(2)` only.
+/// Stops further draws, waits (at most about 200 ms: the draw may be the very thread this
+/// handler interrupted) for a draw under way to end, then writes `\r`, as many spaces as the
+/// progress line has columns, `\r` to standard error, when a line is shown.
+/// Async-signal-safe: atomics, no allocation, `nanosleep(2)` and `write(2)` only.
 private func eraseProgressLine() {
+    progressStopped.store(true, ordering: .sequentiallyConsistent)
+    var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+    var pauses = 0
+    while pauses < 200, progressDrawing.load(ordering: .sequentiallyConsistent) {
+        nanosleep(&pause, nil)
+        pauses += 1
+    }
     var remaining = progressColumnsShown.exchange(0, ordering: .sequentiallyConsistent)
     guard remaining > 0 else { return }
     var carriageReturn = UInt8(ascii: "\r")

@@ -263,6 +263,12 @@ final class CountingOutputStream: ByteOutputStream, @unchecked Sendable {
 /// The columns of the progress line shown on the terminal at descriptor 2, 0 when none: kept
 /// by the console for the interrupt handler (``installInterruptCleanup()``), which erases it.
 let progressColumnsShown = Atomic<Int>(0)
+/// Set by the interrupt handler before it erases the line: no draw may start after it.
+let progressStopped = Atomic<Bool>(false)
+/// `true` while a draw writes to the terminal: the interrupt handler waits for it to end
+/// before erasing, so the line it erases is the last one written (a Dekker pair with
+/// ``progressStopped``: each side stores its flag, then reads the other's).
+let progressDrawing = Atomic<Bool>(false)
 
 final class StandardErrorConsole: @unchecked Sendable {
     private let stream: ByteOutputStream
@@ -318,11 +324,20 @@ final class StandardErrorConsole: @unchecked Sendable {
             if isTerminal {
                 let count = ProgressFormat.columns(line)
                 let padding = String(repeating: " ", count: max(0, shownCount - count))
+                let gated = descriptor == STDERR_FILENO
+                if gated {
+                    progressDrawing.store(true, ordering: .sequentiallyConsistent)
+                    guard !progressStopped.load(ordering: .sequentiallyConsistent) else {
+                        progressDrawing.store(false, ordering: .sequentiallyConsistent)
+                        return
+                    }
+                }
                 // A signal during the write must erase all of it (FileSystem.swift's handler
                 // reads the count): the widest line that may be on screen is published first.
                 shownCount = max(shownCount, count)
                 try? stream.writeAll(Array(("\r" + line + padding).utf8))
                 shownCount = count
+                if gated { progressDrawing.store(false, ordering: .sequentiallyConsistent) }
             } else {
                 try? stream.writeAll(Array((line + "\n").utf8))
             }
