@@ -43,6 +43,18 @@ private func background(_ body: @escaping @Sendable () throws -> Void) -> () -> 
 
 private final class Outcome: @unchecked Sendable { var failed = false }
 
+/// The local port of a connected socket stream. The corresponding C function is `getsockname(2)`.
+private func localPort(of stream: ByteInputStream) throws -> UInt16 {
+    let fd = try #require(stream as? SocketInputStream).fileDescriptor
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let result = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    try #require(result == 0)
+    return UInt16(bigEndian: address.sin_port)
+}
+
 /// Whether this host can bind the IPv6 loopback address.
 private func ipv6LoopbackAvailable() -> Bool {
     (try? SocketListener(host: "::1", port: 0)) != nil
@@ -162,12 +174,105 @@ struct SocketStreamTests {
         if case .invalidArgument(let name, _)? = negative?.code { #expect(name == "timeout") } else {
             Issue.record("expected invalidArgument, got \(String(describing: negative))")
         }
-        let numeric = #expect(throws: ByteStreamError.self) {
-            _ = try SocketListener(host: "not an address..invalid", port: 0)
+        let zeroIdle = #expect(throws: ByteStreamError.self) {
+            _ = try SocketStreams.connect(host: "127.0.0.1", port: 9, timeout: nil, idleTimeout: .zero)
         }
-        if case .invalidArgument(let name, _)? = numeric?.code { #expect(name == "host") } else if numeric?.errno == nil {
-            Issue.record("expected a resolver error, got \(String(describing: numeric))")
+        #expect(zeroIdle?.code == .invalidArgument(name: "idleTimeout", message: "must be more than zero, not 0.0 seconds"))
+        let listener = try? SocketListener(port: 0)
+        let negativeAccept = #expect(throws: ByteStreamError.self) { _ = try listener?.accept(timeout: .seconds(-1)) }
+        if case .invalidArgument(let name, _)? = negativeAccept?.code { #expect(name == "timeout") } else {
+            Issue.record("expected invalidArgument, got \(String(describing: negativeAccept))")
         }
+    }
+
+    @Test("A host the resolver cannot find is hostNotFound with its text, for connect and listen",
+          arguments: ["connect", "listen"])
+    func hostNotFound(operation: String) {
+        // `.invalid` is reserved never to resolve (RFC 6761 §6.4).
+        let host = "no-such-host.invalid"
+        let error = #expect(throws: ByteStreamError.self) {
+            if operation == "connect" {
+                _ = try SocketStreams.connect(host: host, port: 8734, timeout: .seconds(5))
+            } else {
+                _ = try SocketListener(host: host, port: 8734)
+            }
+        }
+        guard case .hostNotFound(let message)? = error?.code else {
+            Issue.record("expected hostNotFound, got \(String(describing: error))")
+            return
+        }
+        #expect(!message.isEmpty)
+        #expect(error?.operation == operation)
+        #expect(error?.target == "\(host):8734")
+        #expect(error?.description == "\(operation) \(host):8734: \(message)")
+    }
+
+    @Test("accept(timeout:) with no peer is ETIMEDOUT naming the listener; a later peer is still accepted")
+    func acceptTimeout() throws {
+        let listener = try SocketListener(port: 0)
+        defer { try? listener.close() }
+        let error = #expect(throws: ByteStreamError.self) { _ = try listener.accept(timeout: .milliseconds(50)) }
+        #expect(error?.code == .system(errno: ETIMEDOUT))
+        #expect(error?.operation == "accept" && error?.target == listener.displayName)
+
+        let client = try SocketStreams.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        let server = try listener.accept(timeout: .seconds(10))
+        try client.output.openOrThrow()
+        try server.input.openOrThrow()
+        try client.output.writeAll(Array("late".utf8))
+        client.output.close()
+        #expect(readToEndPolled(server.input, limit: 100) == Array("late".utf8))
+        for stream in [client.input, server.input, server.output] as [ByteStream] { stream.close() }
+    }
+
+    @Test("Idle timeout: a read with no byte coming fails with ETIMEDOUT; bytes that come in time are read")
+    func idleTimeoutOnRead() throws {
+        let listener = try SocketListener(port: 0)
+        defer { try? listener.close() }
+        let client = try SocketStreams.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        let server = try listener.accept(timeout: .seconds(10), idleTimeout: .milliseconds(100))
+        #expect((server.input as? SocketInputStream)?.idleTimeout == .milliseconds(100))
+        #expect((server.output as? SocketOutputStream)?.idleTimeout == .milliseconds(100))
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] {
+            try stream.openOrThrow()
+        }
+        try client.output.writeAll(Array("first".utf8))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(server.input.read(&buffer, maxLength: buffer.count) == 5)
+
+        #expect(server.input.read(&buffer, maxLength: buffer.count) == -1)
+        #expect(server.input.streamStatus == .error)
+        let error = try #require(server.input.streamError as? ByteStreamError)
+        #expect(error.code == .system(errno: ETIMEDOUT))
+        let clientPort = try localPort(of: client.input)
+        #expect(error.operation == "read" && error.target == "127.0.0.1:\(clientPort)")
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] { stream.close() }
+    }
+
+    @Test("Idle timeout: a write the peer never takes fails with ETIMEDOUT once the buffers are full")
+    func idleTimeoutOnWrite() throws {
+        let listener = try SocketListener(port: 0)
+        defer { try? listener.close() }
+        let client = try SocketStreams.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5),
+                                               idleTimeout: .milliseconds(100))
+        // The peer is accepted and never read: both socket buffers fill, then nothing moves.
+        let server = try listener.accept(timeout: .seconds(10))
+        try client.output.openOrThrow()
+        let chunk = [UInt8](repeating: 0x5A, count: 1 << 20)
+        var failure: ByteStreamError?
+        // Loopback buffers hold a few MiB at most; 256 MiB is a bound, not an expectation.
+        for _ in 0..<256 {
+            do {
+                try client.output.writeAll(chunk)
+            } catch let error as ByteStreamError {
+                failure = error
+                break
+            }
+        }
+        let error = try #require(failure, "256 MiB were taken by a peer that reads nothing")
+        #expect(error.code == .system(errno: ETIMEDOUT))
+        #expect(error.operation == "write" && error.target == "127.0.0.1:\(listener.port)")
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] { stream.close() }
     }
 
     @Test("IPv6 loopback: a pair over ::1",
