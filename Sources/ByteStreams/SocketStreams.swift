@@ -47,7 +47,9 @@ final class SharedSocket: @unchecked Sendable {
         if last { try SystemCalls.close(descriptor, target: displayName) }
     }
 
-    func closeOutput() throws {
+    /// Ends the sending direction: with `reset`, the connection is reset when the descriptor
+    /// closes instead of ended in order (see ``SocketOutputStream/resetsOnClose``).
+    func closeOutput(reset: Bool) throws {
         let (first, last): (Bool, Bool) = guardQueue.sync {
             guard outputOpen else { return (false, false) }
             outputOpen = false
@@ -55,7 +57,15 @@ final class SharedSocket: @unchecked Sendable {
         }
         guard first else { return }
         var failure: (any Error)?
-        do { try SystemCalls.shutdownWrite(descriptor, target: displayName) } catch { failure = error }
+        do {
+            if reset {
+                try SystemCalls.resetOnClose(descriptor, target: displayName)
+            } else {
+                try SystemCalls.shutdownWrite(descriptor, target: displayName)
+            }
+        } catch {
+            failure = error
+        }
         if last {
             do { try SystemCalls.close(descriptor, target: displayName) } catch { if failure == nil { failure = error } }
         }
@@ -114,7 +124,8 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
 ///
 /// Ownership: the pair owns the socket. Closing this stream half-closes the connection
 /// (`shutdown(2)` with `SHUT_WR`), so the peer reads end of stream while this side can still
-/// read its reply; the descriptor is closed when both streams are closed (or dropped).
+/// read its reply (or, with ``resetsOnClose``, resets it); the descriptor is closed when both
+/// streams are closed (or dropped).
 ///
 /// Writes block until the system takes at least one byte, or, with an ``idleTimeout``, fail with
 /// `ETIMEDOUT` once the peer took no byte for that long. A peer that has gone is an error with
@@ -139,8 +150,16 @@ public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     /// shared with the input stream; `nil` waits as long as it takes. Set when the pair is made.
     public var idleTimeout: Duration? { socket.idleTimeout }
 
+    /// Whether closing this stream resets the connection instead of half-closing it: no end of
+    /// stream is sent, and once the input stream is closed too the peer's reads and writes fail
+    /// with `ECONNRESET` (an abortive close; unsent bytes are dropped). For a side that failed
+    /// and must not let the peer take the end of the connection for success. Default `false`.
+    /// Set it before ``ByteStream/close()``, from the thread that writes.
+    /// The corresponding C function is `setsockopt(2)` with `SO_LINGER` of zero seconds.
+    public var resetsOnClose = false
+
     override public func closeBacking() throws {
-        try socket.closeOutput()
+        try socket.closeOutput(reset: resetsOnClose)
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {

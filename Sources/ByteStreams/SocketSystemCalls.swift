@@ -145,6 +145,15 @@ extension SystemCalls {
         }
     }
 
+    /// Makes the coming `close` of `fd` reset the connection (RST) rather than end it (FIN).
+    /// The corresponding C function is `setsockopt(2)` with `SO_LINGER` of zero seconds.
+    static func resetOnClose(_ fd: Int32, target: String) throws {
+        var immediate = linger(l_onoff: 1, l_linger: 0)
+        if setsockopt(fd, SOL_SOCKET, SO_LINGER, &immediate, socklen_t(MemoryLayout<linger>.size)) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "close", target: target)
+        }
+    }
+
     /// Binds `fd` to `address` (with `SO_REUSEADDR`) and listens; `fd` is made non-blocking, so
     /// that ``accept(_:deadline:target:)`` waits in `poll(2)` and never in `accept`. The
     /// corresponding C functions are `setsockopt(2)`, `bind(2)`, `listen(2)` and `fcntl(2)`.

@@ -275,6 +275,38 @@ struct SocketStreamTests {
         for stream in [client.input, client.output, server.input, server.output] as [ByteStream] { stream.close() }
     }
 
+    @Test("resetsOnClose: the peer reads ECONNRESET, not end of stream; without it, end of stream",
+          arguments: [true, false])
+    func resetOnClose(resets: Bool) throws {
+        let (listener, client, server) = try connectedPairs()
+        defer { try? listener.close() }
+        try server.output.writeAll(Array("partial".utf8))
+        (server.output as! SocketOutputStream).resetsOnClose = resets
+        server.output.close()
+        server.input.close()
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var received: [UInt8] = []
+        var last = 0
+        // At most 64 reads: "partial" (unless the reset dropped it), then the end or the reset.
+        for _ in 0..<64 {
+            let fd = (client.input as! SocketInputStream).fileDescriptor
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, socketWaitMilliseconds) > 0 else { break }
+            last = client.input.read(&buffer, maxLength: buffer.count)
+            if last <= 0 { break }
+            received += buffer[0..<last]
+        }
+        if resets {
+            #expect(last == -1)
+            #expect((client.input.streamError as? ByteStreamError)?.code == .system(errno: ECONNRESET))
+        } else {
+            #expect(last == 0 && received == Array("partial".utf8))
+            #expect(client.input.streamStatus == .atEnd)
+        }
+        client.input.close()
+        client.output.close()
+    }
+
     @Test("IPv6 loopback: a pair over ::1",
           .enabled(if: ipv6LoopbackAvailable(), "this host cannot bind ::1 (no IPv6 loopback)"))
     func ipv6() throws {
