@@ -38,6 +38,13 @@ final class SharedSocket: @unchecked Sendable {
         guardQueue.sync { descriptorOpen ? descriptor : -1 }
     }
 
+    /// The local address while either stream is open (the descriptor cannot close meanwhile).
+    var localName: String? {
+        guardQueue.sync {
+            descriptorOpen ? (try? SystemCalls.localAddress(descriptor, target: displayName))?.description : nil
+        }
+    }
+
     func closeInput() throws {
         let last: Bool = guardQueue.sync {
             guard inputOpen else { return false }
@@ -105,6 +112,10 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
 
     /// The socket's descriptor, shared with the output stream; `-1` once both are closed.
     public var fileDescriptor: Int32 { socket.currentDescriptor }
+
+    /// This side of the connection, `host:port` (`127.0.0.1:54321`), as the peer's errors name
+    /// it; `nil` once the socket is closed. The corresponding C function is `getsockname(2)`.
+    public var localName: String? { socket.localName }
 
     /// The longest a read waits for a byte before it fails with `ETIMEDOUT`, shared with the
     /// output stream; `nil` waits as long as it takes. Set when the pair is made.
@@ -276,7 +287,7 @@ public final class SocketListener: @unchecked Sendable {
                 let fd = try SystemCalls.socket(family: address.family, operation: "listen", target: target)
                 do {
                     try SystemCalls.bindAndListen(fd, to: address, backlog: Int32(backlog), target: target)
-                    let bound = try SystemCalls.boundPort(fd, target: target)
+                    let bound = try SystemCalls.localAddress(fd, target: target).port
                     fileDescriptor = fd
                     self.port = bound
                     var local = address

@@ -171,15 +171,15 @@ extension SystemCalls {
         }
     }
 
-    /// The port `fd` is bound to. The corresponding C function is `getsockname(2)`.
-    static func boundPort(_ fd: Int32, target: String) throws -> UInt16 {
+    /// The local address `fd` is bound to. The corresponding C function is `getsockname(2)`.
+    static func localAddress(_ fd: Int32, target: String) throws -> SocketAddress {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         if result != 0 { throw ByteStreamError(.system(errno: errno), operation: "getsockname", target: target) }
-        return SocketAddress(storage: storage, length: length).port
+        return SocketAddress(storage: storage, length: length)
     }
 
     /// Waits for and takes the next connection on the non-blocking listener `fd`, at most until

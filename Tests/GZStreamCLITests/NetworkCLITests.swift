@@ -46,18 +46,6 @@ private func listeningPort(of started: StartedProcess, host: String) throws -> U
     throw CancellationError()
 }
 
-/// The local port of a connected socket stream. The corresponding C function is `getsockname(2)`.
-private func localPort(of stream: ByteInputStream) throws -> UInt16 {
-    let fd = try #require(stream as? SocketInputStream).fileDescriptor
-    var address = sockaddr_in()
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let result = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    try #require(result == 0)
-    return UInt16(bigEndian: address.sin_port)
-}
-
 /// A port nothing listens on: one the system gave a listener, closed again.
 private func closedPort() throws -> UInt16 {
     let listener = try SocketListener(port: 0)
@@ -189,7 +177,7 @@ struct NetworkCLITests {
             let cut = Array(packed.prefix(packed.count / 2))
             let receiver = try Receiver(toFile ? ["0", "-o", "copy"] : ["0"], in: scratch)
             let client = try SocketStreams.connect(host: "127.0.0.1", port: receiver.port, timeout: .seconds(10))
-            let peer = "127.0.0.1:\(try localPort(of: client.input))"
+            let peer = try #require((client.input as? SocketInputStream)?.localName)
             try client.output.openOrThrow()
             try client.output.writeAll(cut)
             client.output.close()
@@ -220,7 +208,7 @@ struct NetworkCLITests {
         try withScratch { scratch in
             let receiver = try Receiver(["--timeout", "0.3", "0", "-o", "copy"], in: scratch)
             let client = try SocketStreams.connect(host: "127.0.0.1", port: receiver.port, timeout: .seconds(10))
-            let peer = "127.0.0.1:\(try localPort(of: client.input))"
+            let peer = try #require((client.input as? SocketInputStream)?.localName)
             let received = try receiver.started.finish(timeout: 60)
             client.input.close()
             client.output.close()
