@@ -193,13 +193,27 @@ struct NetworkCLITests {
     @Test("receive --timeout: no sender in time is an accept timeout; exit 1, no output file")
     func acceptTimeout() throws {
         try withScratch { scratch in
-            let started = try StartedProcess(Locations.binary, ["receive", "--timeout", "0.2", "0", "-o", "copy"], in: scratch)
+            // -q keeps the listening line: with port 0 it is the only way to learn the port.
+            let started = try StartedProcess(Locations.binary, ["receive", "-q", "--timeout", "0.2", "0", "-o", "copy"],
+                                             in: scratch)
             let result = try started.finish(timeout: 60)
             let port = try #require(result.errLines.first?.split(separator: ":").last)
             #expect(result.status == 1, "\(result)")
             #expect(result.err == "gzstream: listening on 127.0.0.1:\(port)\n"
                 + "gzstream: 127.0.0.1:\(port): accept failed: Connection timed out\n")
             #expect(try scratch.listing() == [])
+        }
+    }
+
+    @Test("A port given: receive says where it listens only with -v", arguments: [false, true])
+    func listeningLineWithGivenPort(verbose: Bool) throws {
+        try withScratch { scratch in
+            let port = try closedPort()
+            let result = try gzstream(["receive", "--timeout", "0.2", "127.0.0.1:\(port)"] + (verbose ? ["-v"] : []),
+                                      in: scratch, timeout: 60)
+            #expect(result.status == 1)
+            #expect(result.err == (verbose ? "gzstream: listening on 127.0.0.1:\(port)\n" : "")
+                + "gzstream: 127.0.0.1:\(port): accept failed: Connection timed out\n")
         }
     }
 
