@@ -111,7 +111,8 @@ struct CLITests {
     // MARK: Help, version, usage errors
 
     @Test("help goes to standard output with exit 0", arguments: [["--help"], ["-h"], ["help"], ["pack", "--help"],
-                                                                  ["unpack", "-h", "file"]])
+                                                                  ["unpack", "-h", "file"], ["send", "--help"],
+                                                                  ["receive", "-h", "0"]])
     func help(arguments: [String]) throws {
         try withScratch { scratch in
             let result = try gzstream(arguments, in: scratch)

@@ -67,13 +67,15 @@ private func mixedData(byteCount: Int) -> [UInt8] {
 
 @Suite("gzstream send and receive", .timeLimit(.minutes(3)))
 struct NetworkCLITests {
-    @Test("A 6 MiB file goes from send to receive -o intact; both exit 0 and say only where receive listens")
-    func fileToFile() throws {
+    @Test("A 6 MiB file goes from send to receive -o intact (one member, or BGZF on 2 threads); both exit 0 and say only where receive listens",
+          arguments: [["-1"], ["--bgzf", "-p", "2"]])
+    func fileToFile(packOptions: [String]) throws {
         try withScratch { scratch in
             let data = mixedData(byteCount: 6 << 20)
             let file = try scratch.write("data", data)
             let receiver = try Receiver(["--timeout", "60", "0", "-o", "copy"], in: scratch)
-            let sent = try gzstream(["send", "-1", "--timeout", "60", "127.0.0.1:\(receiver.port)", file], in: scratch, timeout: 60)
+            let sent = try gzstream(["send"] + packOptions + ["--timeout", "60", "127.0.0.1:\(receiver.port)", file],
+                                    in: scratch, timeout: 60)
             let received = try receiver.started.finish(timeout: 60)
             #expect(sent.status == 0 && sent.out == "" && sent.err == "", "\(sent)")
             #expect(received.status == 0 && received.out == "", "\(received)")
