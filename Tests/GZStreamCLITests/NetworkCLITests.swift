@@ -267,9 +267,12 @@ struct NetworkCLITests {
             // The peer is accepted by the system and never read nor closed by anyone.
             let listener = try SocketListener(port: 0)
             defer { try? listener.close() }
-            // 32 MiB of random bytes are more than loopback socket buffers hold; 6 bytes are not.
-            let file = try scratch.write("data", fillsBuffers ? randomBytes(byteCount: 32 << 20) : Array("hello\n".utf8))
-            let result = try gzstream(["send", "-1", "--timeout", "0.3", "127.0.0.1:\(listener.port)", file],
+            // 32 MiB stored (-0: cheap to make and to pack) are more than the socket buffers hold:
+            // Linux grows a receive buffer only as its owner reads, so one never read stays near
+            // tcp_rmem's default (128 KiB), and a send buffer is at most tcp_wmem's maximum (4 MiB
+            // by default). 6 bytes fit.
+            let file = try scratch.write("data", fillsBuffers ? [UInt8](repeating: 0, count: 32 << 20) : Array("hello\n".utf8))
+            let result = try gzstream(["send", "-0", "--timeout", "0.3", "127.0.0.1:\(listener.port)", file],
                                       in: scratch, timeout: 60)
             #expect(result.status == 1)
             let operation = fillsBuffers ? "write" : "read"
