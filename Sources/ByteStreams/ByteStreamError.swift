@@ -31,6 +31,10 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         /// the parameter's label (`"level"`, `"chunkSize"`, `"header.fileName"`), `message` says
         /// what it must be and what it was (`"must be 0...9, not 12"`).
         case invalidArgument(name: String, message: String)
+        /// The resolver found no address for a host name (no such name, no address of a family
+        /// that TCP can use, or the resolver failed): `message` is its text, such as `"Name or
+        /// service not known"` (`gai_strerror(3)`). The error's target is `host:port`.
+        case hostNotFound(message: String)
     }
 
     /// What went wrong.
@@ -61,6 +65,7 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .innerStreamFailed: "inner stream failed"
         case .lengthLimitExceeded(let limit): "more than the limit of \(limit) bytes"
         case .invalidArgument(let name, let message): "invalid \(name): \(message)"
+        case .hostNotFound(let message): message
         }
     }
 

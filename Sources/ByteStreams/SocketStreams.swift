@@ -16,14 +16,17 @@ import Dispatch
 final class SharedSocket: @unchecked Sendable {
     let displayName: String
     let descriptor: Int32
+    /// The longest wait for one read or write to move a byte; `nil` waits as long as it takes.
+    let idleTimeout: Duration?
     private let guardQueue = DispatchQueue(label: "gzstream.socket.state")
     private var inputOpen = true
     private var outputOpen = true
     private var descriptorOpen = true
 
-    init(descriptor: Int32, displayName: String) {
+    init(descriptor: Int32, displayName: String, idleTimeout: Duration?) {
         self.descriptor = descriptor
         self.displayName = displayName
+        self.idleTimeout = idleTimeout
     }
 
     deinit {
@@ -35,6 +38,13 @@ final class SharedSocket: @unchecked Sendable {
         guardQueue.sync { descriptorOpen ? descriptor : -1 }
     }
 
+    /// The local address while either stream is open (the descriptor cannot close meanwhile).
+    var localName: String? {
+        guardQueue.sync {
+            descriptorOpen ? (try? SystemCalls.localAddress(descriptor, target: displayName))?.description : nil
+        }
+    }
+
     func closeInput() throws {
         let last: Bool = guardQueue.sync {
             guard inputOpen else { return false }
@@ -44,7 +54,9 @@ final class SharedSocket: @unchecked Sendable {
         if last { try SystemCalls.close(descriptor, target: displayName) }
     }
 
-    func closeOutput() throws {
+    /// Ends the sending direction: with `reset`, the connection is reset when the descriptor
+    /// closes instead of ended in order (see ``SocketOutputStream/resetsOnClose``).
+    func closeOutput(reset: Bool) throws {
         let (first, last): (Bool, Bool) = guardQueue.sync {
             guard outputOpen else { return (false, false) }
             outputOpen = false
@@ -52,7 +64,15 @@ final class SharedSocket: @unchecked Sendable {
         }
         guard first else { return }
         var failure: (any Error)?
-        do { try SystemCalls.shutdownWrite(descriptor, target: displayName) } catch { failure = error }
+        do {
+            if reset {
+                try SystemCalls.resetOnClose(descriptor, target: displayName)
+            } else {
+                try SystemCalls.shutdownWrite(descriptor, target: displayName)
+            }
+        } catch {
+            failure = error
+        }
         if last {
             do { try SystemCalls.close(descriptor, target: displayName) } catch { if failure == nil { failure = error } }
         }
@@ -68,15 +88,17 @@ final class SharedSocket: @unchecked Sendable {
 }
 
 /// Reads the bytes a TCP peer sends. Made in pairs with a ``SocketOutputStream`` by
-/// ``SocketStreams/connect(host:port:timeout:)`` and ``SocketListener/accept()``; the streams
+/// ``SocketStreams/connect(host:port:timeout:idleTimeout:)`` and
+/// ``SocketListener/accept(timeout:idleTimeout:)``; the streams
 /// come unopened, as in Cocoa, and ``ByteStream/open()`` does no I/O (the socket is connected).
 ///
 /// Ownership: the pair owns the socket. Closing this stream leaves the connection open for the
 /// output stream; the descriptor is closed when both streams are closed (or dropped).
 ///
 /// Reads block until the peer sends at least one byte or ends its direction (`0`, end of
-/// stream). Thread safety: one thread may read this stream while another writes its output
-/// partner. The corresponding C functions are `read(2)` and `close(2)`.
+/// stream), or, with an ``idleTimeout``, fail with `ETIMEDOUT` once no byte came for that long.
+/// Thread safety: one thread may read this stream while another writes its output
+/// partner. The corresponding C functions are `recv(2)`, `poll(2)` and `close(2)`.
 public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
     private let socket: SharedSocket
 
@@ -91,12 +113,21 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
     /// The socket's descriptor, shared with the output stream; `-1` once both are closed.
     public var fileDescriptor: Int32 { socket.currentDescriptor }
 
+    /// This side of the connection, `host:port` (`127.0.0.1:54321`), as the peer's errors name
+    /// it; `nil` once the socket is closed. The corresponding C function is `getsockname(2)`.
+    public var localName: String? { socket.localName }
+
+    /// The longest a read waits for a byte before it fails with `ETIMEDOUT`, shared with the
+    /// output stream; `nil` waits as long as it takes. Set when the pair is made.
+    public var idleTimeout: Duration? { socket.idleTimeout }
+
     override public func closeBacking() throws {
         try socket.closeInput()
     }
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        try SystemCalls.read(socket.descriptor, buffer, maxLength, target: socket.displayName)
+        try SystemCalls.receive(socket.descriptor, buffer, maxLength, idleTimeout: socket.idleTimeout,
+                                target: socket.displayName)
     }
 }
 
@@ -104,12 +135,14 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
 ///
 /// Ownership: the pair owns the socket. Closing this stream half-closes the connection
 /// (`shutdown(2)` with `SHUT_WR`), so the peer reads end of stream while this side can still
-/// read its reply; the descriptor is closed when both streams are closed (or dropped).
+/// read its reply (or, with ``resetsOnClose``, resets it); the descriptor is closed when both
+/// streams are closed (or dropped).
 ///
-/// Writes block until the system takes at least one byte. A peer that has gone is an error with
+/// Writes block until the system takes at least one byte, or, with an ``idleTimeout``, fail with
+/// `ETIMEDOUT` once the peer took no byte for that long. A peer that has gone is an error with
 /// `errno == EPIPE` (or `ECONNRESET`); on Linux no `SIGPIPE` is raised (`MSG_NOSIGNAL`).
 /// Thread safety: one thread may write this stream while another reads its input partner.
-/// The corresponding C functions are `send(2)`, `shutdown(2)` and `close(2)`.
+/// The corresponding C functions are `send(2)`, `poll(2)`, `shutdown(2)` and `close(2)`.
 public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     private let socket: SharedSocket
 
@@ -124,12 +157,25 @@ public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     /// The socket's descriptor, shared with the input stream; `-1` once both are closed.
     public var fileDescriptor: Int32 { socket.currentDescriptor }
 
+    /// The longest a write waits for the peer to take a byte before it fails with `ETIMEDOUT`,
+    /// shared with the input stream; `nil` waits as long as it takes. Set when the pair is made.
+    public var idleTimeout: Duration? { socket.idleTimeout }
+
+    /// Whether closing this stream resets the connection instead of half-closing it: no end of
+    /// stream is sent, and once the input stream is closed too the peer's reads and writes fail
+    /// with `ECONNRESET` (an abortive close; unsent bytes are dropped). For a side that failed
+    /// and must not let the peer take the end of the connection for success. Default `false`.
+    /// Set it before ``ByteStream/close()``, from the thread that writes.
+    /// The corresponding C function is `setsockopt(2)` with `SO_LINGER` of zero seconds.
+    public var resetsOnClose = false
+
     override public func closeBacking() throws {
-        try socket.closeOutput()
+        try socket.closeOutput(reset: resetsOnClose)
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
-        try SystemCalls.send(socket.descriptor, buffer, maxLength, target: socket.displayName)
+        try SystemCalls.send(socket.descriptor, buffer, maxLength, idleTimeout: socket.idleTimeout,
+                             target: socket.displayName)
     }
 }
 
@@ -142,25 +188,27 @@ public enum SocketStreams {
     ///   - port: The TCP port, `1...65535`.
     ///   - timeout: The most time for the whole connect, over all the host's addresses; `nil`
     ///     waits as long as the system does.
+    ///   - idleTimeout: The longest each read or write of the pair may wait without moving a
+    ///     byte before it fails with `ETIMEDOUT` (``SocketInputStream/idleTimeout``); more than
+    ///     zero, or `nil` (the default) to wait as long as it takes.
     /// - Returns: The input and output streams (``SocketInputStream``, ``SocketOutputStream``),
     ///   sharing the socket. Open both before use; close both to release the socket.
     /// - Throws: ``ByteStreamError`` with operation `"connect"` and target `host:port`:
     ///   ``ByteStreamError/Code-swift.enum/system(errno:)`` with `ECONNREFUSED`, `ENETUNREACH`,
     ///   `EHOSTUNREACH`, or `ETIMEDOUT` when `timeout` passed (the error of the last address
-    ///   tried); ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for port 0, a
-    ///   negative timeout, or a host the resolver cannot find (`name` is `"host"`, `message`
-    ///   the resolver's text).
+    ///   tried); ``ByteStreamError/Code-swift.enum/hostNotFound(message:)`` for a host the
+    ///   resolver cannot find (`message` is the resolver's text);
+    ///   ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for port 0, a
+    ///   negative timeout or an idle timeout that is not more than zero.
     ///
     /// The host's addresses are tried in the resolver's order, IPv6 and IPv4, until one accepts.
     /// Blocks while resolving and connecting. Thread-safe (no shared state).
     /// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `connect(2)` and `poll(2)`.
-    public static func connect(host: String, port: UInt16, timeout: Duration?) throws
+    public static func connect(host: String, port: UInt16, timeout: Duration?, idleTimeout: Duration? = nil) throws
         -> (input: ByteInputStream, output: ByteOutputStream)
     {
         try requireArgument(port, in: 1...65535, "port", operation: "connect")
-        if let timeout {
-            try requireArgument(timeout >= .zero, "timeout", "must not be negative, not \(timeout)", operation: "connect")
-        }
+        try requireTimeouts(timeout, idleTimeout: idleTimeout, operation: "connect")
         let deadline = timeout.map { ContinuousClock.now + $0 }
         let target = SocketAddress.describe(host: host, port: port)
         let addresses = try SystemCalls.resolve(host: host, port: port, passive: false, operation: "connect")
@@ -181,10 +229,21 @@ public enum SocketStreams {
                 if (error as? ByteStreamError)?.errno == ETIMEDOUT { break }
                 continue
             }
-            let socket = SharedSocket(descriptor: fd, displayName: target)
+            let socket = SharedSocket(descriptor: fd, displayName: target, idleTimeout: idleTimeout)
             return (SocketInputStream(socket: socket), SocketOutputStream(socket: socket))
         }
         throw lastError
+    }
+
+    /// Checks a timeout for the whole operation (zero or more) and an idle timeout (more than zero).
+    static func requireTimeouts(_ timeout: Duration?, idleTimeout: Duration?, operation: String) throws {
+        if let timeout {
+            try requireArgument(timeout >= .zero, "timeout", "must not be negative, not \(timeout)", operation: operation)
+        }
+        if let idleTimeout {
+            try requireArgument(idleTimeout > .zero, "idleTimeout", "must be more than zero, not \(idleTimeout)",
+                                operation: operation)
+        }
     }
 }
 
@@ -213,8 +272,9 @@ public final class SocketListener: @unchecked Sendable {
     ///   - backlog: The most pending connections, `1...65535`; default 128.
     /// - Throws: ``ByteStreamError`` with operation `"bind"` or `"listen"` and `errno`
     ///   (`EADDRINUSE`, `EADDRNOTAVAIL`, `EACCES`); `"listen"` with
-    ///   ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a host the
-    ///   resolver cannot find or a backlog out of range.
+    ///   ``ByteStreamError/Code-swift.enum/hostNotFound(message:)`` for a host the resolver
+    ///   cannot find, or ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for
+    ///   a backlog out of range.
     ///
     /// Does not block. The corresponding C functions are `bind(2)` and `listen(2)`.
     public init(host: String = "127.0.0.1", port: UInt16, backlog: Int = 128) throws {
@@ -227,7 +287,7 @@ public final class SocketListener: @unchecked Sendable {
                 let fd = try SystemCalls.socket(family: address.family, operation: "listen", target: target)
                 do {
                     try SystemCalls.bindAndListen(fd, to: address, backlog: Int32(backlog), target: target)
-                    let bound = try SystemCalls.boundPort(fd, target: target)
+                    let bound = try SystemCalls.localAddress(fd, target: target).port
                     fileDescriptor = fd
                     self.port = bound
                     var local = address
@@ -251,17 +311,30 @@ public final class SocketListener: @unchecked Sendable {
 
     /// Waits for the next connection and returns its two streams, unopened.
     ///
+    /// - Parameters:
+    ///   - timeout: The longest wait for a peer, zero or more; `nil` (the default) waits as
+    ///     long as it takes.
+    ///   - idleTimeout: The longest each read or write of the pair may wait without moving a
+    ///     byte before it fails with `ETIMEDOUT` (``SocketInputStream/idleTimeout``); more than
+    ///     zero, or `nil` (the default) to wait as long as it takes.
     /// - Returns: The input and output streams of the connection, named after the peer
     ///   (`127.0.0.1:54321`); open both before use and close both to release the socket.
-    /// - Throws: ``ByteStreamError`` with operation `"accept"`: `errno` from the system
-    ///   (`EMFILE` when out of descriptors), or ``ByteStreamError/Code-swift.enum/notOpen``
-    ///   after ``close()``.
+    /// - Throws: ``ByteStreamError`` with operation `"accept"` and the listener's
+    ///   ``displayName``: `ETIMEDOUT` when no peer came within `timeout`, `errno` from the
+    ///   system (`EMFILE` when out of descriptors), ``ByteStreamError/Code-swift.enum/notOpen``
+    ///   after ``close()``, or ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)``
+    ///   for a negative timeout or an idle timeout that is not more than zero.
     ///
-    /// Blocks until a peer connects. The corresponding C function is `accept(2)`.
-    public func accept() throws -> (input: ByteInputStream, output: ByteOutputStream) {
+    /// Blocks until a peer connects or `timeout` passes. The corresponding C functions are
+    /// `accept(2)` and `poll(2)`.
+    public func accept(timeout: Duration? = nil, idleTimeout: Duration? = nil) throws
+        -> (input: ByteInputStream, output: ByteOutputStream)
+    {
+        try SocketStreams.requireTimeouts(timeout, idleTimeout: idleTimeout, operation: "accept")
         guard fileDescriptor >= 0 else { throw ByteStreamError(.notOpen, operation: "accept", target: displayName) }
-        let (fd, peer) = try SystemCalls.accept(fileDescriptor, target: displayName)
-        let socket = SharedSocket(descriptor: fd, displayName: peer)
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        let (fd, peer) = try SystemCalls.accept(fileDescriptor, deadline: deadline, target: displayName)
+        let socket = SharedSocket(descriptor: fd, displayName: peer, idleTimeout: idleTimeout)
         return (SocketInputStream(socket: socket), SocketOutputStream(socket: socket))
     }
 

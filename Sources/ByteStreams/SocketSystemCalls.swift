@@ -14,10 +14,11 @@ extension SystemCalls {
     private static let streamType = SOCK_STREAM
     private static let sendFlags: Int32 = 0
     #endif
+    private static let dontWaitFlag = Int32(MSG_DONTWAIT)
 
     /// The addresses of `host`:`port` for a TCP socket, IPv6 and IPv4 in the resolver's order.
-    /// Failure other than `EAI_SYSTEM` is ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)``
-    /// naming `host` with the resolver's text. The corresponding C function is `getaddrinfo(3)`.
+    /// Failure other than `EAI_SYSTEM` is ``ByteStreamError/Code-swift.enum/hostNotFound(message:)``
+    /// with the resolver's text. The corresponding C function is `getaddrinfo(3)`.
     static func resolve(host: String, port: UInt16, passive: Bool, operation: String) throws -> [SocketAddress] {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -33,8 +34,7 @@ extension SystemCalls {
             if status == EAI_SYSTEM {
                 throw ByteStreamError(.system(errno: errno), operation: operation, target: target)
             }
-            let text = String(cString: gai_strerror(status))
-            throw ByteStreamError(.invalidArgument(name: "host", message: "cannot resolve \(host): \(text)"),
+            throw ByteStreamError(.hostNotFound(message: String(cString: gai_strerror(status))),
                                   operation: operation, target: target)
         }
         defer { freeaddrinfo(list) }
@@ -84,19 +84,7 @@ extension SystemCalls {
         if result != 0 {
             // EINTR: the connection goes on in the background, as with EINPROGRESS.
             guard errno == EINPROGRESS || errno == EINTR else { throw failure(errno) }
-            var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            while true {
-                var milliseconds: Int32 = -1
-                if let deadline {
-                    let left = deadline - .now
-                    if left <= .zero { throw failure(ETIMEDOUT) }
-                    let (seconds, attoseconds) = left.components
-                    milliseconds = Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-                }
-                let ready = poll(&entry, 1, milliseconds)
-                if ready > 0 { break }
-                if ready < 0 && errno != EINTR { throw failure(errno) }
-            }
+            try wait(fd, for: Int16(POLLOUT), deadline: deadline, operation: "connect", target: target)
             var pending: Int32 = 0
             var size = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &pending, &size) == 0 else { throw failure(errno) }
@@ -105,18 +93,39 @@ extension SystemCalls {
         guard fcntl(fd, F_SETFL, flags) == 0 else { throw failure(errno) }
     }
 
-    /// Sends up to `count` bytes; a peer that has gone is `EPIPE`, never `SIGPIPE` on Linux.
-    /// Returns at least 1 when `count > 0`. The corresponding C function is `send(2)`.
-    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int {
+    /// Receives up to `count` bytes; 0 only at end of stream. With an `idleTimeout` the call does
+    /// not block in `recv` but waits in `poll(2)`, and fails with `ETIMEDOUT` when no byte came
+    /// for that long. The corresponding C functions are `recv(2)` and `poll(2)`.
+    static func receive(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, idleTimeout: Duration?,
+                        target: String) throws -> Int {
+        let flags: Int32 = idleTimeout == nil ? 0 : dontWaitFlag
         while true {
-            let result = Glibc_send(fd, buffer, count, sendFlags)
+            let result = Glibc_recv(fd, buffer, count, flags)
+            if result >= 0 { return result }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK:
+                try wait(fd, for: Int16(POLLIN), deadline: idleTimeout.map { .now + $0 }, operation: "read", target: target)
+            default: throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
+            }
+        }
+    }
+
+    /// Sends up to `count` bytes; a peer that has gone is `EPIPE`, never `SIGPIPE` on Linux.
+    /// With an `idleTimeout` the call does not block in `send` but waits in `poll(2)`, and fails
+    /// with `ETIMEDOUT` when the peer took no byte for that long.
+    /// Returns at least 1 when `count > 0`. The corresponding C functions are `send(2)` and `poll(2)`.
+    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, idleTimeout: Duration?,
+                     target: String) throws -> Int {
+        let flags = sendFlags | (idleTimeout == nil ? 0 : dontWaitFlag)
+        while true {
+            let result = Glibc_send(fd, buffer, count, flags)
             if result > 0 || count == 0 { return max(result, 0) }
             if result == 0 { continue }
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK:
-                var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&entry, 1, -1)
+                try wait(fd, for: Int16(POLLOUT), deadline: idleTimeout.map { .now + $0 }, operation: "write", target: target)
             default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
             }
         }
@@ -136,8 +145,18 @@ extension SystemCalls {
         }
     }
 
-    /// Binds `fd` to `address` (with `SO_REUSEADDR`) and listens. The corresponding C functions
-    /// are `setsockopt(2)`, `bind(2)` and `listen(2)`.
+    /// Makes the coming `close` of `fd` reset the connection (RST) rather than end it (FIN).
+    /// The corresponding C function is `setsockopt(2)` with `SO_LINGER` of zero seconds.
+    static func resetOnClose(_ fd: Int32, target: String) throws {
+        var immediate = linger(l_onoff: 1, l_linger: 0)
+        if setsockopt(fd, SOL_SOCKET, SO_LINGER, &immediate, socklen_t(MemoryLayout<linger>.size)) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "close", target: target)
+        }
+    }
+
+    /// Binds `fd` to `address` (with `SO_REUSEADDR`) and listens; `fd` is made non-blocking, so
+    /// that ``accept(_:deadline:target:)`` waits in `poll(2)` and never in `accept`. The
+    /// corresponding C functions are `setsockopt(2)`, `bind(2)`, `listen(2)` and `fcntl(2)`.
     static func bindAndListen(_ fd: Int32, to address: SocketAddress, backlog: Int32, target: String) throws {
         var one: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -146,22 +165,30 @@ extension SystemCalls {
         if listen(fd, backlog) != 0 {
             throw ByteStreamError(.system(errno: errno), operation: "listen", target: target)
         }
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            throw ByteStreamError(.system(errno: errno), operation: "listen", target: target)
+        }
     }
 
-    /// The port `fd` is bound to. The corresponding C function is `getsockname(2)`.
-    static func boundPort(_ fd: Int32, target: String) throws -> UInt16 {
+    /// The local address `fd` is bound to. The corresponding C function is `getsockname(2)`.
+    static func localAddress(_ fd: Int32, target: String) throws -> SocketAddress {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         if result != 0 { throw ByteStreamError(.system(errno: errno), operation: "getsockname", target: target) }
-        return SocketAddress(storage: storage, length: length).port
+        return SocketAddress(storage: storage, length: length)
     }
 
-    /// Waits for and takes the next connection, with close-on-exec set; a connection the peer
-    /// aborted before it was taken is skipped. The corresponding C function is `accept(2)`.
-    static func accept(_ fd: Int32, target: String) throws -> (descriptor: Int32, peer: String) {
+    /// Waits for and takes the next connection on the non-blocking listener `fd`, at most until
+    /// `deadline` (`nil`: as long as it takes; then `ETIMEDOUT`). The connection is blocking, with
+    /// close-on-exec set; one the peer aborted before it was taken is skipped.
+    /// The corresponding C functions are `accept(2)`, `poll(2)` and `fcntl(2)`.
+    static func accept(_ fd: Int32, deadline: ContinuousClock.Instant?, target: String) throws
+        -> (descriptor: Int32, peer: String)
+    {
         while true {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -174,17 +201,33 @@ extension SystemCalls {
                     #else
                     let client = Darwin.accept(fd, pointer, &length)
                     #endif
-                    if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
+                    if client >= 0 {
+                        _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                        // BSD accept(2) hands the listener's O_NONBLOCK on (Linux does not).
+                        let flags = fcntl(client, F_GETFL)
+                        if flags >= 0 && flags & O_NONBLOCK != 0 { _ = fcntl(client, F_SETFL, flags & ~O_NONBLOCK) }
+                    }
                     return client
                 }
             }
             if client >= 0 { return (client, SocketAddress(storage: storage, length: length).description) }
             switch errno {
             case EINTR, ECONNABORTED: continue
+            case EAGAIN, EWOULDBLOCK:
+                try wait(fd, for: Int16(POLLIN), deadline: deadline, operation: "accept", target: target)
             default: throw ByteStreamError(.system(errno: errno), operation: "accept", target: target)
             }
         }
     }
+}
+
+@inline(__always)
+private func Glibc_recv(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ flags: Int32) -> Int {
+    #if canImport(Glibc)
+    return Glibc.recv(fd, buffer, count, flags)
+    #else
+    return Darwin.recv(fd, buffer, count, flags)
+    #endif
 }
 
 @inline(__always)

@@ -59,11 +59,25 @@ enum SystemCalls {
         }
     }
 
-    /// Waits until a non-blocking descriptor is ready. The corresponding C function is `poll(2)`.
-    private static func wait(_ fd: Int32, for events: Int16, operation: String, target: String) throws {
+    /// Waits until a non-blocking descriptor is ready for `events` (or has failed or hung up,
+    /// which the next call then reports), at most until `deadline` (`nil`: as long as it takes).
+    /// - Throws: ``ByteStreamError`` with `ETIMEDOUT` once `deadline` has passed, or `poll`'s `errno`.
+    /// The corresponding C function is `poll(2)`.
+    static func wait(_ fd: Int32, for events: Int16, deadline: ContinuousClock.Instant? = nil,
+                     operation: String, target: String) throws {
         var entry = pollfd(fd: fd, events: events, revents: 0)
-        while poll(&entry, 1, -1) < 0 {
-            if errno != EINTR {
+        while true {
+            var milliseconds: Int32 = -1
+            if let deadline {
+                let left = deadline - .now
+                if left <= .zero { throw ByteStreamError(.system(errno: ETIMEDOUT), operation: operation, target: target) }
+                // Rounded up, so that a wait never ends just before the deadline and spins.
+                let (seconds, attoseconds) = left.components
+                milliseconds = Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+            }
+            let ready = poll(&entry, 1, milliseconds)
+            if ready > 0 { return }
+            if ready < 0 && errno != EINTR {
                 throw ByteStreamError(.system(errno: errno), operation: operation, target: target)
             }
         }

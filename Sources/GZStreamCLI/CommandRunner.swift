@@ -150,6 +150,7 @@ final class Command {
     }
 
     func run() -> ExitStatus {
+        if let network = options.network { return runOverNetwork(network) }
         let operands: [Pathname] = options.files.isEmpty ? ["-"] : options.files
         var status = ExitStatus.success
         if options.mode != .list {

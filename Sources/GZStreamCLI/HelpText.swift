@@ -7,6 +7,8 @@ Usage: gzstream [-cdfklnNqrtv0-9] [-S SUF] [FILE ...]  (as gzip)
        gzstream test [OPTIONS] [FILE ...]
        gzstream list [--json] [FILE ...]
        gzstream index [-f] FILE.gz ...
+       gzstream send [OPTIONS] HOST:PORT [FILE]
+       gzstream receive [OPTIONS] [HOST:]PORT [-o FILE]
 Try 'gzstream --help' for more information.
 
 """
@@ -21,12 +23,14 @@ Usage: gzstream [OPTIONS] [FILE ...]          as GNU gzip: compress each FILE to
        gzstream test [OPTIONS] [FILE ...]     decode and check every member; write nothing
        gzstream list [--json] [FILE ...]      one row per member: offset, header, sizes, CRC-32
        gzstream index [-f] FILE.gz ...        write FILE.gz.gzi, bgzip's index of a BGZF file
+       gzstream send HOST:PORT [FILE]         pack FILE onto a TCP connection to HOST:PORT
+       gzstream receive [HOST:]PORT [-o FILE] take one TCP connection and unpack it
 
 With no FILE, or when FILE is -, read standard input and write standard output.
 The commands keep their inputs unless --rm is given. Without a command (and when called
 as gunzip, i.e. gzip -d, or as zcat or gzcat, i.e. gzip -dc), gzstream runs as gzip:
 inputs are removed once their output is in place, unless -k, -c or -o. A file named like
-a command (pack, unpack, test, list, index, help) is given as ./pack or after --.
+a command (pack, unpack, test, list, index, send, receive, help) is given as ./pack or after --.
 An existing output is never replaced without -f.
 
 Options:
@@ -75,8 +79,19 @@ Options:
       --no-progress     do not; by default it is shown when standard error is a terminal,
                         once a job has run for a second (not when the output goes there
                         too, nor in gzip mode)
+      --timeout SECONDS send, receive: give up (exit 1, "timed out") when connecting, waiting
+                        for the connection, or any read or write on it takes that long
   -h, --help            show this help
   -V, --version         show the version
+
+send packs as pack does (-0 ... -9, -p, -b, --bgzf, -n) and half-closes the connection at the
+end; it then waits for the peer to close it, so that exit 0 means the peer read the whole stream.
+HOST is a name, an IPv4 address or a bracketed IPv6 address ([::1]:8734).
+receive listens on HOST (default 127.0.0.1: this machine only), takes one connection and unpacks
+it to standard output, or to -o FILE with unpack's rules (-f, --max-output; no FILE is left when
+it fails). Port 0 takes any free port; receive says where it listens on standard error
+("gzstream: listening on 127.0.0.1:PORT") when the port is 0, or with -v. When receive fails
+it resets the connection, so that a send still waiting fails too.
 
 Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after the last member,
 which is ignored once the data before it has been written).

@@ -14,8 +14,9 @@ extension Command {
         }
         guard let info = FileInfo(path: path) else { throw refuse(String(cString: strerror(errno))) }
         if info.isDirectory { throw refuse("is a directory") }
-        // test and list write nothing, so a FIFO, a device or /dev/fd/N is read as with -c.
-        let writesNothing = options.mode == .test || options.mode == .list
+        // test and list write nothing, and send writes no file, so a FIFO, a device or
+        // /dev/fd/N is read as with -c.
+        let writesNothing = options.mode == .test || options.mode == .list || options.network != nil
         guard info.isRegularFile || options.toStandardOutput || writesNothing else {
             // File mode names its output after the input and may remove the input: a FIFO or a
             // device is passed over, -f or not, as GNU gzip does (`-f` must never turn

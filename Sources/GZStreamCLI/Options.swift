@@ -53,6 +53,13 @@ struct Options: Equatable {
     /// `--progress` (`true`) / `--no-progress` (`false`), the last given; `nil` shows progress
     /// when standard error is a terminal and `-q` is not given (Progress.swift).
     var progress: Bool?
+
+    /// `send HOST:PORT` (mode pack) or `receive [HOST:]PORT` (mode unpack): the data goes over
+    /// one TCP connection (Network.swift).
+    var network: NetworkRun?
+    /// `--timeout SECONDS` (send and receive): the longest wait to connect or to be connected
+    /// to, and for each read or write on the connection to move a byte.
+    var timeout: Duration?
 }
 
 /// What parsing found: options to run, or a request for help or the version.
@@ -87,12 +94,17 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     var decompress = false
     var test = false
     var list = false
+    var networkCommand: NetworkCommand?
     if let toStandardOutput = decompressingNames[programName] {
         options = Options(mode: .unpack, gzipMode: true)
         options.toStandardOutput = toStandardOutput
         decompress = true
     } else if arguments.first == "help" {
         return .help
+    } else if let first = arguments.first, let command = NetworkCommand(rawValue: first) {
+        options = Options(mode: command == .send ? .pack : .unpack)
+        networkCommand = command
+        rest = rest.dropFirst()
     } else if let first = arguments.first, let mode = Options.Mode(rawValue: first) {
         options = Options(mode: mode)
         rest = rest.dropFirst()
@@ -179,6 +191,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             // `-S -h` names a file or a suffix.
             case "help": try noValue(); return .help
             case "version": try noValue(); return .version
+            case "timeout":
+                if networkCommand == nil { throw UsageError(message: "--timeout applies to send and receive") }
+                options.timeout = try parseTimeout(try value(for: "--timeout", inline: inline))
             case "progress": try noValue(); options.progress = true
             case "no-progress": try noValue(); options.progress = false
             case "quiet": try noValue(); options.quiet = true; options.verbose = false
@@ -231,6 +246,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         if options.mode == .test || options.mode == .list { options.toStandardOutput = false }
     }
     options.removeInput = removal ?? false
+    if let networkCommand {
+        try takeNetworkOperands(&options, for: networkCommand, keepOrRemoveGiven: removal != nil)
+    }
     if options.mode == .test || options.mode == .list {
         if options.outputPath != nil || options.toStandardOutput || options.removeInput {
             throw UsageError(message: "\(options.mode.rawValue) writes no output: -c, -o and --rm do not apply")

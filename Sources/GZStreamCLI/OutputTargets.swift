@@ -10,7 +10,7 @@ import Darwin
 /// place, or a device; and the index beside a BGZF file.
 extension Command {
     func toStandardOutput(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?) throws -> ExitStatus {
-        try refuseTerminal(readingStandardInput: inputInfo == nil)
+        try refuseTerminal(readingStandardInput: inputPath == "-")
         let output = environment.standardOutput
         if output.streamStatus == .notOpen { output.open() }
         let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
@@ -22,7 +22,7 @@ extension Command {
     /// Writes the output to `outputPath`; `inputPath` is `-` for standard input.
     func toFile(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?, outputPath: Pathname) throws -> ExitStatus {
         let inputName = displayName(inputPath)
-        if inputInfo == nil { try refuseTerminal(readingStandardInput: true) }
+        if inputPath == "-" { try refuseTerminal(readingStandardInput: true) }
         // `-o PATH` names the file itself; without -o, or with -o DIRECTORY, the name is made here.
         let explicitOutput = options.outputPath != nil && outputDirectory == nil
         if explicitOutput, let descriptor = processDescriptor(named: outputPath) {

@@ -168,7 +168,9 @@ extension Command {
             }
         } catch let reported as Reported {
             throw reported   // already reported (unpackRange)
-        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == outputName {
+        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == outputName
+                    && !(output is SocketOutputStream) {
+            // A closed pipe ends the run quietly (or by SIGPIPE); a peer that went away is an error.
             closedPipe = outputName
             throw Reported(status: .error)
         } catch let error as ByteStreamError {

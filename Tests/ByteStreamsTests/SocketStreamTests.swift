@@ -162,12 +162,138 @@ struct SocketStreamTests {
         if case .invalidArgument(let name, _)? = negative?.code { #expect(name == "timeout") } else {
             Issue.record("expected invalidArgument, got \(String(describing: negative))")
         }
-        let numeric = #expect(throws: ByteStreamError.self) {
-            _ = try SocketListener(host: "not an address..invalid", port: 0)
+        let zeroIdle = #expect(throws: ByteStreamError.self) {
+            _ = try SocketStreams.connect(host: "127.0.0.1", port: 9, timeout: nil, idleTimeout: .zero)
         }
-        if case .invalidArgument(let name, _)? = numeric?.code { #expect(name == "host") } else if numeric?.errno == nil {
-            Issue.record("expected a resolver error, got \(String(describing: numeric))")
+        #expect(zeroIdle?.code == .invalidArgument(name: "idleTimeout", message: "must be more than zero, not 0.0 seconds"))
+        let listener = try? SocketListener(port: 0)
+        let negativeAccept = #expect(throws: ByteStreamError.self) { _ = try listener?.accept(timeout: .seconds(-1)) }
+        if case .invalidArgument(let name, _)? = negativeAccept?.code { #expect(name == "timeout") } else {
+            Issue.record("expected invalidArgument, got \(String(describing: negativeAccept))")
         }
+    }
+
+    @Test("A host the resolver cannot find is hostNotFound with its text, for connect and listen",
+          arguments: ["connect", "listen"])
+    func hostNotFound(operation: String) {
+        // `.invalid` is reserved never to resolve (RFC 6761 §6.4).
+        let host = "no-such-host.invalid"
+        let error = #expect(throws: ByteStreamError.self) {
+            if operation == "connect" {
+                _ = try SocketStreams.connect(host: host, port: 8734, timeout: .seconds(5))
+            } else {
+                _ = try SocketListener(host: host, port: 8734)
+            }
+        }
+        guard case .hostNotFound(let message)? = error?.code else {
+            Issue.record("expected hostNotFound, got \(String(describing: error))")
+            return
+        }
+        #expect(!message.isEmpty)
+        #expect(error?.operation == operation)
+        #expect(error?.target == "\(host):8734")
+        #expect(error?.description == "\(operation) \(host):8734: \(message)")
+    }
+
+    @Test("accept(timeout:) with no peer is ETIMEDOUT naming the listener; a later peer is still accepted")
+    func acceptTimeout() throws {
+        let listener = try SocketListener(port: 0)
+        defer { try? listener.close() }
+        let error = #expect(throws: ByteStreamError.self) { _ = try listener.accept(timeout: .milliseconds(50)) }
+        #expect(error?.code == .system(errno: ETIMEDOUT))
+        #expect(error?.operation == "accept" && error?.target == listener.displayName)
+
+        let client = try SocketStreams.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        let server = try listener.accept(timeout: .seconds(10))
+        try client.output.openOrThrow()
+        try server.input.openOrThrow()
+        try client.output.writeAll(Array("late".utf8))
+        client.output.close()
+        #expect(readToEndPolled(server.input, limit: 100) == Array("late".utf8))
+        for stream in [client.input, server.input, server.output] as [ByteStream] { stream.close() }
+    }
+
+    @Test("Idle timeout: a read with no byte coming fails with ETIMEDOUT; bytes that come in time are read")
+    func idleTimeoutOnRead() throws {
+        let listener = try SocketListener(port: 0)
+        defer { try? listener.close() }
+        let client = try SocketStreams.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        let server = try listener.accept(timeout: .seconds(10), idleTimeout: .milliseconds(100))
+        #expect((server.input as? SocketInputStream)?.idleTimeout == .milliseconds(100))
+        #expect((server.output as? SocketOutputStream)?.idleTimeout == .milliseconds(100))
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] {
+            try stream.openOrThrow()
+        }
+        try client.output.writeAll(Array("first".utf8))
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(server.input.read(&buffer, maxLength: buffer.count) == 5)
+
+        #expect(server.input.read(&buffer, maxLength: buffer.count) == -1)
+        #expect(server.input.streamStatus == .error)
+        let error = try #require(server.input.streamError as? ByteStreamError)
+        #expect(error.code == .system(errno: ETIMEDOUT))
+        let clientName = (client.input as? SocketInputStream)?.localName
+        #expect(clientName?.hasPrefix("127.0.0.1:") == true)
+        #expect(error.operation == "read" && error.target == clientName)
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] { stream.close() }
+    }
+
+    @Test("Idle timeout: a write the peer never takes fails with ETIMEDOUT once the buffers are full")
+    func idleTimeoutOnWrite() throws {
+        let listener = try SocketListener(port: 0)
+        defer { try? listener.close() }
+        let client = try SocketStreams.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5),
+                                               idleTimeout: .milliseconds(100))
+        // The peer is accepted and never read: both socket buffers fill, then nothing moves.
+        let server = try listener.accept(timeout: .seconds(10))
+        try client.output.openOrThrow()
+        let chunk = [UInt8](repeating: 0x5A, count: 1 << 20)
+        var failure: ByteStreamError?
+        // Loopback buffers hold a few MiB at most; 256 MiB is a bound, not an expectation.
+        for _ in 0..<256 {
+            do {
+                try client.output.writeAll(chunk)
+            } catch let error as ByteStreamError {
+                failure = error
+                break
+            }
+        }
+        let error = try #require(failure, "256 MiB were taken by a peer that reads nothing")
+        #expect(error.code == .system(errno: ETIMEDOUT))
+        #expect(error.operation == "write" && error.target == "127.0.0.1:\(listener.port)")
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] { stream.close() }
+    }
+
+    @Test("resetsOnClose: the peer reads ECONNRESET, not end of stream; without it, end of stream",
+          arguments: [true, false])
+    func resetOnClose(resets: Bool) throws {
+        let (listener, client, server) = try connectedPairs()
+        defer { try? listener.close() }
+        try server.output.writeAll(Array("partial".utf8))
+        (server.output as! SocketOutputStream).resetsOnClose = resets
+        server.output.close()
+        server.input.close()
+        var buffer = [UInt8](repeating: 0, count: 64)
+        var received: [UInt8] = []
+        var last = 0
+        // At most 64 reads: "partial" (unless the reset dropped it), then the end or the reset.
+        for _ in 0..<64 {
+            let fd = (client.input as! SocketInputStream).fileDescriptor
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, socketWaitMilliseconds) > 0 else { break }
+            last = client.input.read(&buffer, maxLength: buffer.count)
+            if last <= 0 { break }
+            received += buffer[0..<last]
+        }
+        if resets {
+            #expect(last == -1)
+            #expect((client.input.streamError as? ByteStreamError)?.code == .system(errno: ECONNRESET))
+        } else {
+            #expect(last == 0 && received == Array("partial".utf8))
+            #expect(client.input.streamStatus == .atEnd)
+        }
+        client.input.close()
+        client.output.close()
     }
 
     @Test("IPv6 loopback: a pair over ::1",
@@ -194,6 +320,7 @@ struct SocketStreamTests {
         let fd = input.fileDescriptor
         #expect(fd >= 0 && output.fileDescriptor == fd, "one socket behind both streams")
         #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "close-on-exec is set")
+        #expect(input.localName == (server.input as? SocketInputStream)?.displayName, "each side names the other")
 
         input.close()
         #expect(fcntl(fd, F_GETFD) != -1, "the output stream still uses the socket")
@@ -204,6 +331,7 @@ struct SocketStreamTests {
         errno = 0
         #expect(fcntl(fd, F_GETFD) == -1 && errno == EBADF)
         #expect(output.fileDescriptor == -1 && input.fileDescriptor == -1)
+        #expect(input.localName == nil)
         #expect(input.streamStatus == .closed && output.streamStatus == .closed)
 
         #expect(readToEndPolled(server.input, limit: 100) == Array("still writable".utf8))

@@ -193,47 +193,65 @@ enum Input {
 /// standard error.
 func run(_ executable: String, _ arguments: [String], in scratch: Scratch, directory: URL? = nil,
          input: Input = .null, stdoutPath: String? = nil, timeout: Double = 120) throws -> RunResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.currentDirectoryURL = directory ?? scratch.work
+    try StartedProcess(executable, arguments, in: scratch, directory: directory, input: input,
+                       stdoutPath: stdoutPath).finish(timeout: timeout)
+}
 
-    let inputPath: String
-    switch input {
-    case .null: inputPath = "/dev/null"
-    case .file(let path): inputPath = path
-    case .bytes(let bytes):
-        inputPath = scratch.ioPath("stdin")
-        try Data(bytes).write(to: URL(fileURLWithPath: inputPath))
-    }
-    guard let stdin = FileHandle(forReadingAtPath: inputPath) else {
-        throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: inputPath])
-    }
-    let capturedOut = stdoutPath == nil ? scratch.ioPath("stdout") : nil
-    let outPath = stdoutPath ?? capturedOut!
-    let errPath = scratch.ioPath("stderr")
-    if stdoutPath == nil || !FileManager.default.fileExists(atPath: outPath) {
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    }
-    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-    guard let stdout = FileHandle(forWritingAtPath: outPath), let stderr = FileHandle(forWritingAtPath: errPath) else {
-        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: outPath])
-    }
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try withDefaultSignalMask { try process.run() }
-    try? stdin.close()
-    try? stdout.close()
-    try? stderr.close()
+/// A child started as ``run(_:_:in:directory:input:stdoutPath:timeout:)`` starts one, left
+/// running while the test does something else (connects to it, reads its standard error).
+struct StartedProcess {
+    let process: Process
+    /// Where its standard error goes; readable while it runs.
+    let errPath: String
+    private let capturedOut: String?
 
-    let timedOut = waitForExit(process, timeout: timeout)
-    let signal: Int32? = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
-    return RunResult(status: signal.map { 128 + $0 } ?? process.terminationStatus,
-                     signal: signal,
-                     stdout: try capturedOut.map(readBytes) ?? [],
-                     stderr: try readBytes(errPath),
-                     timedOut: timedOut)
+    init(_ executable: String, _ arguments: [String], in scratch: Scratch, directory: URL? = nil,
+         input: Input = .null, stdoutPath: String? = nil) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = directory ?? scratch.work
+
+        let inputPath: String
+        switch input {
+        case .null: inputPath = "/dev/null"
+        case .file(let path): inputPath = path
+        case .bytes(let bytes):
+            inputPath = scratch.ioPath("stdin")
+            try Data(bytes).write(to: URL(fileURLWithPath: inputPath))
+        }
+        guard let stdin = FileHandle(forReadingAtPath: inputPath) else {
+            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: inputPath])
+        }
+        capturedOut = stdoutPath == nil ? scratch.ioPath("stdout") : nil
+        let outPath = stdoutPath ?? capturedOut!
+        errPath = scratch.ioPath("stderr")
+        if stdoutPath == nil || !FileManager.default.fileExists(atPath: outPath) {
+            _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        }
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+        guard let stdout = FileHandle(forWritingAtPath: outPath), let stderr = FileHandle(forWritingAtPath: errPath) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: outPath])
+        }
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try withDefaultSignalMask { try process.run() }
+        try? stdin.close()
+        try? stdout.close()
+        try? stderr.close()
+    }
+
+    /// Waits for the child (at most `timeout` seconds, then SIGKILL) and collects what it wrote.
+    func finish(timeout: Double = 120) throws -> RunResult {
+        let timedOut = waitForExit(process, timeout: timeout)
+        let signal: Int32? = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+        return RunResult(status: signal.map { 128 + $0 } ?? process.terminationStatus,
+                         signal: signal,
+                         stdout: try capturedOut.map(readBytes) ?? [],
+                         stderr: try readBytes(errPath),
+                         timedOut: timedOut)
+    }
 }
 
 /// Runs `body` (which starts a child) with no signal blocked in the calling thread, so the child
@@ -478,6 +496,8 @@ Usage: gzstream [-cdfklnNqrtv0-9] [-S SUF] [FILE ...]  (as gzip)
        gzstream test [OPTIONS] [FILE ...]
        gzstream list [--json] [FILE ...]
        gzstream index [-f] FILE.gz ...
+       gzstream send [OPTIONS] HOST:PORT [FILE]
+       gzstream receive [OPTIONS] [HOST:]PORT [-o FILE]
 Try 'gzstream --help' for more information.
 
 """
