@@ -23,7 +23,7 @@ import Foundation
 public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
     /// The Foundation stream read.
     public let innerStream: InputStream
-    private let closesInnerStream: Bool
+    private let backing: FoundationBacking
 
     /// A stream that reads `inner`.
     /// - Parameters:
@@ -31,18 +31,12 @@ public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     public init(wrapping inner: InputStream, closesInnerStream: Bool = true) {
         innerStream = inner
-        self.closesInnerStream = closesInnerStream
+        backing = FoundationBacking(stream: inner, closesStream: closesInnerStream)
         super.init()
     }
 
-    override public func openBacking() throws {
-        try openFoundationStream(innerStream)
-    }
-
-    override public func closeBacking() throws {
-        guard closesInnerStream else { return }
-        try closeFoundationStream(innerStream)
-    }
+    override public func openBacking() throws { try backing.open() }
+    override public func closeBacking() throws { try backing.close() }
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = innerStream.read(buffer, maxLength: maxLength)
@@ -100,26 +94,17 @@ public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
 public final class FoundationOutputStream: ByteOutputStream, @unchecked Sendable {
     /// The Foundation stream written.
     public let innerStream: OutputStream
-    private let closesInnerStream: Bool
+    private let backing: FoundationBacking
 
-    /// A stream that writes `inner`.
-    /// - Parameters:
-    ///   - inner: The Foundation stream, open or not.
-    ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    /// A stream that writes `inner`; the parameters as for ``FoundationInputStream``.
     public init(wrapping inner: OutputStream, closesInnerStream: Bool = true) {
         innerStream = inner
-        self.closesInnerStream = closesInnerStream
+        backing = FoundationBacking(stream: inner, closesStream: closesInnerStream)
         super.init()
     }
 
-    override public func openBacking() throws {
-        try openFoundationStream(innerStream)
-    }
-
-    override public func closeBacking() throws {
-        guard closesInnerStream else { return }
-        try closeFoundationStream(innerStream)
-    }
+    override public func openBacking() throws { try backing.open() }
+    override public func closeBacking() throws { try backing.close() }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = innerStream.write(buffer, maxLength: maxLength)
@@ -143,17 +128,25 @@ public final class FoundationOutputStream: ByteOutputStream, @unchecked Sendable
     }
 }
 
-/// Opens a Foundation stream unless it is open already; throws its error if it failed.
-private func openFoundationStream(_ stream: Stream) throws {
-    if stream.streamStatus == .notOpen { stream.open() }
-    if stream.streamStatus == .error { throw byteStreamError(from: stream.streamError, operation: "open") }
-}
+/// The Foundation stream behind ``FoundationInputStream`` and ``FoundationOutputStream``:
+/// opened unless already open, closed only when owned.
+private struct FoundationBacking {
+    let stream: Stream
+    let closesStream: Bool
 
-/// Closes a Foundation stream; throws an error it reports on closing, not one it had before.
-private func closeFoundationStream(_ stream: Stream) throws {
-    let failedBefore = stream.streamStatus == .error
-    stream.close()
-    if !failedBefore && stream.streamStatus == .error {
-        throw byteStreamError(from: stream.streamError, operation: "close")
+    /// Opens the stream unless it is open already; throws its error if it failed.
+    func open() throws {
+        if stream.streamStatus == .notOpen { stream.open() }
+        if stream.streamStatus == .error { throw byteStreamError(from: stream.streamError, operation: "open") }
+    }
+
+    /// Closes an owned stream; throws an error it reports on closing, not one it had before.
+    func close() throws {
+        guard closesStream else { return }
+        let failedBefore = stream.streamStatus == .error
+        stream.close()
+        if !failedBefore && stream.streamStatus == .error {
+            throw byteStreamError(from: stream.streamError, operation: "close")
+        }
     }
 }

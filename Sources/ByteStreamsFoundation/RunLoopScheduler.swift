@@ -13,8 +13,7 @@ import Synchronization
 // - A run-loop source (`RunLoop._Source`, the one corelibs Foundation exports for XCTest) keeps
 //   the mode alive while the stream is scheduled and makes `run(mode:before:)` return after it
 //   fired, as a scheduled `NSStream` does on Darwin; signalling it does not wake the loop.
-// So the scheduler signals a source and, from another thread, adds a timer that is already due
-// to wake the loop. `RunLoop._Source` is documented there as "SPI for XCTest … do not rely on
+// So the scheduler signals a source and adds a timer that is already due to wake the loop. `RunLoop._Source` is documented there as "SPI for XCTest … do not rely on
 // their contracts or continued existence"; it is used only in this file.
 
 /// Delivers a stream's events on a Foundation `RunLoop`, in the modes the stream is scheduled
@@ -161,12 +160,13 @@ private final class DeliverySource: RunLoop._Source {
         }
     }
 
-    /// On the loop's own thread the loop is awake: it looks at signalled sources before it
-    /// sleeps again. From another thread, a timer that is already due wakes it (signalling a
-    /// source does not).
+    /// Signals the source, and wakes the loop with a timer that is already due (signalling a
+    /// source does not wake a sleeping loop). The timer is added from the loop's own thread
+    /// too: telling the threads apart would need `RunLoop.current`, which makes a run loop for
+    /// every thread that asks; and blocks queued during a delivery need no timer (the source is
+    /// signalled again when the delivery ends).
     private func signalAndWake() {
         signal()
-        guard RunLoop.current !== loop else { return }
         let modes = state.withLock { $0.modes }
         let wake = Timer(fire: Date(), interval: 0, repeats: false) { _ in }
         for mode in modes { loop.add(wake, forMode: mode) }

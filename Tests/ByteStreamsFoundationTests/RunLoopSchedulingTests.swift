@@ -41,11 +41,7 @@ struct RunLoopSchedulingTests {
         let content = Array("0123456789".utf8)
         let input = MemoryInputStream(bytes: content)
         let delegate = RecordingDelegate(readLength: 3)
-        loop.sync {
-            input.delegate = delegate
-            input.schedule(in: RunLoop.current, forMode: .default)
-            input.open()
-        }
+        loop.scheduleAndOpen(input, delegate: delegate)
         #expect(delegate.waitUntilEnded())
         loop.sync {}
         #expect(delegate.bytesRead == content)
@@ -67,11 +63,7 @@ struct RunLoopSchedulingTests {
         defer { try? FileManager.default.removeItem(at: url) }
         let input = FileInputStream(path: url.path)
         let delegate = RecordingDelegate(readLength: 4096)
-        loop.sync {
-            input.delegate = delegate
-            input.schedule(in: RunLoop.current, forMode: .default)
-            input.open()
-        }
+        loop.scheduleAndOpen(input, delegate: delegate)
         #expect(delegate.waitUntilEnded())
         loop.sync { input.close() }
         #expect(delegate.bytesRead == content)
@@ -90,11 +82,7 @@ struct RunLoopSchedulingTests {
         defer { buffer.deallocate() }
         let output = MemoryOutputStream(buffer: buffer, capacity: 6)
         let delegate = RecordingDelegate(writeLength: 4, source: Array(1...10))
-        loop.sync {
-            output.delegate = delegate
-            output.schedule(in: RunLoop.current, forMode: .default)
-            output.open()
-        }
+        loop.scheduleAndOpen(output, delegate: delegate)
         #expect(delegate.waitUntilEnded())
         loop.sync {}
         #expect(delegate.events == [.openCompleted, .hasSpaceAvailable, .hasSpaceAvailable, .endEncountered])
@@ -108,11 +96,7 @@ struct RunLoopSchedulingTests {
         defer { #expect(loop.stop()) }
         let input = FileInputStream(path: "/nonexistent-\(UUID().uuidString)")
         let delegate = RecordingDelegate()
-        loop.sync {
-            input.delegate = delegate
-            input.schedule(in: RunLoop.current, forMode: .default)
-            input.open()
-        }
+        loop.scheduleAndOpen(input, delegate: delegate)
         #expect(delegate.waitUntilEnded())
         loop.sync {}
         #expect(delegate.events == [.errorOccurred])
@@ -127,11 +111,7 @@ struct RunLoopSchedulingTests {
         let input = MemoryInputStream(bytes: [1, 2, 3])
         let delegate = RecordingDelegate()
         nonisolated(unsafe) let otherLoop = other.runLoop
-        loop.sync {
-            input.delegate = delegate
-            input.schedule(in: RunLoop.current, forMode: .default)
-            input.open()
-        }
+        loop.scheduleAndOpen(input, delegate: delegate)
         loop.sync {}
         #expect(delegate.events == [.openCompleted, .hasBytesAvailable])
 

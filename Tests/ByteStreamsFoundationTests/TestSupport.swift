@@ -98,6 +98,16 @@ final class RunLoopThread: @unchecked Sendable {
         return result.value
     }
 
+    /// On the loop's thread: gives `stream` its delegate, schedules it on the loop in ``mode``
+    /// and opens it.
+    func scheduleAndOpen(_ stream: ByteStream, delegate: RecordingDelegate) {
+        sync { [mode] in
+            stream.delegate = delegate
+            stream.schedule(in: RunLoop.current, forMode: mode)
+            stream.open()
+        }
+    }
+
     /// Ends the loop's thread; `false` when it did not end within `waitLimit`.
     @discardableResult
     func stop() -> Bool {
