@@ -93,8 +93,12 @@ private final class DeliverySource: RunLoop._Source {
         var blocks: [@Sendable () -> Void] = []
         var modes: Set<RunLoop.Mode> = []
         var delivering = false
+        /// How many (run loop, mode) places hold the source: Core Foundation's schedule
+        /// callbacks less its cancel callbacks (`.common` counts once per common mode).
+        var placements = 0
         /// Set when the scheduler is gone; the source then holds a reference to itself
-        /// (`Unmanaged.passRetained`) until it leaves the loop.
+        /// (`Unmanaged.passRetained`) until it is out of every place: taken out by the loop's
+        /// thread, or by Core Foundation when the thread ends and its run loop goes.
         var retiring = false
     }
 
@@ -128,8 +132,30 @@ private final class DeliverySource: RunLoop._Source {
     /// Asks the loop's thread to run what is queued, then to take the source out of the loop.
     func retire() {
         _ = Unmanaged.passRetained(self)
-        state.withLock { $0.retiring = true }
-        signalAndWake()
+        let placed = state.withLock { state in
+            state.retiring = state.placements > 0
+            return state.retiring
+        }
+        if placed {
+            signalAndWake()
+        } else {
+            Unmanaged.passUnretained(self).release()
+        }
+    }
+
+    override func didSchedule(in mode: RunLoop.Mode) {
+        state.withLock { $0.placements += 1 }
+    }
+
+    /// Called when the source leaves a mode: removed here, or its run loop is going away.
+    override func didCancel(in mode: RunLoop.Mode) {
+        let last = state.withLock { state in
+            state.placements -= 1
+            guard state.placements == 0, state.retiring else { return false }
+            state.retiring = false
+            return true
+        }
+        if last { Unmanaged.passUnretained(self).release() }
     }
 
     /// Runs the blocks queued so far, in order. Blocks they queue run on the next firing, so the
@@ -150,13 +176,10 @@ private final class DeliverySource: RunLoop._Source {
         }
         if more { signal() }
         if let leaving {
+            // The last removal's cancel callback releases the source; the caller of `perform`
+            // holds it until this returns.
             for mode in leaving { loop._remove(self, for: mode) }
             invalidate()
-            let first = state.withLock { state in
-                defer { state.retiring = false }
-                return state.retiring
-            }
-            if first { Unmanaged.passUnretained(self).release() }
         }
     }
 

@@ -160,6 +160,32 @@ struct RunLoopSchedulingTests {
         withExtendedLifetime(delegate) {}
     }
 
+    @Test("A stream keeps the mode alive while scheduled; once it is closed its source leaves and the mode is empty")
+    func sourceLeavesAfterClose() throws {
+        // A bare thread, no helper source: `run(mode:before:)` returns false once nothing is
+        // left in the mode. At most 100 runs of at most 0.1 s each.
+        let mode = RunLoop.Mode("RunLoopSchedulingTests.leave")
+        let outcome = Locked<(events: [ByteStream.Event], emptied: Bool)>(([], false))
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let input = MemoryInputStream(bytes: [1, 2])
+            let delegate = ClosingDelegate()
+            input.delegate = delegate
+            input.schedule(in: RunLoop.current, forMode: mode)
+            input.open()
+            var emptied = false
+            for _ in 0..<100 where !emptied {
+                emptied = !RunLoop.current.run(mode: mode, before: Date(timeIntervalSinceNow: 0.1))
+            }
+            outcome.value = (delegate.events, emptied && input.streamStatus == .closed)
+            done.signal()
+        }
+        thread.start()
+        #expect(done.wait(timeout: .now() + waitLimit) == .success)
+        #expect(outcome.value.events == [.openCompleted] + Array(repeating: .hasBytesAvailable, count: 3) + [.endEncountered])
+        #expect(outcome.value.emptied, "the closed stream's source left the mode")
+    }
+
     @Test("Scheduling on a run loop replaces a dispatch queue; on a queue replaces the run loop")
     func replacesQueue() throws {
         let loop = RunLoopThread()
@@ -176,5 +202,20 @@ struct RunLoopSchedulingTests {
         }
         #expect(kinds?.0 == true)
         #expect(kinds?.1 == true)
+    }
+}
+
+/// Reads one byte per "has bytes available" and closes the stream at its end; used on the
+/// run loop's own thread only.
+private final class ClosingDelegate: ByteStreamDelegate {
+    private(set) var events: [ByteStream.Event] = []
+
+    func stream(_ stream: ByteStream, handle event: ByteStream.Event) {
+        events.append(event)
+        if event == .hasBytesAvailable, let input = stream as? ByteInputStream {
+            var byte: UInt8 = 0
+            _ = input.read(&byte, maxLength: 1)
+        }
+        if event == .endEncountered { stream.close() }
     }
 }
