@@ -6,15 +6,16 @@ import Synchronization
 // Swift 6.3.1, Linux):
 // - `RunLoop.perform(inModes:block:)` queues the block but does not wake a loop asleep in
 //   `run(mode:before:)`: the block waited for the loop's deadline.
-// - Adding a `Timer` whose fire date has passed wakes the loop at once, but a timer is not an
-//   input source: `run(mode:before:)` does not return after it fires, so the classic
+// - Adding a `Timer` whose fire date has passed, or moving a timer's fire date to now, wakes
+//   the loop at once, but a timer is not an input source: `run(mode:before:)` does not return after it fires, so the classic
 //   `while !done && runLoop.run(mode: .default, before: .distantFuture) {}` never ends, and a
 //   mode that holds nothing makes `run(mode:before:)` return `false` at once.
 // - A run-loop source (`RunLoop._Source`, the one corelibs Foundation exports for XCTest) keeps
 //   the mode alive while the stream is scheduled and makes `run(mode:before:)` return after it
 //   fired, as a scheduled `NSStream` does on Darwin; signalling it does not wake the loop.
-// So the scheduler signals a source and adds a timer that is already due to wake the loop. `RunLoop._Source` is documented there as "SPI for XCTest … do not rely on
-// their contracts or continued existence"; it is used only in this file.
+// So the scheduler signals a source and brings a timer's fire date to now to wake the loop.
+// `RunLoop._Source` is documented there as "SPI for XCTest … do not rely on their contracts or
+// continued existence"; it is used only in this file.
 
 /// Delivers a stream's events on a Foundation `RunLoop`, in the modes the stream is scheduled
 /// in: what ``ByteStreams/ByteStream/schedule(in:forMode:)`` installs (Cocoa's
@@ -34,7 +35,7 @@ import Synchronization
 ///
 /// Thread safety: ``perform(_:)`` may be called from any thread; ``add(_:)``, ``remove(_:)``
 /// and ``modes`` too. Wraps Core Foundation's `CFRunLoopSourceSignal` (through
-/// `RunLoop._Source`) and `CFRunLoopAddTimer` (through `RunLoop.add(_:forMode:)`).
+/// `RunLoop._Source`) and `CFRunLoopTimerSetNextFireDate` (through `Timer.fireDate`).
 public final class RunLoopScheduler: ByteStreamScheduler, @unchecked Sendable {
     // `RunLoop` is not `Sendable`, but the calls made on it from other threads here (adding
     // and removing timers and sources) are the thread-safe `CFRunLoop` ones.
@@ -103,6 +104,12 @@ private final class DeliverySource: RunLoop._Source {
     }
 
     nonisolated(unsafe) private let loop: RunLoop
+    /// Wakes the loop: a repeating timer that never comes due by itself (once in 30 years),
+    /// whose fire date is set to now. One per source, not one per wake-up, because
+    /// swift-corelibs-foundation never frees a `Timer` made with a block (its init retains the
+    /// timer for Core Foundation's context without a release callback): this leaks one
+    /// timer per scheduling.
+    nonisolated(unsafe) private let wake = Timer(fire: .distantFuture, interval: 1e9, repeats: true) { _ in }
     private let state = Mutex(State())
 
     init(loop: RunLoop) {
@@ -113,8 +120,11 @@ private final class DeliverySource: RunLoop._Source {
     func add(_ mode: RunLoop.Mode) {
         state.withLock { _ = $0.modes.insert(mode) }
         loop._add(self, forMode: mode)
+        loop.add(wake, forMode: mode)
     }
 
+    /// Takes the source out of `mode`. The wake timer stays there (a run loop cannot take a
+    /// timer out of one mode) until the source leaves the loop; it only wakes the loop.
     func remove(_ mode: RunLoop.Mode) {
         state.withLock { _ = $0.modes.remove(mode) }
         loop._remove(self, for: mode)
@@ -180,19 +190,19 @@ private final class DeliverySource: RunLoop._Source {
             // holds it until this returns.
             for mode in leaving { loop._remove(self, for: mode) }
             invalidate()
+            wake.invalidate()
         }
     }
 
-    /// Signals the source, and wakes the loop with a timer that is already due (signalling a
-    /// source does not wake a sleeping loop). The timer is added from the loop's own thread
-    /// too: telling the threads apart would need `RunLoop.current`, which makes a run loop for
-    /// every thread that asks; and blocks queued during a delivery need no timer (the source is
-    /// signalled again when the delivery ends).
+    /// Signals the source, and wakes the loop by bringing the wake timer's fire date to now
+    /// (signalling a source does not wake a sleeping loop). Also from the loop's own thread:
+    /// telling the threads apart would need `RunLoop.current`, which makes a run loop for every
+    /// thread that asks; blocks queued during a delivery need no wake-up (the source is
+    /// signalled again when the delivery ends). The corresponding Core Foundation functions are
+    /// `CFRunLoopSourceSignal` and `CFRunLoopTimerSetNextFireDate`.
     private func signalAndWake() {
         signal()
-        let modes = state.withLock { $0.modes }
-        let wake = Timer(fire: Date(), interval: 0, repeats: false) { _ in }
-        for mode in modes { loop.add(wake, forMode: mode) }
+        wake.fireDate = Date()
     }
 }
 
