@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "ByteStreams", targets: ["ByteStreams"]),
         .library(name: "GzipStreams", targets: ["GzipStreams"]),
+        .library(name: "ByteStreamsFoundation", targets: ["ByteStreamsFoundation"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
     ],
     targets: [
@@ -29,12 +30,15 @@ let package = Package(
         ),
         .target(name: "ByteStreams"),
         .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate", "CIsal"]),
+        // The only module that imports all of Foundation: run loops and Foundation's streams.
+        .target(name: "ByteStreamsFoundation", dependencies: ["ByteStreams"]),
         .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         .testTarget(name: "ByteStreamsTests", dependencies: ["ByteStreams"]),
         .testTarget(name: "GzipStreamsTests", dependencies: ["GzipStreams", "ByteStreams"]),
         // Depends on GzipStreams alone: `import GzipStreams` must be enough to use the byte streams.
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
+        .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams"]),
         .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "gzstream"]),
     ],
     swiftLanguageModes: [.v6]

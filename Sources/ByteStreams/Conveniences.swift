@@ -123,7 +123,14 @@ extension ByteInputStream {
     /// (`1...ByteStream.maximumChunkSize`; out of range, the first iteration throws
     /// ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)``).
     /// The stream is opened on the first iteration if needed and closed when the sequence ends
-    /// or fails. Each read blocks the task that iterates.
+    /// or fails.
+    ///
+    /// Over a socket or a pipe (``SocketInputStream``, a ``FileInputStream`` of a FIFO), each
+    /// chunk first waits without a thread until a read will not block, and a cancelled task
+    /// ends the iteration with `CancellationError` at once, even while waiting: the stream is
+    /// then closed like after any failure (for a socket, only its input half; its status is
+    /// `.closed` and its ``ByteStream/streamError`` stays `nil`). Other streams (memory, regular
+    /// files, wrapping streams) are read as before: each read blocks the task that iterates.
     public func chunks(maxLength: Int = ByteStream.defaultChunkSize) -> ByteChunks {
         ByteChunks(stream: self, maxLength: maxLength)
     }
@@ -144,6 +151,7 @@ public struct ByteChunks: AsyncSequence, Sendable {
         public mutating func next() async throws -> [UInt8]? {
             if stream.streamStatus == .closed { return nil }
             do {
+                try await stream.prepareChunk(maxLength: maxLength)
                 let chunk = try stream.readChunk(maxLength: maxLength)
                 if chunk.isEmpty {
                     stream.close()
