@@ -146,12 +146,13 @@ final class DescriptorReadiness: @unchecked Sendable {
 /// The one thread that waits for every scheduled descriptor: a `poll(2)` loop on a Dispatch
 /// queue of its own, started with the first registration and never stopped. It polls the armed
 /// registrations and a wake-up pipe; a registration that fires is disarmed, and its handler
-/// runs. Adding, arming or removing a registration updates the set under a `Mutex` and writes
-/// a byte to the pipe, so the loop polls the new set. An event whose registration was removed
-/// meanwhile is dropped.
+/// runs. Adding, arming or removing a registration updates the set and writes a byte to the
+/// pipe, so the loop polls the new set. An event whose registration was removed meanwhile is
+/// dropped. A serial Dispatch queue guards the set (rather than a `Mutex`, whose futex the
+/// thread sanitizer does not see).
 ///
 /// The corresponding C functions are `pipe(2)`, `poll(2)`, `read(2)` and `write(2)`.
-final class ReadinessLoop: Sendable {
+final class ReadinessLoop: @unchecked Sendable {
     static let shared = ReadinessLoop()
 
     private struct Registration {
@@ -166,7 +167,9 @@ final class ReadinessLoop: Sendable {
         var lastToken: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let guardQueue = DispatchQueue(label: "gzstream.readiness.state")
+    /// Only on `guardQueue`.
+    private var state = State()
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -185,7 +188,7 @@ final class ReadinessLoop: Sendable {
     /// Registers `descriptor`, armed, for `events` (`POLLIN` or `POLLOUT`).
     /// - Returns: The registration's token.
     func add(_ descriptor: Int32, events: Int16, handler: @escaping @Sendable () -> Void) -> UInt64 {
-        let token = state.withLock { state -> UInt64 in
+        let token = withState { state -> UInt64 in
             state.lastToken += 1
             state.registrations[state.lastToken] = Registration(descriptor: descriptor, events: events, armed: true,
                                                                 handler: handler)
@@ -196,7 +199,7 @@ final class ReadinessLoop: Sendable {
     }
 
     func arm(_ token: UInt64) {
-        let changed = state.withLock { state -> Bool in
+        let changed = withState { state -> Bool in
             guard let registration = state.registrations[token], !registration.armed else { return false }
             state.registrations[token]!.armed = true
             return true
@@ -205,7 +208,11 @@ final class ReadinessLoop: Sendable {
     }
 
     func remove(_ token: UInt64) {
-        if state.withLock({ $0.registrations.removeValue(forKey: token) }) != nil { wake() }
+        if withState({ $0.registrations.removeValue(forKey: token) }) != nil { wake() }
+    }
+
+    private func withState<Result>(_ body: (inout State) -> Result) -> Result {
+        guardQueue.sync { body(&state) }
     }
 
     private func wake() {
@@ -217,7 +224,7 @@ final class ReadinessLoop: Sendable {
     private func run() {
         var byte = [UInt8](repeating: 0, count: 256)
         while true {
-            let watched = state.withLock { state in
+            let watched = withState { state in
                 state.registrations.compactMap { token, registration in
                     registration.armed ? (token, pollfd(fd: registration.descriptor, events: registration.events, revents: 0)) : nil
                 }
@@ -232,7 +239,7 @@ final class ReadinessLoop: Sendable {
                 while read(wakeRead, &byte, byte.count) > 0 {}
             }
             for (index, (token, _)) in watched.enumerated() where entries[index + 1].revents != 0 {
-                let handler = state.withLock { state -> (@Sendable () -> Void)? in
+                let handler = withState { state -> (@Sendable () -> Void)? in
                     guard state.registrations[token]?.armed == true else { return nil }
                     state.registrations[token]!.armed = false
                     return state.registrations[token]!.handler
@@ -256,12 +263,15 @@ enum NonBlockingDescriptors {
         var wasNonBlocking: Bool
     }
 
-    private static let entries = Mutex<[Int32: Entry]>([:])
+    /// Guards `entries` (a serial Dispatch queue rather than a `Mutex`: see ``ReadinessLoop``).
+    private static let guardQueue = DispatchQueue(label: "gzstream.readiness.descriptors")
+    /// Only on `guardQueue`.
+    private nonisolated(unsafe) static var entries: [Int32: Entry] = [:]
 
     /// Counts one more scheduled stream over `descriptor`, setting `O_NONBLOCK` for the first.
     /// The corresponding C function is `fcntl(2)` (`F_GETFL`, `F_SETFL`).
     static func acquire(_ descriptor: Int32, target: String) throws {
-        try entries.withLock { entries in
+        try guardQueue.sync {
             if entries[descriptor] != nil {
                 entries[descriptor]!.users += 1
                 return
@@ -276,7 +286,7 @@ enum NonBlockingDescriptors {
 
     /// Counts one scheduled stream less; the last one restores `O_NONBLOCK` as it was.
     static func release(_ descriptor: Int32) {
-        entries.withLock { entries in
+        guardQueue.sync {
             guard var entry = entries[descriptor] else { return }
             entry.users -= 1
             if entry.users > 0 {
