@@ -102,11 +102,7 @@ struct ReadinessTests {
             let content = Array("0123456789".utf8)
             let (stream, keep) = try input(backing, content: content, directory: directory)
             let recorder = EventRecorder(readLength: 4)
-            queue.sync {
-                stream.delegate = recorder
-                stream.schedule(on: queue)
-                stream.open()
-            }
+            scheduleAndOpen(stream, on: queue, delegate: recorder)
             #expect(recorder.waitUntilFinished())
             queue.sync { stream.close() }
             // Reads of 4, 4, 2, then 0 at the end: "has bytes" before each, the end once.
@@ -133,11 +129,7 @@ struct ReadinessTests {
             case .socket: sockets.client.output
             }
             let recorder = EventRecorder(writeLength: 4, source: content)
-            queue.sync {
-                stream.delegate = recorder
-                stream.schedule(on: queue)
-                stream.open()
-            }
+            scheduleAndOpen(stream, on: queue, delegate: recorder)
             // Writes of 4, 4 and 2 bytes, then one of nothing, which asks for no more events.
             #expect(recorder.waitForEvents(5))
             pause(milliseconds: 100)
@@ -171,11 +163,7 @@ struct ReadinessTests {
         defer { pipe.closeWriteEnd() }  // unblocks a read that blocked after all
         let input = FileInputStream(fileDescriptor: pipe.readEnd)
         let recorder = EventRecorder(readLength: 16)
-        queue.sync {
-            input.delegate = recorder
-            input.schedule(on: queue)
-            input.open()
-        }
+        scheduleAndOpen(input, on: queue, delegate: recorder)
         let answered = DispatchSemaphore(value: 0)
         let outcome = LockedBox<(Int, ByteStream.Status, Bool)>((-2, .notOpen, true))
         queue.async {
@@ -205,11 +193,7 @@ struct ReadinessTests {
         let pipe = try TestPipe()
         let output = FileOutputStream(fileDescriptor: pipe.writeEnd)
         let recorder = EventRecorder()
-        queue.sync {
-            output.delegate = recorder
-            output.schedule(on: queue)
-            output.open()
-        }
+        scheduleAndOpen(output, on: queue, delegate: recorder)
         #expect(recorder.waitForEvents(2))
         pause(milliseconds: 200)
         queue.sync {}
@@ -281,11 +265,7 @@ struct ReadinessTests {
         defer { try? listener.close() }
         let content = seededBytes(count: 64 * 37, seed: 5)
         let recorder = EventRecorder(readLength: 4096)
-        queue.sync {
-            client.input.delegate = recorder
-            client.input.schedule(on: queue)
-            client.input.open()
-        }
+        scheduleAndOpen(client.input, on: queue, delegate: recorder)
         let peer = server.output
         let peerDone = inBackground {
             try peer.openOrThrow()
@@ -332,11 +312,7 @@ struct ReadinessTests {
                 stalled.signal()
             }
         }
-        queue.sync {
-            client.output.delegate = recorder
-            client.output.schedule(on: queue)
-            client.output.open()
-        }
+        scheduleAndOpen(client.output, on: queue, delegate: recorder)
         let received = LockedBox<[UInt8]>([])
         let peer = server.input
         let peerDone = inBackground {
@@ -370,18 +346,10 @@ struct ReadinessTests {
         #expect(poll(&entry, 1, 5000) == 1)
 
         let readRecorder = EventRecorder(readLength: 16)
-        queue.sync {
-            input.delegate = readRecorder
-            input.schedule(on: queue)
-            input.open()
-        }
+        scheduleAndOpen(input, on: queue, delegate: readRecorder)
         #expect(readRecorder.waitUntilFinished())
         let writeRecorder = EventRecorder(writeLength: 16, source: Array(repeating: 1, count: 64))
-        queue.sync {
-            output.delegate = writeRecorder
-            output.schedule(on: queue)
-            output.open()
-        }
+        scheduleAndOpen(output, on: queue, delegate: writeRecorder)
         #expect(writeRecorder.waitUntilFinished())
         pause(milliseconds: 100)
         queue.sync {

@@ -335,6 +335,16 @@ final class EventRecorder: ByteStreamDelegate, @unchecked Sendable {
     }
 }
 
+/// On `queue`: gives `stream` its delegate (held weakly: keep it), schedules it on `queue` and
+/// opens it.
+func scheduleAndOpen(_ stream: ByteStream, on queue: DispatchQueue, delegate: any ByteStreamDelegate) {
+    queue.sync {
+        stream.delegate = delegate
+        stream.schedule(on: queue)
+        stream.open()
+    }
+}
+
 /// A value shared with another thread, guarded by a lock.
 final class LockedBox<Value>: @unchecked Sendable {
     private let lock = NSLock()

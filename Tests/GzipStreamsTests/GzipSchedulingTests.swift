@@ -84,6 +84,16 @@ private final class Loopback {
     }
 }
 
+/// On `queue`: gives `stream` its delegate (held weakly: keep it), schedules it on `queue` and
+/// opens it.
+private func scheduleAndOpen(_ stream: ByteStream, on queue: DispatchQueue, delegate: any ByteStreamDelegate) {
+    queue.sync {
+        stream.delegate = delegate
+        stream.schedule(on: queue)
+        stream.open()
+    }
+}
+
 /// Runs `body` on a global queue; `wait()` on the group tells when it is done.
 private func peer(_ body: @escaping @Sendable () throws -> Void) -> DispatchGroup {
     let group = DispatchGroup()
@@ -139,11 +149,7 @@ struct GzipSchedulingTests {
         log.handler = { stream, event in
             if event == .hasBytesAvailable { reads.read(stream as! ByteInputStream, maxLength: readLength) }
         }
-        queue.sync {
-            gzip.delegate = log
-            gzip.schedule(on: queue)
-            gzip.open()
-        }
+        scheduleAndOpen(gzip, on: queue, delegate: log)
         return (queue, log, reads)
     }
 
@@ -276,11 +282,7 @@ struct GzipSchedulingTests {
             let written = source[offset..<end].withUnsafeBufferPointer { gzip.write($0.baseAddress!, maxLength: $0.count) }
             if written > 0 { offset += written }
         }
-        queue.sync {
-            gzip.delegate = log
-            gzip.schedule(on: queue)
-            gzip.open()
-        }
+        scheduleAndOpen(gzip, on: queue, delegate: log)
         return (queue, log)
     }
 
@@ -364,11 +366,7 @@ struct GzipSchedulingTests {
                 stalled.signal()
             }
         }
-        queue.sync {
-            gzip.delegate = log
-            gzip.schedule(on: queue)
-            gzip.open()
-        }
+        scheduleAndOpen(gzip, on: queue, delegate: log)
         let input = server.input
         let decoded = Received()
         let reader = peer {
