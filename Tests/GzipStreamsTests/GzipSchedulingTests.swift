@@ -153,26 +153,33 @@ struct GzipSchedulingTests {
         return (queue, log, reads)
     }
 
-    @Test("Gzip over a socket, read 1000 bytes per event: has bytes ×3, then the end once",
-          arguments: [GzipInputStream.Inflater.isal, .zlib])
-    func inputEventSequence(inflater: GzipInputStream.Inflater) throws {
+    @Test("Gzip over a socket or memory, read 1000 bytes per event: has bytes ×3, then the end once",
+          arguments: [GzipInputStream.Inflater.isal, .zlib], [true, false])
+    func inputEventSequence(inflater: GzipInputStream.Inflater, overSocket: Bool) throws {
         let link = try Loopback()
         defer { link.close() }
-        let (client, server) = (link.client, link.server)
         let content = textBytes(count: 2500, seed: 11)
-        try send(try pack(content), to: server.output, pieceSize: 1 << 20)
-        let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
+        let compressed = try pack(content)
+        let inner: ByteInputStream = overSocket ? link.client.input : MemoryInputStream(bytes: compressed)
+        if overSocket { try send(compressed, to: link.server.output, pieceSize: 1 << 20) }
+        let gzip = try GzipInputStream(wrapping: inner, inflater: inflater)
         let (queue, log, reads) = readScheduled(gzip, readLength: 1000)
         #expect(log.waitForEnd())
         queue.sync {}
         #expect(log.events == [.openCompleted, .hasBytesAvailable, .hasBytesAvailable, .hasBytesAvailable, .endEncountered])
         #expect(reads.results == [1000, 1000, 500])
         #expect(reads.bytes == content)
-        let fd = (client.input as! SocketInputStream).fileDescriptor
-        #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0, "the inner socket is scheduled with the gzip stream")
+        if overSocket {
+            let fd = (inner as! SocketInputStream).fileDescriptor
+            #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0, "the inner socket is scheduled with the gzip stream")
+        }
         queue.sync {
             #expect(gzip.streamStatus == .atEnd && gzip.memberCount == 1)
             gzip.close()
+        }
+        if overSocket {
+            let fd = (inner as! SocketInputStream).fileDescriptor
+            #expect(fcntl(fd, F_GETFL) & O_NONBLOCK == 0, "closing the gzip stream unschedules the socket")
         }
         withExtendedLifetime(log) {}
     }
