@@ -337,7 +337,9 @@ public protocol ByteStreamDelegate: AnyObject {
 /// Runs a scheduled stream's event deliveries (the part of Cocoa's run loop a stream needs).
 ///
 /// `perform` must run each block once, in the order given, one at a time, on the thread or
-/// queue the stream is used from (streams are not thread-safe). ``DispatchQueueScheduler``
+/// queue the stream is used from (streams are not thread-safe). It is called from any thread:
+/// the stream's own, and the internal readiness loop's for a stream over a pipe or socket (so a
+/// run-loop scheduler must wake its run loop). ``DispatchQueueScheduler``
 /// serves a serial dispatch queue; ByteStreamsFoundation serves a `RunLoop` and mode.
 public protocol ByteStreamScheduler: Sendable {
     /// Runs `work` later, never inside the call.
