@@ -131,6 +131,20 @@ extension SystemCalls {
         }
     }
 
+    /// One `send(2)` that does not wait: the bytes taken, or `nil` when a non-blocking socket's
+    /// buffer is full (`EAGAIN`). The corresponding C function is `send(2)`.
+    static func sendIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int? {
+        while true {
+            let result = Glibc_send(fd, buffer, count, sendFlags)
+            if result >= 0 { return result }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return nil
+            default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
+            }
+        }
+    }
+
     /// Ends the sending direction: the peer reads end of stream. The corresponding C function
     /// is `shutdown(2)` with `SHUT_WR`.
     static func shutdownWrite(_ fd: Int32, target: String) throws {
