@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `message-exchange` example (Examples/MessageExchange): a server and a client that talk
+/// gzip over one TCP connection through scheduled streams and delegates. The server runs on a
+/// free loopback port and announces it on its first line of output.
+@Suite("message-exchange example: client and server over loopback", .timeLimit(.minutes(2)))
+struct MessageExchangeTests {
+    static let binary = URL(fileURLWithPath: Locations.binary).deletingLastPathComponent()
+        .appendingPathComponent("message-exchange").path
+
+    /// A running server: its process and the file its standard output goes to.
+    struct Server {
+        let process: Process
+        let outputPath: String
+        let port: String
+
+        var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+        func stop() {
+            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+            _ = waitForExit(process, timeout: 10)
+        }
+
+        /// Waits (at most 10 s) until the server's output holds `count` lines.
+        func waitForLines(_ count: Int) -> [Substring] {
+            for _ in 0..<500 {
+                let lines = output.split(separator: "\n")
+                if lines.count >= count { return lines }
+                usleep(20_000)
+            }
+            return output.split(separator: "\n")
+        }
+    }
+
+    func startServer(in scratch: Scratch) throws -> Server {
+        let outputPath = scratch.ioPath("server-stdout")
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["server", "--port", "0"]
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
+        process.standardError = FileHandle(forWritingAtPath: scratch.ioPath("server-stderr"))
+        try withDefaultSignalMask { try process.run() }
+        var server = Server(process: process, outputPath: outputPath, port: "")
+        let first = server.waitForLines(1).first ?? ""
+        guard first.hasPrefix("listening on 127.0.0.1:") else {
+            server.stop()
+            throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "server said \(first.debugDescription)"])
+        }
+        server = Server(process: process, outputPath: outputPath, port: String(first.split(separator: ":").last!))
+        return server
+    }
+
+    @Test("the client's messages come back as echoes in order, a large one included, and the server logs each")
+    func messagesAreEchoed() throws {
+        try withScratch { scratch in
+            let server = try startServer(in: scratch)
+            defer { server.stop() }
+            // 1 MiB of text on one line: more than the socket buffers, in both directions.
+            let digits = Array("0123456789abcdef".utf8)
+            let large = String(decoding: randomBytes(byteCount: 512 << 10, seed: 8734).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] },
+                               as: UTF8.self)
+            let messages = ["hello", "", "grüße, 世界", large, "last"]
+            let client = try run(Self.binary, ["client", "--port", server.port] + messages, in: scratch, timeout: 60)
+            #expect(client.status == 0, "\(client)")
+            #expect(client.out == messages.map { "echo: \($0)\n" }.joined())
+            let lines = server.waitForLines(1 + messages.count + 1)
+            #expect(lines.dropFirst().prefix(messages.count).map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) ?? "" }
+                        == messages.map { $0 })
+            #expect(lines.last?.hasSuffix(": closed") == true, "\(lines.suffix(2))")
+        }
+    }
+
+    @Test("the server serves one connection after another, and the client reads its messages from standard input")
+    func secondConnectionAndStandardInput() throws {
+        try withScratch { scratch in
+            let server = try startServer(in: scratch)
+            defer { server.stop() }
+            for round in 1...2 {
+                let client = try run(Self.binary, ["client", "--port", server.port], in: scratch,
+                                     input: .bytes(Array("one \(round)\ntwo \(round)\n".utf8)), timeout: 60)
+                #expect(client.status == 0, "\(client)")
+                #expect(client.out == "echo: one \(round)\necho: two \(round)\n")
+            }
+        }
+    }
+
+    @Test("a client with no server to talk to fails with one line naming the refused connection")
+    func refused() throws {
+        try withScratch { scratch in
+            // A port that was free a moment ago: bound, read, closed.
+            let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }
+            _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
+            close(probe)
+            let port = UInt16(bigEndian: address.sin_port)
+            let client = try run(Self.binary, ["client", "--port", "\(port)", "hello"], in: scratch, timeout: 60)
+            #expect(client.status == 1)
+            #expect(client.errLines.count == 1 && client.err.contains("Connection refused"), "\(client)")
+            #expect(client.out.isEmpty)
+        }
+    }
+}
