@@ -17,7 +17,11 @@ open class ByteOutputStream: ByteStream, @unchecked Sendable {
     /// Status: `.open` → `.writing` → `.open`, `.atEnd` (a fixed buffer became full) or `.error`.
     /// Writing a stream that is not open returns `-1` with
     /// ``ByteStreamError/Code-swift.enum/notOpen``; writing at end returns `-1` with
-    /// ``ByteStreamError/Code-swift.enum/noSpaceAvailable``. Blocks until some bytes are taken.
+    /// ``ByteStreamError/Code-swift.enum/noSpaceAvailable``. Blocks until some bytes are taken,
+    /// except while the stream is scheduled over a pipe, FIFO, terminal or socket (or is a
+    /// `GzipOutputStream` over one): then it never blocks, and takes what the buffer has room
+    /// for, possibly nothing (it returns `0`; the delegate is told "has space available" when
+    /// there is room again).
     public final func write(_ buffer: UnsafePointer<UInt8>, maxLength: Int) -> Int {
         precondition(maxLength >= 0, "maxLength must not be negative")
         switch streamStatus {
@@ -37,7 +41,9 @@ open class ByteOutputStream: ByteStream, @unchecked Sendable {
             let count = try writeBytes(from: buffer, maxLength: maxLength)
             precondition(count >= 0 && count <= maxLength, "writeBytes returned \(count) for \(maxLength)")
             setStatus(.open)
-            if hasSpaceAvailable {
+            if rearmReadiness(wouldBlock: count == 0) {
+                // Driven by readiness: told again when the next write will not block.
+            } else if hasSpaceAvailable {
                 post(.hasSpaceAvailable)
             } else if isFull {
                 setStatus(.atEnd)
@@ -50,9 +56,11 @@ open class ByteOutputStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    /// Whether a write may take bytes now: `true` while the stream is open and not full.
+    /// Whether a write may take bytes now: `true` while the stream is open and not full. While a
+    /// stream over a pipe, FIFO, terminal or socket is scheduled, `true` only when a write will
+    /// not block (or fails at once): `poll(2)` with a zero timeout.
     open var hasSpaceAvailable: Bool {
-        streamStatus == .open && !isFull
+        streamStatus == .open && !isFull && descriptorReadiness?.isReady ?? true
     }
 
     /// `true` once a stream of fixed capacity can take no more bytes; `false` for the rest.

@@ -14,6 +14,8 @@ import Dispatch
 /// Events reach the ``delegate`` only while the stream is scheduled on a dispatch queue
 /// (``schedule(on:)``), as in Cocoa events reach only streams scheduled on a run loop. Polling
 /// (`hasBytesAvailable`, `read`, `write`) works whether or not the stream is scheduled.
+/// A scheduled stream over a pipe, FIFO, terminal or socket is driven by readiness and never
+/// blocks; see ``schedule(on:)-(DispatchQueue)``.
 ///
 /// Subclasses (the backings) override the `…Backing` hooks: ``openBacking()``, ``closeBacking()``,
 /// and `readBytes`/`writeBytes` in ``ByteInputStream``/``ByteOutputStream``; the base class
@@ -99,16 +101,24 @@ open class ByteStream: @unchecked Sendable {
     /// Where events are delivered while the stream is scheduled; `nil` when it is not.
     public private(set) var scheduler: (any ByteStreamScheduler)?
     private var backingReleased = false
+    /// Set while a scheduled, open stream watches its pipe, FIFO, terminal or socket.
+    private(set) var descriptorReadiness: DescriptorReadiness?
 
     public init() {}
+
+    deinit {
+        // Before the subclasses' stored properties (the backing that closes the descriptor).
+        descriptorReadiness?.cancel()
+    }
 
     /// Opens the backing (a file, a buffer, an inner stream). Opening a stream that is not in
     /// `.notOpen` does nothing, as in Cocoa.
     ///
     /// Status: `.notOpen` → `.opening` → `.open`, or `.error` with ``streamError`` set when the
     /// backing cannot be opened. Posts ``Event/openCompleted`` then
-    /// ``Event/hasBytesAvailable`` or ``Event/hasSpaceAvailable`` when scheduled.
-    /// Blocks while the backing opens (for a file, `open(2)`).
+    /// ``Event/hasBytesAvailable`` or ``Event/hasSpaceAvailable`` when scheduled (for a stream
+    /// driven by readiness, once the descriptor is ready).
+    /// Blocks while the backing opens (for a file, `open(2)`; a socket is already connected).
     public final func open() {
         guard streamStatus == .notOpen else { return }
         streamError = nil  // a misuse before open (a read) is not the opened stream's error
@@ -121,7 +131,7 @@ open class ByteStream: @unchecked Sendable {
         }
         streamStatus = .open
         post(.openCompleted)
-        postReadiness()
+        startReadiness()
     }
 
     /// Closes the stream and releases its backing (descriptor, zlib state, inner stream as
@@ -130,7 +140,11 @@ open class ByteStream: @unchecked Sendable {
     /// Status: → `.closed`; or `.error` when releasing the backing failed (for example a
     /// gzip stream could not write its trailer) or an error was recorded earlier, so that the
     /// caller can tell a clean close from a failed one by ``streamStatus``/``streamError``.
+    ///
+    /// A scheduled stream is first taken off its scheduler as by ``removeFromSchedule()``
+    /// (its descriptor gets its blocking mode back before it is closed).
     public final func close() {
+        stopReadiness()
         if !backingReleased {
             backingReleased = true
             // Also for a stream never opened: it may own a descriptor it was handed.
@@ -154,24 +168,115 @@ open class ByteStream: @unchecked Sendable {
     // MARK: Scheduling
 
     /// Delivers the stream's events to ``delegate`` on `queue` from now on (Cocoa's
-    /// `schedule(in:forMode:)`). A scheduled open stream is told at once that it has bytes or
-    /// space available; after each read or write that leaves more to do, it is told again,
-    /// so a delegate that reads or writes in its handler drives the stream to its end.
+    /// `schedule(in:forMode:)`). A scheduled open stream is told that it has bytes or space
+    /// available; after each read or write that leaves more to do, it is told again, so a
+    /// delegate that reads or writes in its handler drives the stream to its end. An output
+    /// stream told it has space that writes nothing is not told again until it writes.
+    ///
+    /// Readiness: a stream over a pipe, FIFO, terminal or socket (``FileInputStream``,
+    /// ``FileOutputStream``, ``SocketInputStream``, ``SocketOutputStream``) is told only when
+    /// its next read or write will not block. While it is scheduled and open its descriptor is
+    /// non-blocking (`O_NONBLOCK`, shared with every descriptor and process that shares the
+    /// open file description, standard input and output included) and watched by one internal
+    /// `poll(2)` loop, on a Dispatch queue, that serves every scheduled stream; no thread waits
+    /// for one stream, and nothing polls while no scheduled stream is armed.
+    /// ``removeFromSchedule()`` and ``ByteStream/close()`` stop watching and put the flag back
+    /// as it was. Such a stream never blocks while scheduled: a read with nothing to read
+    /// returns 0 and leaves the status `.open` (the end of the stream is status `.atEnd` and
+    /// ``Event/endEncountered``, posted once); a write into a full pipe or socket buffer takes
+    /// fewer bytes than offered, or none (it returns 0). ``ByteInputStream/hasBytesAvailable``
+    /// and ``ByteOutputStream/hasSpaceAvailable`` then ask the descriptor (`poll(2)` with a zero
+    /// timeout). Regular files, devices and memory streams are always ready: they are told
+    /// after every read or write, as before. `GzipInputStream` and `GzipOutputStream` follow
+    /// their inner stream (see their documentation); the other wrapping streams are told after
+    /// every read or write and block as their inner stream does.
+    ///
+    /// The corresponding C functions are `fcntl(2)` and `poll(2)`.
     public final func schedule(on queue: DispatchQueue) {
         schedule(on: DispatchQueueScheduler(queue: queue))
     }
 
     /// Delivers the stream's events to ``delegate`` through `scheduler` from now on (a run loop
     /// scheduler comes from the ByteStreamsFoundation module). Replaces any earlier scheduling:
-    /// a stream has at most one scheduler.
+    /// a stream has at most one scheduler. Readiness works as for
+    /// ``schedule(on:)-(DispatchQueue)``, whatever the scheduler.
     public final func schedule(on scheduler: any ByteStreamScheduler) {
+        stopReadiness()
         self.scheduler = scheduler
-        if streamStatus == .open { postReadiness() }
+        if streamStatus == .open { startReadiness() }
     }
 
-    /// Stops delivering events (Cocoa's `remove(from:forMode:)`).
+    /// Stops delivering events (Cocoa's `remove(from:forMode:)`). A stream driven by readiness
+    /// stops watching its descriptor and gets its blocking mode back: reads and writes block
+    /// again, as for a stream never scheduled.
     public final func removeFromSchedule() {
+        stopReadiness()
         scheduler = nil
+    }
+
+    // MARK: Readiness
+
+    /// The descriptor whose readiness drives the scheduled stream, or `nil`: overridden by the
+    /// file and socket streams. Only pipes, FIFOs, terminals and sockets are watched.
+    var readinessDescriptor: (descriptor: Int32, displayName: String)? { nil }
+
+    /// The scheduled stream is open: watch its descriptor, have a wrapping stream follow its
+    /// inner stream, or post the unconditional readiness event.
+    private func startReadiness() {
+        guard let scheduler else { return }
+        if let following = self as? any FollowsInnerReadiness {
+            following.startFollowingInnerStream()
+            return
+        }
+        if descriptorReadiness == nil, let (descriptor, displayName) = readinessDescriptor,
+           DescriptorReadiness.watches(descriptor) {
+            let event: Event = self is ByteOutputStream ? .hasSpaceAvailable : .hasBytesAvailable
+            do {
+                descriptorReadiness = try DescriptorReadiness(
+                    descriptor: descriptor, forWriting: self is ByteOutputStream, target: displayName
+                ) { [weak self] readiness in
+                    scheduler.perform { [weak self] in self?.deliverReadiness(event, from: readiness) }
+                }
+            } catch {
+                fail(error)
+            }
+            return
+        }
+        postReadiness()
+    }
+
+    /// Stops watching the descriptor (restoring its blocking mode) or the inner stream.
+    private func stopReadiness() {
+        if let readiness = descriptorReadiness {
+            descriptorReadiness = nil
+            readiness.cancel()
+        }
+        if scheduler != nil, let following = self as? any FollowsInnerReadiness {
+            following.stopFollowingInnerStream()
+        }
+    }
+
+    /// On the scheduler: `readiness` fired; tells the delegate unless the stream was
+    /// unscheduled, rescheduled or left `.open` meanwhile.
+    private func deliverReadiness(_ event: Event, from readiness: DescriptorReadiness) {
+        guard descriptorReadiness === readiness, streamStatus == .open else { return }
+        delegate?.stream(self, handle: event)
+    }
+
+    /// After a read or write of an open, scheduled stream driven by readiness: re-arm its
+    /// descriptor's registration, or let a wrapping stream decide.
+    /// - Returns: `false` when the stream is not driven by readiness (nothing was done).
+    final func rearmReadiness(wouldBlock: Bool) -> Bool {
+        guard scheduler != nil else { return false }
+        if let descriptorReadiness {
+            descriptorReadiness.arm()
+            return true
+        }
+        if let following = self as? any FollowsInnerReadiness {
+            following.rearmAfterTransfer(wouldBlock: wouldBlock)
+            return true
+        }
+        return false
     }
 
     // MARK: For subclasses

@@ -13,7 +13,11 @@ import Darwin
 /// Property ``ByteStream/PropertyKey/fileCurrentOffset``: the read offset in bytes as `Int64`;
 /// setting it seeks (`lseek(2)`), and fails on pipes and terminals.
 ///
-/// Reads block. The corresponding C functions are `open(2)`, `read(2)`, `lseek(2)`, `close(2)`.
+/// Reads block, except while the stream is scheduled over a pipe, FIFO or terminal: it is then
+/// driven by readiness (``ByteStream/schedule(on:)-(DispatchQueue)``), the descriptor is
+/// non-blocking until the stream is unscheduled or closed, and a read with nothing to read
+/// returns 0 with the status left `.open`.
+/// The corresponding C functions are `open(2)`, `read(2)`, `lseek(2)`, `close(2)`.
 public final class FileInputStream: ByteInputStream, @unchecked Sendable {
     private let backing: FileDescriptorBacking
 
@@ -62,7 +66,11 @@ public final class FileInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        try SystemCalls.read(backing.descriptor, buffer, maxLength, target: backing.displayName)
+        try readDescriptor(backing.descriptor, into: buffer, maxLength: maxLength, displayName: backing.displayName)
+    }
+
+    override var readinessDescriptor: (descriptor: Int32, displayName: String)? {
+        (backing.descriptor, backing.displayName)
     }
 
     override public func property(forKey key: ByteStream.PropertyKey) -> Any? {

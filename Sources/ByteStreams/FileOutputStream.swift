@@ -14,7 +14,10 @@ import Darwin
 /// setting it seeks.
 ///
 /// Writes block until the system takes at least one byte; a broken pipe is an error with
-/// `errno == EPIPE` (ignore `SIGPIPE` in the process to get it rather than a signal).
+/// `errno == EPIPE` (ignore `SIGPIPE` in the process to get it rather than a signal). While the
+/// stream is scheduled over a pipe, FIFO or terminal it is driven by readiness instead
+/// (``ByteStream/schedule(on:)-(DispatchQueue)``): the descriptor is non-blocking until the
+/// stream is unscheduled or closed, and a write into a full pipe takes fewer bytes, or none.
 /// The corresponding C functions are `open(2)`, `write(2)`, `lseek(2)`, `close(2)`.
 public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
     private let backing: FileDescriptorBacking
@@ -73,7 +76,14 @@ public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
-        try SystemCalls.write(backing.descriptor, buffer, maxLength, target: backing.displayName)
+        if descriptorReadiness != nil {
+            return try SystemCalls.writeIfReady(backing.descriptor, buffer, maxLength, target: backing.displayName) ?? 0
+        }
+        return try SystemCalls.write(backing.descriptor, buffer, maxLength, target: backing.displayName)
+    }
+
+    override var readinessDescriptor: (descriptor: Int32, displayName: String)? {
+        (backing.descriptor, backing.displayName)
     }
 
     override public func property(forKey key: ByteStream.PropertyKey) -> Any? {

@@ -6,6 +6,11 @@
 ///
 /// Ownership: opens `inner` at creation if it is not open yet; never closes it (its owner
 /// does). Creation blocks until the peeked bytes are there or the input ends.
+///
+/// Scheduled (``ByteStream/schedule(on:)-(DispatchQueue)``), it does not follow its inner
+/// stream's readiness: the delegate is told "has bytes available" after every read, and a read
+/// blocks as when polled. Schedule a `GzipInputStream` or `GzipOutputStream` over a pipe or
+/// socket, or the pipe or socket itself, for events that never block.
 public final class PeekingInputStream: ByteInputStream, @unchecked Sendable {
     private let inner: ByteInputStream
     private var peeked: [UInt8] = []

@@ -34,6 +34,11 @@ import Dispatch
 /// (a pipe or terminal with no data) cannot be interrupted, so they wait until that read returns
 /// (for a pipe, until its writer writes or closes). The worker never outlives that read.
 ///
+/// Scheduled (``ByteStream/schedule(on:)-(DispatchQueue)``), it does not follow its inner
+/// stream's readiness: the delegate is told "has bytes available" after every read, and a read
+/// blocks as when polled. Schedule a `GzipInputStream` or `GzipOutputStream` over a pipe or
+/// socket, or the pipe or socket itself, for events that never block.
+///
 /// Thread safety: as every stream, use it from one thread or queue at a time; the worker is
 /// internal and synchronised with a serial Dispatch queue.
 public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {

@@ -75,7 +75,11 @@ final class SharedSocket: @unchecked Sendable {
 /// output stream; the descriptor is closed when both streams are closed (or dropped).
 ///
 /// Reads block until the peer sends at least one byte or ends its direction (`0`, end of
-/// stream). Thread safety: one thread may read this stream while another writes its output
+/// stream). Scheduled, the stream is driven by readiness instead
+/// (``ByteStream/schedule(on:)-(DispatchQueue)``): "has bytes available" comes when the peer
+/// has sent bytes or ended, a read never blocks (0 with the status left `.open` when nothing
+/// has come), and a reset connection is ``ByteStream/Event/errorOccurred`` (`ECONNRESET`).
+/// Thread safety: one thread may read this stream while another writes its output
 /// partner. The corresponding C functions are `read(2)` and `close(2)`.
 public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
     private let socket: SharedSocket
@@ -96,7 +100,11 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        try SystemCalls.read(socket.descriptor, buffer, maxLength, target: socket.displayName)
+        try readDescriptor(socket.descriptor, into: buffer, maxLength: maxLength, displayName: socket.displayName)
+    }
+
+    override var readinessDescriptor: (descriptor: Int32, displayName: String)? {
+        (socket.descriptor, socket.displayName)
     }
 }
 
@@ -108,6 +116,10 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
 ///
 /// Writes block until the system takes at least one byte. A peer that has gone is an error with
 /// `errno == EPIPE` (or `ECONNRESET`); on Linux no `SIGPIPE` is raised (`MSG_NOSIGNAL`).
+/// Scheduled, the stream is driven by readiness instead
+/// (``ByteStream/schedule(on:)-(DispatchQueue)``): "has space available" comes when the socket
+/// buffer has room, and a write takes what fits, possibly nothing (it returns 0). The socket is
+/// non-blocking while either stream of the pair is scheduled.
 /// Thread safety: one thread may write this stream while another reads its input partner.
 /// The corresponding C functions are `send(2)`, `shutdown(2)` and `close(2)`.
 public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
@@ -129,7 +141,14 @@ public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
-        try SystemCalls.send(socket.descriptor, buffer, maxLength, target: socket.displayName)
+        if descriptorReadiness != nil {
+            return try SystemCalls.sendIfReady(socket.descriptor, buffer, maxLength, target: socket.displayName) ?? 0
+        }
+        return try SystemCalls.send(socket.descriptor, buffer, maxLength, target: socket.displayName)
+    }
+
+    override var readinessDescriptor: (descriptor: Int32, displayName: String)? {
+        (socket.descriptor, socket.displayName)
     }
 }
 

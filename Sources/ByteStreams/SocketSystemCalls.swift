@@ -106,17 +106,26 @@ extension SystemCalls {
     }
 
     /// Sends up to `count` bytes; a peer that has gone is `EPIPE`, never `SIGPIPE` on Linux.
-    /// Returns at least 1 when `count > 0`. The corresponding C function is `send(2)`.
+    /// Returns at least 1 when `count > 0`, waiting with `poll(2)` while a non-blocking socket
+    /// is full. The corresponding C function is `send(2)`.
     static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int {
         while true {
+            if let result = try sendIfReady(fd, buffer, count, target: target), result > 0 || count == 0 {
+                return result
+            }
+            try wait(fd, for: Int16(POLLOUT), operation: "write", target: target)
+        }
+    }
+
+    /// One `send(2)` that does not wait: the bytes taken, or `nil` when a non-blocking socket's
+    /// buffer is full (`EAGAIN`). The corresponding C function is `send(2)`.
+    static func sendIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int? {
+        while true {
             let result = Glibc_send(fd, buffer, count, sendFlags)
-            if result > 0 || count == 0 { return max(result, 0) }
-            if result == 0 { continue }
+            if result >= 0 { return result }
             switch errno {
             case EINTR: continue
-            case EAGAIN, EWOULDBLOCK:
-                var entry = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&entry, 1, -1)
+            case EAGAIN, EWOULDBLOCK: return nil
             default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
             }
         }

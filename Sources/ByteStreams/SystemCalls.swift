@@ -17,28 +17,50 @@ enum SystemCalls {
         }
     }
 
-    /// The corresponding C function is `read(2)`. Returns 0 only at end of file.
+    /// The corresponding C function is `read(2)`. Returns 0 only at end of file; waits with
+    /// `poll(2)` when the descriptor is non-blocking and has nothing yet.
     static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, target: String) throws -> Int {
+        while true {
+            if let result = try readIfReady(fd, buffer, count, target: target) { return result }
+            try wait(fd, for: Int16(POLLIN), operation: "read", target: target)
+        }
+    }
+
+    /// One `read(2)` that does not wait: `nil` when a non-blocking descriptor has nothing
+    /// (`EAGAIN`), 0 only at end of file. The corresponding C function is `read(2)`.
+    static func readIfReady(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int,
+                            target: String) throws -> Int? {
         while true {
             let result = Glibc.read(fd, buffer, count)
             if result >= 0 { return result }
             switch errno {
             case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: try wait(fd, for: Int16(POLLIN), operation: "read", target: target)
+            case EAGAIN, EWOULDBLOCK: return nil
             default: throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
             }
         }
     }
 
-    /// The corresponding C function is `write(2)`. Returns at least 1 when `count > 0`.
+    /// The corresponding C function is `write(2)`. Returns at least 1 when `count > 0`; waits
+    /// with `poll(2)` when the descriptor is non-blocking and full.
     static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int {
         while true {
+            if let result = try writeIfReady(fd, buffer, count, target: target), result > 0 || count == 0 {
+                return result
+            }
+            try wait(fd, for: Int16(POLLOUT), operation: "write", target: target)
+        }
+    }
+
+    /// One `write(2)` that does not wait: the bytes taken, or `nil` when a non-blocking
+    /// descriptor is full (`EAGAIN`). The corresponding C function is `write(2)`.
+    static func writeIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int? {
+        while true {
             let result = Glibc.write(fd, buffer, count)
-            if result > 0 || (result == 0 && count == 0) { return result }
-            if result == 0 { continue }
+            if result >= 0 { return result }
             switch errno {
             case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: try wait(fd, for: Int16(POLLOUT), operation: "write", target: target)
+            case EAGAIN, EWOULDBLOCK: return nil
             default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
             }
         }
@@ -60,7 +82,7 @@ enum SystemCalls {
     }
 
     /// Waits until a non-blocking descriptor is ready. The corresponding C function is `poll(2)`.
-    private static func wait(_ fd: Int32, for events: Int16, operation: String, target: String) throws {
+    static func wait(_ fd: Int32, for events: Int16, operation: String, target: String) throws {
         var entry = pollfd(fd: fd, events: events, revents: 0)
         while poll(&entry, 1, -1) < 0 {
             if errno != EINTR {

@@ -35,6 +35,11 @@ import Dispatch
 /// byte. An inner write blocked in the kernel cannot be interrupted: close returns only once it
 /// does (for a pipe, once its reader reads or closes its end).
 ///
+/// Scheduled (``ByteStream/schedule(on:)-(DispatchQueue)``), it does not follow its inner
+/// stream's readiness: the delegate is told "has space available" after every write, and a write
+/// blocks as when polled. Schedule a `GzipInputStream` or `GzipOutputStream` over a pipe or
+/// socket, or the pipe or socket itself, for events that never block.
+///
 /// No properties: a file offset would need a ``flush()`` first (flush, then ask `inner`).
 ///
 /// Thread safety: as every stream, use it from one thread or queue at a time; the worker is

@@ -67,6 +67,11 @@ extension GzipInputStream: GzipDecodingStream {}
 /// being inflated. Not thread-safe: one thread or queue at a time reads (the worker threads are
 /// internal).
 ///
+/// Scheduled (``ByteStream/schedule(on:)-(DispatchQueue)``), it does not follow its inner
+/// stream's readiness: the delegate is told "has bytes available" after every read, and a read
+/// blocks as when polled. Schedule a `GzipInputStream` or `GzipOutputStream` over a pipe or
+/// socket, or the pipe or socket itself, for events that never block.
+///
 /// Wraps ISA-L's `isal_inflate_stateless` and `crc32_gzip_refl`, and ``GzipInputStream`` for
 /// what is not whole, valid BGZF members.
 public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchecked Sendable {

@@ -49,7 +49,14 @@ import Synchronization
 /// ``abandon()`` return, and before a write that failed returns.
 ///
 /// Not thread-safe: one thread or queue at a time writes and closes (the worker threads are
-/// internal). Wraps libdeflate's `libdeflate_deflate_compress` and ISA-L's `crc32_gzip_refl`.
+/// internal).
+///
+/// Scheduled (``ByteStream/schedule(on:)-(DispatchQueue)``), it does not follow its inner
+/// stream's readiness: the delegate is told "has space available" after every write, and a write
+/// blocks as when polled. Schedule a `GzipInputStream` or `GzipOutputStream` over a pipe or
+/// socket, or the pipe or socket itself, for events that never block.
+///
+/// Wraps libdeflate's `libdeflate_deflate_compress` and ISA-L's `crc32_gzip_refl`.
 public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     /// The compression level used when none is given: 6, as bgzip with libdeflate.
     public static let defaultLevel = 6

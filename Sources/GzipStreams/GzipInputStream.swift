@@ -24,6 +24,20 @@ import CZlib
 /// The header's FNAME and FCOMMENT keep at most ``maximumHeaderFieldLength`` bytes each (the
 /// rest is read and checked but not kept).
 ///
+/// Scheduled (``ByteStream/schedule(on:)-(DispatchQueue)``), the stream follows its inner
+/// stream: it schedules the inner stream on the same scheduler and takes its events (the inner
+/// stream's own delegate is set aside until this stream is unscheduled or closed), decodes
+/// ahead up to one chunk (`chunkSize` bytes of plain data, allocated when first scheduled) when
+/// the inner stream has bytes, and posts ``ByteStream/Event/hasBytesAvailable`` only when it
+/// has plain bytes to give: a socket that delivered a few header bytes gives no event.
+/// ``ByteStream/Event/endEncountered`` comes once, after the last member's trailer was checked
+/// and the inner stream's end met; ``ByteStream/Event/errorOccurred`` once, with the same
+/// ``GzipError`` (and offset) and after the same bytes as a polled read of the same input.
+/// A read never blocks then: with nothing decoded and nothing more from the inner stream yet,
+/// it returns 0 and the status stays `.open`. A header, trailer or gap between members that is
+/// cut by the wait is parsed again when more comes; its bytes so far are kept meanwhile (the
+/// size of one header, FNAME and FCOMMENT included).
+///
 /// Wraps ISA-L's `isal_inflate` (default) or zlib's `inflate`.
 public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// What to do with bytes after the last member that are neither zero padding nor a member.
@@ -72,7 +86,11 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// The most bytes of FNAME or FCOMMENT kept in ``header``: 64 KiB.
     public static let maximumHeaderFieldLength = 64 * 1024
 
-    private enum State { case streamStart, deflateData, trailer, betweenMembers, passingThrough, end }
+    /// The read state machine. Each step of ``decode(into:maxLength:)`` runs one state; while the
+    /// stream follows a scheduled inner stream that may have nothing yet, a step that parses
+    /// (`streamStart`, `betweenMembers`, `trailer`) is undone and retried when more comes, and
+    /// the others resume where they stopped.
+    private enum State { case streamStart, deflateData, trailer, betweenMembers, padding, garbage, passingThrough, end }
 
     /// The deflate decoders ``GzipInputStream`` can use (RFC 1951 both).
     public enum Inflater: Sendable {
@@ -127,7 +145,34 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// Bytes `refill` serves before reading the inner stream again: a member's replay.
     private var replayPending: [UInt8] = []
     private var replayCursor = 0
+    /// After zlib took over a member: the bytes it decodes again that ISA-L already returned.
+    private var bytesToSkip: Int64 = 0
     private var state = State.streamStart
+    /// Where zero padding or trailing garbage began (states `padding` and `garbage`).
+    private var garbageStart: Int64 = 0
+
+    /// What a parsing step changes before it can fail for want of input, and the input it
+    /// consumed: restored, and the input given back, when the inner stream has nothing yet.
+    private struct Checkpoint {
+        var state: State
+        var position: Int64
+        var memberIndex: Int
+        var memberOffset: Int64
+        var headerCRC: UInt32
+        var memberHeaderFieldCut: Bool
+        /// The input from `position` on, as far as it has been read.
+        var bytes: [UInt8]
+    }
+
+    /// Set during a parsing step while the stream follows its scheduled inner stream.
+    private var checkpoint: Checkpoint?
+    /// Watches the scheduled inner stream; set while this stream is scheduled and open.
+    private var innerEvents: InnerStreamEvents?
+    /// Plain bytes decoded ahead by a scheduled stream, so that it says "has bytes available"
+    /// only when it has some: one chunk, allocated when first scheduled.
+    private var lookahead: UnsafeMutablePointer<UInt8>?
+    private var lookaheadStart = 0
+    private var lookaheadEnd = 0
 
     private let inputBuffer: UnsafeMutablePointer<UInt8>
     private var inputStart = 0
@@ -154,11 +199,13 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     public private(set) var header: GzipHeader?
     /// The number of members read and checked so far.
     public private(set) var memberCount = 0
-    /// The number of plain bytes returned so far.
+    /// The number of plain bytes decoded so far: those returned, plus, while scheduled, up to
+    /// one chunk decoded ahead.
     public private(set) var uncompressedByteCount: Int64 = 0
     /// Set when trailing garbage was met under ``TrailingGarbagePolicy/ignore`` (or `.fail`).
     public private(set) var trailingGarbage: TrailingGarbage?
-    /// Called after each member's trailer has been checked, on the thread that reads.
+    /// Called after each member's trailer has been checked, on the thread that reads (while
+    /// scheduled: on the scheduler, possibly while decoding ahead of the reads).
     public var memberHandler: ((Member) -> Void)?
 
     /// A stream that inflates the gzip data in `inner`.
@@ -204,6 +251,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     deinit {
         zstream?.end()
         inputBuffer.deallocate()
+        lookahead?.deallocate()
     }
 
     /// A stream that takes over a decode begun by another reader (``BGZFInputStream``'s
@@ -224,6 +272,16 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         uncompressedByteCount = bytesBefore
         header = firstHeader
         if membersBefore > 0 { state = .betweenMembers }
+    }
+
+    /// Whether a read may return bytes. Scheduled: `true` when plain bytes are decoded ahead, or
+    /// when the input buffer or the inner stream has bytes (or its end) that a read must try;
+    /// a read never blocks then. Unscheduled: `true` while the stream is open, as in Cocoa.
+    override public var hasBytesAvailable: Bool {
+        guard streamStatus == .open else { return false }
+        guard innerEvents != nil else { return true }
+        return lookaheadStart < lookaheadEnd || inputStart < inputEnd || pendingError != nil
+            || inner.streamStatus != .open || inner.hasBytesAvailable
     }
 
     /// The number of compressed bytes consumed so far.
@@ -250,10 +308,34 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        if lookaheadStart < lookaheadEnd, let lookahead {
+            let count = min(maxLength, lookaheadEnd - lookaheadStart)
+            buffer.update(from: lookahead + lookaheadStart, count: count)
+            lookaheadStart += count
+            return count
+        }
+        return try decode(into: buffer, maxLength: maxLength)
+    }
+
+    /// Decodes up to `maxLength` plain bytes into `buffer`: the state machine.
+    /// - Returns: `1...maxLength` bytes, `0` at the end.
+    /// - Throws: ``GzipError``, the inner stream's error, or `WouldBlock` when a scheduled inner
+    ///   stream has nothing yet (the step that needed it is undone, to be retried).
+    private func decode(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         if let pendingError {
             throw pendingError
         }
+        do {
+            return try decodeSteps(into: buffer, maxLength: maxLength)
+        } catch let wouldBlock as WouldBlock {
+            rollBack()
+            throw wouldBlock
+        }
+    }
+
+    private func decodeSteps(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         while true {
+            beginStep()
             switch state {
             case .streamStart:
                 guard try peekByte() != nil else {
@@ -270,6 +352,10 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
                 }
             case .betweenMembers:
                 try readBetweenMembers()
+            case .padding:
+                try skipPadding()
+            case .garbage:
+                try skipTrailingGarbage()
             case .deflateData:
                 let count = try inflate(into: buffer, maxLength: maxLength)
                 if count > 0 { return count }
@@ -305,10 +391,44 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             if count < 0 {
                 throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
             }
+            // A scheduled inner stream that has nothing yet returns 0 and stays open.
+            if count == 0, inner.streamStatus == .open { throw WouldBlock() }
         }
         inputEnd = count
         if isRecording { record(inputBuffer, count: count) }
+        checkpoint?.bytes.append(contentsOf: UnsafeBufferPointer(start: inputBuffer, count: count))
         return count > 0
+    }
+
+    /// Starts a step: a parsing step of a stream that follows a scheduled inner stream keeps
+    /// what it needs to be undone; any other step needs none.
+    private func beginStep() {
+        guard innerEvents != nil, state == .streamStart || state == .betweenMembers || state == .trailer else {
+            checkpoint = nil
+            return
+        }
+        checkpoint = Checkpoint(state: state, position: position, memberIndex: memberIndex, memberOffset: memberOffset,
+                                headerCRC: headerCRC, memberHeaderFieldCut: memberHeaderFieldCut,
+                                bytes: Array(UnsafeBufferPointer(start: inputBuffer + inputStart,
+                                                                 count: inputEnd - inputStart)))
+    }
+
+    /// Undoes a parsing step that ran out of input: its state back, and the bytes it consumed
+    /// put in front of the input, to be parsed again when more has come. The bytes kept are
+    /// those of one header, trailer or gap between members.
+    private func rollBack() {
+        guard let checkpoint else { return }
+        self.checkpoint = nil
+        state = checkpoint.state
+        memberIndex = checkpoint.memberIndex
+        memberOffset = checkpoint.memberOffset
+        headerCRC = checkpoint.headerCRC
+        memberHeaderFieldCut = checkpoint.memberHeaderFieldCut
+        replayPending = checkpoint.bytes + replayPending[min(replayCursor, replayPending.count)...]
+        replayCursor = 0
+        bufferOffset = checkpoint.position
+        inputStart = 0
+        inputEnd = 0
     }
 
     /// Keeps `count` bytes of the member's deflate data for a replay, or stops keeping them
@@ -462,6 +582,10 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// ended without producing more.
     private func inflate(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         if let isal, !memberUsesZlib { return try inflateWithIsal(isal, into: buffer, maxLength: maxLength) }
+        if bytesToSkip > 0 {
+            try skipReturnedBytes()
+            if state != .deflateData { return 0 }
+        }
         let (produced, error) = try inflateWithZlib(into: buffer, capacity: outputCapacity(maxLength))
         return try give(buffer, produced: produced, then: error)
     }
@@ -615,17 +739,24 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         inputEnd = 0
         if let zstream { zstream.reset() } else { zstream = try ZStream(inflate: ()) }
         memberUsesZlib = true
+        bytesToSkip = memberSize
+        try skipReturnedBytes()
+        return true
+    }
+
+    /// Decodes with zlib, and drops, the ``bytesToSkip`` bytes of the member already returned;
+    /// resumable where a scheduled inner stream has nothing yet.
+    /// - Throws: zlib's error when it fails within those bytes.
+    private func skipReturnedBytes() throws {
         let scratchSize = 32 * 1024
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
         defer { scratch.deallocate() }
-        var skipped: Int64 = 0
-        while skipped < memberSize, state == .deflateData {
-            let (produced, error) = try inflateWithZlib(into: scratch,
-                                                        capacity: Int(min(Int64(scratchSize), memberSize - skipped)))
-            skipped += Int64(produced)
+        while bytesToSkip > 0, state == .deflateData {
+            let (produced, error) = try inflateWithZlib(into: scratch, capacity: Int(min(Int64(scratchSize), bytesToSkip)))
+            bytesToSkip -= Int64(produced)
             if let error { throw error }
         }
-        return true
+        bytesToSkip = 0
     }
 
     // MARK: Trailer and what follows
@@ -701,18 +832,27 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             state = .passingThrough
             return
         case 0:
-            while let byte = try peekByte() {
-                if byte != 0 { break }
-                inputStart += 1
-            }
-            if try peekByte() == nil {
-                state = .end
-                return
-            }
+            garbageStart = start
+            state = .padding
+            return
         default:
             break
         }
-        try skipTrailingGarbage(from: start)
+        garbageStart = start
+        state = .garbage
+    }
+
+    /// Skips zero padding after a member (state `padding`); the end of the input ends the
+    /// stream, anything else makes the padding part of trailing garbage.
+    private func skipPadding() throws {
+        while let byte = try peekByte() {
+            if byte != 0 {
+                state = .garbage
+                return
+            }
+            inputStart += 1
+        }
+        state = .end
     }
 
     /// Copies the rest of the input into `buffer` unchanged (``TrailingGarbagePolicy/passThrough``).
@@ -725,7 +865,13 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             count = 1
         }
         if count < capacity {
-            if inputStart == inputEnd { _ = try refill() }
+            if inputStart == inputEnd {
+                do {
+                    _ = try refill()
+                } catch is WouldBlock where count > 0 {
+                    // The lead byte goes now; the rest when the inner stream has more.
+                }
+            }
             let copied = min(capacity - count, inputEnd - inputStart)
             (buffer + count).update(from: inputBuffer + inputStart, count: copied)
             inputStart += copied
@@ -737,15 +883,75 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         return try account(buffer, produced: count)
     }
 
-    /// Reads to the end of the input to measure the garbage, then fails or ends as the policy says.
-    private func skipTrailingGarbage(from start: Int64) throws {
+    /// Reads to the end of the input to measure the garbage from ``garbageStart`` (state
+    /// `garbage`), then fails or ends as the policy says.
+    private func skipTrailingGarbage() throws {
         inputStart = inputEnd
         while try refill() { inputStart = inputEnd }
-        let garbage = TrailingGarbage(offset: start, length: position - start)
+        let garbage = TrailingGarbage(offset: garbageStart, length: position - garbageStart)
         trailingGarbage = garbage
         state = .end
         if trailingGarbagePolicy == .fail {
             throw GzipError.trailingGarbage(offset: garbage.offset, length: garbage.length)
+        }
+    }
+}
+
+// MARK: Scheduling
+
+/// A scheduled `GzipInputStream` follows its inner stream: it schedules the inner stream on its
+/// own scheduler, decodes ahead one chunk when the inner stream has bytes, and says "has bytes
+/// available" only once it has plain bytes to give.
+extension GzipInputStream: FollowsInnerReadiness {
+    package func startFollowingInnerStream() {
+        guard innerEvents == nil, let scheduler else { return }
+        if lookahead == nil { lookahead = .allocate(capacity: chunkSize) }
+        innerEvents = InnerStreamEvents(inner: inner, scheduler: scheduler) { [weak self] event in
+            if event != .openCompleted { self?.decodeAhead() }
+        }
+        // Bytes already in the input buffer need no event from the inner stream.
+        schedulePump()
+    }
+
+    package func stopFollowingInnerStream() {
+        innerEvents?.detach()
+        innerEvents = nil
+        checkpoint = nil
+    }
+
+    package func rearmAfterTransfer(wouldBlock: Bool) {
+        if lookaheadStart < lookaheadEnd {
+            post(.hasBytesAvailable)
+        } else if !wouldBlock {
+            // More may decode from the input already read; after a read that found nothing,
+            // the inner stream's next event comes when it has more.
+            schedulePump()
+        }
+    }
+
+    private func schedulePump() {
+        scheduler?.perform { [weak self] in self?.decodeAhead() }
+    }
+
+    /// On the scheduler: decodes one chunk into the lookahead when it is empty, then posts
+    /// "has bytes available", or the end (status `.atEnd`), or the error; posts nothing when the
+    /// inner stream has nothing yet (its next event calls this again).
+    private func decodeAhead() {
+        guard innerEvents != nil, streamStatus == .open, lookaheadStart == lookaheadEnd, let lookahead else { return }
+        do {
+            let count = try decode(into: lookahead, maxLength: chunkSize)
+            lookaheadStart = 0
+            lookaheadEnd = count
+            if count > 0 {
+                post(.hasBytesAvailable)
+            } else {
+                setStatus(.atEnd)
+                post(.endEncountered)
+            }
+        } catch is WouldBlock {
+            // The inner stream's read re-armed it.
+        } catch {
+            fail(error)
         }
     }
 }

@@ -5,8 +5,8 @@ import CZlib
 /// output stream.
 ///
 /// ``ByteStream/open()`` opens the inner stream if it is not open yet and writes the header;
-/// each ``ByteOutputStream/write(_:maxLength:)`` deflates all bytes offered (it never writes
-/// short) and passes whole compressed chunks of at most `chunkSize` bytes to the inner stream;
+/// each ``ByteOutputStream/write(_:maxLength:)`` deflates all bytes offered (unscheduled, it
+/// never writes short) and passes whole compressed chunks of at most `chunkSize` bytes to the inner stream;
 /// ``flush()`` makes everything written so far decodable (a zlib sync flush);
 /// ``ByteStream/close()`` finishes the deflate data, writes the trailer (CRC-32 and ISIZE) and
 /// closes the inner stream unless `closesInnerStream` is `false`. A failure while finishing
@@ -23,6 +23,19 @@ import CZlib
 /// not on the thread count; its size stays within about 0.1% of one continuous deflate's
 /// (measured on a 256 MiB mixed corpus at level 6: 0.04% smaller). Memory: up to `2 × threads` blocks in flight plus one deflate state per thread.
 /// Every worker is joined before ``ByteStream/close()`` and ``abandon()`` return.
+///
+/// Scheduled (``ByteStream/schedule(on:)-(DispatchQueue)``), the stream follows its inner
+/// stream: it schedules the inner stream on the same scheduler and takes its events (the inner
+/// stream's own delegate is set aside until this stream is unscheduled or closed). It never
+/// blocks then: compressed bytes the inner stream does not take (a full socket buffer) are
+/// held, and until they are written a write takes nothing (it returns 0); a write takes at most
+/// `chunkSize` plain bytes, so that what is held stays about one deflate block (tens of KiB;
+/// with parallel deflate, the blocks in flight). ``ByteStream/Event/hasSpaceAvailable`` comes
+/// when nothing is held and the inner stream has space, once after each write; a stream that
+/// writes nothing is not told again. ``flush()`` may leave its bytes held, to be written as the
+/// inner stream takes them. ``ByteStream/close()`` first takes the inner stream off the
+/// scheduler (blocking again), then writes the held bytes, the rest of the deflate data and the
+/// trailer: it blocks until the inner stream has taken them (as Cocoa's close is synchronous).
 ///
 /// Errors: the inner stream's errors come through unchanged; zlib failures are
 /// ``GzipError/zlibFailure(code:message:)``. Wraps zlib's `deflate`.
@@ -53,8 +66,16 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     private let outputCapacity: Int
     private var crc: UInt32 = 0
     private var uncompressedCount: Int64 = 0
-    /// The number of compressed bytes written to the inner stream so far, header included.
+    /// The number of compressed bytes written to the inner stream so far, header included
+    /// (bytes a scheduled stream still holds are not counted).
     public private(set) var compressedCount: Int64 = 0
+    /// Watches the scheduled inner stream; set while this stream is scheduled and open.
+    private var innerEvents: InnerStreamEvents?
+    /// Compressed bytes a scheduled inner stream has not taken yet, from `heldStart` on.
+    private var held: [UInt8] = []
+    private var heldStart = 0
+    /// Set when a write left no space: the next "has space available" is owed to the delegate.
+    private var awaitingSpace = false
 
     /// A stream that deflates into `inner`.
     /// - Parameters:
@@ -106,6 +127,16 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         outputBuffer.deallocate()
     }
 
+    /// Whether a write may take bytes now: while the stream is open; scheduled, only when it
+    /// holds no compressed bytes and its inner stream has space.
+    override public var hasSpaceAvailable: Bool {
+        guard super.hasSpaceAvailable else { return false }
+        return innerEvents == nil || (heldStart == held.count && inner.hasSpaceAvailable)
+    }
+
+    /// The compressed bytes a scheduled stream holds for its inner stream. For tests.
+    var heldByteCount: Int { held.count - heldStart }
+
     /// The number of plain bytes taken so far.
     public var uncompressedByteCount: Int64 { uncompressedCount }
 
@@ -117,29 +148,40 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         } else {
             zstream = try ZStream(deflateLevel: level)
         }
+        // Scheduled: the header is held like any other output rather than waited for.
+        if scheduler != nil { startFollowingInnerStream() }
         try emit(header.encoded(level: level))
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
-        uncompressedCount += Int64(maxLength)
+        var count = maxLength
+        if innerEvents != nil {
+            // Scheduled: nothing new is taken while compressed bytes wait for the inner stream,
+            // and at most one chunk at a time, so that what is held stays small.
+            try drainHeld()
+            if heldStart < held.count { return 0 }
+            count = min(maxLength, chunkSize)
+        }
+        uncompressedCount += Int64(count)
         if let blockDeflate {
             // Each block's CRC-32 is computed by its worker and joined in emit(block:).
-            try blockDeflate.write(UnsafeRawBufferPointer(start: buffer, count: maxLength), deliver: emit(block:))
-            return maxLength
+            try blockDeflate.write(UnsafeRawBufferPointer(start: buffer, count: count), deliver: emit(block:))
+            return count
         }
-        crc = crc32(crc, UnsafeRawBufferPointer(start: buffer, count: maxLength))
+        crc = crc32(crc, UnsafeRawBufferPointer(start: buffer, count: count))
         // zlib takes a 32-bit length: feed large buffers in slices.
         var offset = 0
-        while offset < maxLength {
-            let slice = min(maxLength - offset, 1 << 30)
+        while offset < count {
+            let slice = min(count - offset, 1 << 30)
             try deflate(UnsafeMutablePointer(mutating: buffer + offset), count: slice, flush: Z_NO_FLUSH)
             offset += slice
         }
-        return maxLength
+        return count
     }
 
     /// Makes every byte written so far decodable by the reader, at a small cost in ratio:
-    /// a zlib sync flush (an empty stored block that aligns to a byte boundary).
+    /// a zlib sync flush (an empty stored block that aligns to a byte boundary). While
+    /// scheduled, the flushed bytes may be held until the inner stream has space.
     /// - Throws: The inner stream's error or ``GzipError``; the stream is then in `.error`.
     public func flush() throws {
         try throwIfFailed()
@@ -237,9 +279,52 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         }
     }
 
+    /// Hands compressed bytes to the inner stream: all of them, blocking, when unscheduled
+    /// (held bytes first); when scheduled, what it takes without blocking, holding the rest.
     private func emit(_ bytes: UnsafeRawBufferPointer) throws {
-        try inner.writeAll(bytes)
-        compressedCount += Int64(bytes.count)
+        guard innerEvents != nil else {
+            try drainHeld()
+            try inner.writeAll(bytes)
+            compressedCount += Int64(bytes.count)
+            return
+        }
+        let taken = heldStart < held.count ? 0 : try writeWithoutWaiting(bytes)
+        held.append(contentsOf: bytes[taken...])
+    }
+
+    /// Writes the held bytes: all of them, blocking, when unscheduled; when scheduled, what
+    /// the inner stream takes without blocking.
+    private func drainHeld() throws {
+        guard heldStart < held.count else { return }
+        try held.withUnsafeBytes { all in
+            let rest = UnsafeRawBufferPointer(rebasing: all[heldStart...])
+            if innerEvents == nil {
+                try inner.writeAll(rest)
+                compressedCount += Int64(rest.count)
+                heldStart = all.count
+            } else {
+                heldStart += try writeWithoutWaiting(rest)
+            }
+        }
+        if heldStart == held.count {
+            held.removeAll(keepingCapacity: true)
+            heldStart = 0
+        }
+    }
+
+    /// Writes to the scheduled inner stream until it takes no more (a write returns 0).
+    /// - Returns: The bytes taken.
+    private func writeWithoutWaiting(_ bytes: UnsafeRawBufferPointer) throws -> Int {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 0 }
+        var taken = 0
+        while taken < bytes.count {
+            let count = inner.write(base + taken, maxLength: bytes.count - taken)
+            if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "write") }
+            if count == 0 { break }
+            taken += count
+        }
+        compressedCount += Int64(taken)
+        return taken
     }
 
     private func emit(_ bytes: [UInt8]) throws {
@@ -251,3 +336,52 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
 let compressionLevels = 0...9
 /// The worker thread counts every stream takes: 1 to 256 (the CLI's `-p` range).
 let threadCounts = 1...256
+
+// MARK: Scheduling
+
+/// A scheduled `GzipOutputStream` follows its inner stream: it schedules the inner stream on
+/// its own scheduler, holds the compressed bytes the inner stream does not take, and says "has
+/// space available" when it holds none and the inner stream has space.
+extension GzipOutputStream: FollowsInnerReadiness {
+    package func startFollowingInnerStream() {
+        guard let scheduler else { return }
+        if innerEvents == nil {
+            innerEvents = InnerStreamEvents(inner: inner, scheduler: scheduler) { [weak self] event in
+                if event == .hasSpaceAvailable { self?.innerHasSpace() }
+            }
+        }
+        // Called again once open (the first call, from openBacking, is before).
+        if streamStatus == .open { rearmAfterTransfer(wouldBlock: false) }
+    }
+
+    package func stopFollowingInnerStream() {
+        innerEvents?.detach()
+        innerEvents = nil
+        awaitingSpace = false
+    }
+
+    package func rearmAfterTransfer(wouldBlock: Bool) {
+        if hasSpaceAvailable {
+            awaitingSpace = false
+            post(.hasSpaceAvailable)
+        } else {
+            awaitingSpace = true
+        }
+    }
+
+    /// On the scheduler: the inner stream has space; hands it held bytes, and tells the
+    /// delegate once nothing is held if a write is waiting to hear it.
+    private func innerHasSpace() {
+        guard innerEvents != nil, streamStatus == .open else { return }
+        do {
+            try drainHeld()
+        } catch {
+            fail(error)
+            return
+        }
+        if awaitingSpace, heldStart == held.count {
+            awaitingSpace = false
+            post(.hasSpaceAvailable)
+        }
+    }
+}

@@ -48,16 +48,18 @@ private func ipv6LoopbackAvailable() -> Bool {
     (try? SocketListener(host: "::1", port: 0)) != nil
 }
 
-/// A listener on port 0 and a connected, opened pair at each end.
-private func connectedPairs(host: String = "127.0.0.1") throws
+/// A listener on port 0 and a connected pair at each end, opened unless `opening` is `false`.
+func connectedPairs(host: String = "127.0.0.1", opening: Bool = true) throws
     -> (listener: SocketListener, client: (input: ByteInputStream, output: ByteOutputStream),
         server: (input: ByteInputStream, output: ByteOutputStream))
 {
     let listener = try SocketListener(host: host, port: 0)
     let client = try SocketStreams.connect(host: host, port: listener.port, timeout: .seconds(5))
     let server = try listener.accept()
-    for stream in [client.input, client.output, server.input, server.output] as [ByteStream] {
-        try stream.openOrThrow()
+    if opening {
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] {
+            try stream.openOrThrow()
+        }
     }
     return (listener, client, server)
 }

@@ -267,7 +267,9 @@ final class EventRecorder: ByteStreamDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [ByteStream.Event] = []
     private var bytes: [UInt8] = []
+    private var transfers: [Int] = []
     private let finished = DispatchSemaphore(value: 0)
+    private let eventSeen = DispatchSemaphore(value: 0)
     /// Read this many bytes on each "has bytes available"; `nil` to leave the stream alone.
     let readLength: Int?
     /// Write the next slice of `source`, this many bytes, on each "has space available".
@@ -283,19 +285,43 @@ final class EventRecorder: ByteStreamDelegate, @unchecked Sendable {
 
     var events: [ByteStream.Event] { lock.withLock { recorded } }
     var bytesRead: [UInt8] { lock.withLock { bytes } }
+    /// What each read or write made in a handler returned, in order.
+    var transferResults: [Int] { lock.withLock { transfers } }
+    /// The bytes of `source` written so far.
+    var bytesWritten: Int { lock.withLock { sourceOffset } }
+    /// Called after each event was handled (on the stream's queue), to close a stream, say.
+    var afterEvent: ((ByteStream, ByteStream.Event) -> Void)?
 
     func stream(_ stream: ByteStream, handle event: ByteStream.Event) {
         lock.withLock { recorded.append(event) }
         if event == .hasBytesAvailable, let readLength, let input = stream as? ByteInputStream {
-            let (_, chunk) = readOnce(input, maxLength: readLength)
-            lock.withLock { bytes += chunk }
+            let (result, chunk) = readOnce(input, maxLength: readLength)
+            lock.withLock {
+                bytes += chunk
+                transfers.append(result)
+            }
         }
         if event == .hasSpaceAvailable, let writeLength, let output = stream as? ByteOutputStream {
-            let end = min(sourceOffset + writeLength, source.count)
-            let written = writeOnce(output, Array(source[sourceOffset..<end]))
-            if written > 0 { sourceOffset += written }
+            let offset = bytesWritten
+            let end = min(offset + writeLength, source.count)
+            let written = writeOnce(output, Array(source[offset..<end]))
+            lock.withLock {
+                if written > 0 { sourceOffset += written }
+                transfers.append(written)
+            }
         }
+        afterEvent?(stream, event)
+        eventSeen.signal()
         if event == .endEncountered || event == .errorOccurred { finished.signal() }
+    }
+
+    /// Waits until `count` events have been handled in all; `false` on timeout.
+    func waitForEvents(_ count: Int) -> Bool {
+        while true {
+            let seen = events.count
+            if seen >= count { return true }
+            if eventSeen.wait(timeout: .now() + waitLimit) == .timedOut { return false }
+        }
     }
 
     /// Waits until the stream reports its end or an error; `false` on timeout.

@@ -1,0 +1,391 @@
+import ByteStreams
+import Dispatch
+import Foundation
+@testable import GzipStreams
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Scheduled gzip streams over loopback sockets. Every stream call runs on the stream's serial
+// queue (inside `queue.sync`, or in the delegate); every wait is bounded, every loop by a byte
+// count. Nothing asserts a time: the pauses only give a peer the chance to be slow.
+
+/// When a wait that started now gives up and fails the test.
+private func deadline() -> DispatchTime { .now() + .seconds(10) }
+
+/// Records a stream's events and hands each to `handler`, on the stream's queue.
+private final class EventLog: ByteStreamDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [ByteStream.Event] = []
+    private let seen = DispatchSemaphore(value: 0)
+    /// What to do on each event; set before the stream is scheduled.
+    var handler: (ByteStream, ByteStream.Event) -> Void = { _, _ in }
+
+    var events: [ByteStream.Event] { lock.withLock { recorded } }
+
+    func stream(_ stream: ByteStream, handle event: ByteStream.Event) {
+        lock.withLock { recorded.append(event) }
+        handler(stream, event)
+        seen.signal()
+    }
+
+    /// Waits until some event satisfies `condition` (bounded); `false` on timeout.
+    func wait(until condition: ([ByteStream.Event]) -> Bool) -> Bool {
+        while !condition(events) {
+            if seen.wait(timeout: deadline()) == .timedOut { return false }
+        }
+        return true
+    }
+
+    func waitForEnd() -> Bool {
+        wait { $0.contains(.endEncountered) || $0.contains(.errorOccurred) }
+    }
+}
+
+/// What the delegate of a scheduled input read: the bytes and each read's result.
+private final class Reads: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storedBytes: [UInt8] = []
+    private var storedResults: [Int] = []
+
+    var bytes: [UInt8] { lock.withLock { storedBytes } }
+    var results: [Int] { lock.withLock { storedResults } }
+
+    /// Reads once, at most `maxLength` bytes, and keeps what came.
+    func read(_ stream: ByteInputStream, maxLength: Int) {
+        var buffer = [UInt8](repeating: 0, count: maxLength)
+        let count = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: maxLength) }
+        lock.withLock {
+            storedResults.append(count)
+            if count > 0 { storedBytes += buffer[0..<count] }
+        }
+    }
+}
+
+/// A connected loopback socket: the client's pair and the server's pair, all unopened.
+private final class Loopback {
+    let listener: SocketListener
+    let client: (input: ByteInputStream, output: ByteOutputStream)
+    let server: (input: ByteInputStream, output: ByteOutputStream)
+
+    init() throws {
+        listener = try SocketListener(port: 0)
+        client = try SocketStreams.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+        server = try listener.accept()
+    }
+
+    /// Closes the four streams (closing twice is harmless) and the listener.
+    func close() {
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] { stream.close() }
+        try? listener.close()
+    }
+}
+
+/// Runs `body` on a global queue; `wait()` on the group tells when it is done.
+private func peer(_ body: @escaping @Sendable () throws -> Void) -> DispatchGroup {
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) {
+        do { try body() } catch { Issue.record("peer failed: \(error)") }
+    }
+    return group
+}
+
+/// Writes `bytes` to `output` (opening it) in pieces of `pieceSize` with a pause of `pauseMicroseconds`
+/// after each, then closes it.
+private func send(_ bytes: [UInt8], to output: ByteOutputStream, pieceSize: Int, pauseMicroseconds: UInt32 = 0) throws {
+    if output.streamStatus == .notOpen { try output.openOrThrow() }
+    for start in stride(from: 0, to: bytes.count, by: pieceSize) {
+        try output.writeAll(bytes[start..<min(start + pieceSize, bytes.count)])
+        if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
+    }
+    try output.closeOrThrow()
+}
+
+/// Reads `input` (opening it) to its end and unpacks what came.
+private func receivedPlainBytes(from input: ByteInputStream, limit: Int) throws -> [UInt8] {
+    try input.openOrThrow()
+    let decoded = unpack(try input.readToEnd(limit: limit))
+    #expect(decoded.error == nil)
+    return decoded.bytes
+}
+
+/// Bytes a peer received, read once the peer is done.
+private final class Received: @unchecked Sendable {
+    var bytes: [UInt8] = []
+}
+
+/// Sets a socket buffer size (`SO_SNDBUF`, `SO_RCVBUF`) so that little data fills it.
+private func shrinkBuffer(of stream: ByteStream, _ option: Int32) {
+    let fd = (stream as? SocketInputStream)?.fileDescriptor ?? (stream as! SocketOutputStream).fileDescriptor
+    var size: Int32 = 16 * 1024
+    _ = setsockopt(fd, SOL_SOCKET, option, &size, socklen_t(MemoryLayout<Int32>.size))
+}
+
+@Suite("Scheduled gzip streams over sockets", .serialized, .timeLimit(.minutes(1)))
+struct GzipSchedulingTests {
+    private func makeQueue() -> DispatchQueue {
+        DispatchQueue(label: "GzipStreamsTests.scheduling.\(UUID().uuidString)")
+    }
+
+    /// Schedules `gzip` on a new queue with a delegate that reads `readLength` bytes per
+    /// "has bytes available", opens it, and returns the queue, the log and the reads.
+    private func readScheduled(_ gzip: GzipInputStream, readLength: Int) -> (DispatchQueue, EventLog, Reads) {
+        let queue = makeQueue()
+        let log = EventLog()
+        let reads = Reads()
+        log.handler = { stream, event in
+            if event == .hasBytesAvailable { reads.read(stream as! ByteInputStream, maxLength: readLength) }
+        }
+        queue.sync {
+            gzip.delegate = log
+            gzip.schedule(on: queue)
+            gzip.open()
+        }
+        return (queue, log, reads)
+    }
+
+    @Test("Gzip over a socket, read 1000 bytes per event: has bytes ×3, then the end once",
+          arguments: [GzipInputStream.Inflater.isal, .zlib])
+    func inputEventSequence(inflater: GzipInputStream.Inflater) throws {
+        let link = try Loopback()
+        defer { link.close() }
+        let (client, server) = (link.client, link.server)
+        let content = textBytes(count: 2500, seed: 11)
+        try send(try pack(content), to: server.output, pieceSize: 1 << 20)
+        let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
+        let (queue, log, reads) = readScheduled(gzip, readLength: 1000)
+        #expect(log.waitForEnd())
+        queue.sync {}
+        #expect(log.events == [.openCompleted, .hasBytesAvailable, .hasBytesAvailable, .hasBytesAvailable, .endEncountered])
+        #expect(reads.results == [1000, 1000, 500])
+        #expect(reads.bytes == content)
+        let fd = (client.input as! SocketInputStream).fileDescriptor
+        #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0, "the inner socket is scheduled with the gzip stream")
+        queue.sync {
+            #expect(gzip.streamStatus == .atEnd && gzip.memberCount == 1)
+            gzip.close()
+        }
+        withExtendedLifetime(log) {}
+    }
+
+    @Test("A gzip stream trickled in 7-byte pieces: no 'has bytes' for header bytes alone, a read never blocks, every byte comes",
+          arguments: [GzipInputStream.Inflater.isal, .zlib])
+    func tricklingPeer(inflater: GzipInputStream.Inflater) throws {
+        let link = try Loopback()
+        defer { link.close() }
+        let (client, server) = (link.client, link.server)
+        let first = textBytes(count: 3000, seed: 12)
+        let second = randomBytes(count: 2000, seed: 13)
+        var header = GzipHeader()
+        header.fileName = Array("first.txt".utf8)
+        header.comment = Array("a member with FNAME and FCOMMENT".utf8)
+        // Two members, the first with a long header, then zero padding.
+        let compressed = try pack(first, header: header) + pack(second) + [UInt8](repeating: 0, count: 16)
+        let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
+        let (queue, log, reads) = readScheduled(gzip, readLength: 1000)
+
+        try server.output.openOrThrow()
+        try server.output.writeAll(compressed[0..<5])
+        usleep(100_000)  // time for the 5 bytes to be seen; not a measurement
+        queue.sync {
+            var byte: UInt8 = 0
+            #expect(gzip.read(&byte, maxLength: 1) == 0, "5 header bytes give nothing yet")
+            #expect(gzip.streamStatus == .open, "and that is not the end")
+            #expect(gzip.compressedByteCount == 0, "the unfinished header is read again later")
+        }
+        #expect(log.events == [.openCompleted], "no 'has bytes available' for header bytes alone")
+
+        let output = server.output
+        let rest = Array(compressed[5...])
+        let done = peer { try send(rest, to: output, pieceSize: 7, pauseMicroseconds: 200) }
+        #expect(done.wait(timeout: deadline()) == .success)
+        #expect(log.waitForEnd())
+        queue.sync {}
+        #expect(reads.bytes.elementsEqual(first + second), "every byte, in order")
+        let events = log.events
+        #expect(events.first == .openCompleted && events.last == .endEncountered)
+        #expect(events.dropFirst().dropLast().allSatisfy { $0 == .hasBytesAvailable })
+        #expect(reads.results.allSatisfy { $0 > 0 }, "told 'has bytes' only when a read gets some")
+        queue.sync {
+            #expect(gzip.memberCount == 2)
+            #expect(gzip.compressedByteCount == Int64(compressed.count))
+            gzip.close()
+        }
+        withExtendedLifetime(log) {}
+    }
+
+    /// Damaged inputs: the scheduled stream must end with the polled decoder's bytes and error.
+    static let damaged: [(name: String, bytes: [UInt8])] = {
+        let good = try! pack(textBytes(count: 20_000, seed: 14))
+        var badCRC = good
+        badCRC[badCRC.count - 6] ^= 0xFF
+        var badDeflate = good
+        badDeflate[40] ^= 0x55
+        return [
+            ("cut in the header", Array(good[0..<5])),
+            ("cut in the deflate data", Array(good[0..<(good.count / 2)])),
+            ("cut in the trailer", Array(good[0..<(good.count - 3)])),
+            ("CRC-32 mismatch", badCRC),
+            ("damaged deflate data", badDeflate),
+            ("trailing garbage", good + Array("garbage".utf8)),
+        ]
+    }()
+
+    @Test("Truncated or corrupt data over a socket: errorOccurred once, with the polled decoder's error and bytes",
+          arguments: damaged.indices, [GzipInputStream.Inflater.isal, .zlib])
+    func damagedInput(index: Int, inflater: GzipInputStream.Inflater) throws {
+        let (name, compressed) = Self.damaged[index]
+        let expected = unpack(compressed, inflater: inflater)
+        let expectedError = try #require(expected.gzipError, "\(name) fails when polled")
+        let link = try Loopback()
+        defer { link.close() }
+        let (client, server) = (link.client, link.server)
+        let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
+        let (queue, log, reads) = readScheduled(gzip, readLength: 4096)
+        let output = server.output
+        let done = peer { try send(compressed, to: output, pieceSize: 1000, pauseMicroseconds: 100) }
+        #expect(done.wait(timeout: deadline()) == .success)
+        #expect(log.waitForEnd())
+        usleep(50_000)  // room for a wrong second error event; not a measurement
+        queue.sync {}
+        #expect(log.events.filter { $0 == .errorOccurred }.count == 1, "\(name)")
+        #expect(log.events.last == .errorOccurred && !log.events.contains(.endEncountered), "\(name)")
+        queue.sync {
+            #expect(gzip.streamError as? GzipError == expectedError, "\(name)")
+            gzip.close()
+        }
+        #expect(reads.bytes.elementsEqual(expected.bytes), "\(name): the bytes before the error")
+        withExtendedLifetime(log) {}
+    }
+
+    /// Schedules `gzip` with a delegate that writes the next `writeLength` bytes of `source`
+    /// per "has space available" (none when `writeLength` is `nil`).
+    private func writeScheduled(_ gzip: GzipOutputStream, source: [UInt8], writeLength: Int?) -> (DispatchQueue, EventLog)
+    {
+        let queue = makeQueue()
+        let log = EventLog()
+        var offset = 0
+        log.handler = { stream, event in
+            // Nothing left: no write, so no more events.
+            guard event == .hasSpaceAvailable, let writeLength, offset < source.count else { return }
+            let gzip = stream as! GzipOutputStream
+            let end = min(offset + writeLength, source.count)
+            let written = source[offset..<end].withUnsafeBufferPointer { gzip.write($0.baseAddress!, maxLength: $0.count) }
+            if written > 0 { offset += written }
+        }
+        queue.sync {
+            gzip.delegate = log
+            gzip.schedule(on: queue)
+            gzip.open()
+        }
+        return (queue, log)
+    }
+
+    @Test("Gzip onto a socket, 4 bytes per event: has space ×4, and close writes the trailer")
+    func outputEventSequence() throws {
+        let link = try Loopback()
+        defer { link.close() }
+        let (client, server) = (link.client, link.server)
+        let content = Array("0123456789".utf8)
+        let gzip = try GzipOutputStream(wrapping: client.output)
+        let (queue, log) = writeScheduled(gzip, source: content, writeLength: 4)
+        // Writes of 4, 4 and 2; the fourth event finds nothing left to write and asks for no more.
+        #expect(log.wait { $0.count >= 5 })
+        usleep(100_000)  // room for a wrong sixth event; not a measurement
+        queue.sync {}
+        #expect(log.events == [.openCompleted] + Array(repeating: .hasSpaceAvailable, count: 4))
+        queue.sync { gzip.close() }
+        #expect(queue.sync { gzip.streamStatus } == .closed)
+        #expect(try receivedPlainBytes(from: server.input, limit: 1000) == content)
+        withExtendedLifetime(log) {}
+    }
+
+    @Test("A scheduled gzip output that writes nothing is not told again until it writes")
+    func outputSpaceNotReposted() throws {
+        let link = try Loopback()
+        defer { link.close() }
+        let (client, server) = (link.client, link.server)
+        let gzip = try GzipOutputStream(wrapping: client.output)
+        let (queue, log) = writeScheduled(gzip, source: [], writeLength: nil)
+        #expect(log.wait { $0.count >= 2 })
+        usleep(200_000)  // room for a wrong third event; not a measurement
+        queue.sync {}
+        #expect(log.events == [.openCompleted, .hasSpaceAvailable])
+        queue.sync {
+            var bytes: [UInt8] = [1, 2, 3]
+            #expect(gzip.write(&bytes, maxLength: 3) == 3)
+        }
+        #expect(log.wait { $0.count >= 3 })
+        queue.sync { gzip.close() }
+        #expect(log.events == [.openCompleted, .hasSpaceAvailable, .hasSpaceAvailable])
+        #expect(try receivedPlainBytes(from: server.input, limit: 1000) == [1, 2, 3])
+        withExtendedLifetime(log) {}
+    }
+
+    @Test("A fast writer into a full socket: held compressed bytes make writes return 0 until they drain; every byte arrives")
+    func fastWriterHeldBytes() throws {
+        let link = try Loopback()
+        defer { link.close() }
+        let (client, server) = (link.client, link.server)
+        shrinkBuffer(of: client.output, SO_SNDBUF)
+        shrinkBuffer(of: server.input, SO_RCVBUF)
+        let source = randomBytes(count: 2 << 20, seed: 15)
+        let gzip = try GzipOutputStream(wrapping: client.output, level: 1)
+        let queue = makeQueue()
+        let log = EventLog()
+        var offset = 0
+        var toldResults: [Int] = []
+        var probe: (held: Int, result: Int)?
+        let stalled = DispatchSemaphore(value: 0)
+        func writeNext(_ gzip: GzipOutputStream) -> Int {
+            let end = min(offset + 4096, source.count)
+            let written = source[offset..<end].withUnsafeBufferPointer { gzip.write($0.baseAddress!, maxLength: $0.count) }
+            offset += max(written, 0)
+            return written
+        }
+        log.handler = { stream, event in
+            let gzip = stream as! GzipOutputStream
+            guard event == .hasSpaceAvailable, offset < source.count else { return }
+            toldResults.append(writeNext(gzip))
+            if probe == nil, !gzip.hasSpaceAvailable {
+                // The socket is full: write on, untold, until compressed bytes are held (zlib
+                // may keep some 64 KiB to itself first), then once more: that write takes nothing.
+                for _ in 0..<256 where gzip.heldByteCount == 0 && offset < source.count {
+                    _ = writeNext(gzip)
+                }
+                probe = (gzip.heldByteCount, writeNext(gzip))
+                stalled.signal()  // the peer starts reading
+            }
+            if offset == source.count {
+                gzip.close()  // blocks until the held bytes and the trailer are written
+                stalled.signal()
+            }
+        }
+        queue.sync {
+            gzip.delegate = log
+            gzip.schedule(on: queue)
+            gzip.open()
+        }
+        let input = server.input
+        let decoded = Received()
+        let reader = peer {
+            _ = stalled.wait(timeout: deadline())
+            decoded.bytes = try receivedPlainBytes(from: input, limit: 8 << 20)
+        }
+        #expect(reader.wait(timeout: deadline()) == .success)
+        queue.sync {}
+        let (told, held) = queue.sync { (toldResults, probe) }
+        #expect((held?.held ?? 0) > 0, "compressed bytes were held while the socket was full")
+        #expect(held?.result == 0, "a write while bytes are held takes nothing")
+        #expect(told.allSatisfy { $0 > 0 }, "told 'has space' only when a write takes bytes: no spinning")
+        #expect(log.events.first == .openCompleted)
+        #expect(log.events.dropFirst().allSatisfy { $0 == .hasSpaceAvailable })
+        #expect(queue.sync { gzip.streamStatus } == .closed)
+        #expect(decoded.bytes.count == source.count)
+        #expect(decoded.bytes.elementsEqual(source), "every byte, in order")
+        withExtendedLifetime(log) {}
+    }
+}
