@@ -58,7 +58,7 @@ struct MessageExchangeTests {
         return server
     }
 
-    @Test("the client's messages come back as echoes in order, a large one included, and the server logs each")
+    @Test("the client's messages, read from standard input, come back as echoes in order, a large one included, and the server logs each")
     func messagesAreEchoed() throws {
         try withScratch { scratch in
             let server = try startServer(in: scratch)
@@ -68,24 +68,34 @@ struct MessageExchangeTests {
             let large = String(decoding: randomBytes(byteCount: 512 << 10, seed: 8734).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] },
                                as: UTF8.self)
             let messages = ["hello", "", "grüße, 世界", large, "last"]
-            let client = try run(Self.binary, ["client", "--port", server.port] + messages, in: scratch, timeout: 60)
-            #expect(client.status == 0, "\(client)")
-            #expect(client.out == messages.map { "echo: \($0)\n" }.joined())
-            let lines = server.waitForLines(1 + messages.count + 1)
-            #expect(lines.dropFirst().prefix(messages.count).map { $0.split(separator: " ", maxSplits: 1).last.map(String.init) ?? "" }
-                        == messages.map { $0 })
-            #expect(lines.last?.hasSuffix(": closed") == true, "\(lines.suffix(2))")
+            // On standard input: one argument may hold at most 128 KiB.
+            let client = try run(Self.binary, ["client", "--port", server.port], in: scratch,
+                                 input: .bytes(Array(messages.map { $0 + "\n" }.joined().utf8)), timeout: 60)
+            #expect(client.status == 0, "status \(client.status), stderr \(client.err.debugDescription)")
+            // Compared line by line: a failure names the first line that differs, not 2 MiB of text.
+            let answers = client.out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+            #expect(answers.count == messages.count)
+            for (index, (answer, message)) in zip(answers, messages).enumerated() {
+                #expect(answer == "echo: " + message, "answer \(index + 1) of \(answer.utf8.count) bytes")
+            }
+            // The server logs "PEER: LINE" for each line, then "PEER: closed".
+            let logged = server.waitForLines(1 + messages.count + 1).dropFirst()
+            let received = logged.prefix(messages.count).map { line in
+                line.range(of: ": ").map { String(line[$0.upperBound...]) } ?? String(line)
+            }
+            #expect(received == messages, "server log lines \(received.map(\.utf8.count)) bytes")
+            #expect(logged.last?.hasSuffix(": closed") == true)
         }
     }
 
-    @Test("the server serves one connection after another, and the client reads its messages from standard input")
+    @Test("the server serves one connection after another; the client takes its messages as arguments")
     func secondConnectionAndStandardInput() throws {
         try withScratch { scratch in
             let server = try startServer(in: scratch)
             defer { server.stop() }
             for round in 1...2 {
-                let client = try run(Self.binary, ["client", "--port", server.port], in: scratch,
-                                     input: .bytes(Array("one \(round)\ntwo \(round)\n".utf8)), timeout: 60)
+                let client = try run(Self.binary, ["client", "--port", server.port, "one \(round)", "two \(round)"],
+                                     in: scratch, timeout: 60)
                 #expect(client.status == 0, "\(client)")
                 #expect(client.out == "echo: one \(round)\necho: two \(round)\n")
             }
