@@ -33,6 +33,8 @@ final class Conversation: ByteStreamDelegate, @unchecked Sendable {
     /// Sync flush once `unsent` is written, so the peer can inflate the last line.
     private var flushPending = false
     private var closeWhenSent = false
+    /// Called once this side's member is finished (or sending failed); see `finishSending`.
+    private var whenSent: (() -> Void)?
     /// Bytes of a line not yet ended by "\n".
     private var partialLine: [UInt8] = []
     private let readBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: ByteStream.defaultChunkSize)
@@ -68,14 +70,22 @@ final class Conversation: ByteStreamDelegate, @unchecked Sendable {
     }
 
     /// Ends this side's member (trailer) and half-closes the socket once everything queued is
-    /// sent; call on `queue`.
-    func finishSending() {
+    /// sent, then calls `completion` on `queue` (also when sending failed: the error goes to
+    /// `onFinish`, if it is the first). Call on `queue`.
+    ///
+    /// Closing the output writes the last held bytes and the trailer and blocks until the
+    /// socket has taken them. It comes only once every queued line was handed to the output,
+    /// so it waits for at most about one deflate block, and only while the peer does not read.
+    func finishSending(then completion: @escaping () -> Void = {}) {
         closeWhenSent = true
+        whenSent = completion
         writeUnsent()
     }
 
     func stream(_ stream: ByteStream, handle event: ByteStream.Event) {
-        if event == .errorOccurred {
+        if event == .errorOccurred, stream === output {
+            sendingFailed(stream.streamError)
+        } else if event == .errorOccurred {
             finish(stream.streamError)
         } else if stream === input, event == .hasBytesAvailable {
             readLines()
@@ -103,23 +113,41 @@ final class Conversation: ByteStreamDelegate, @unchecked Sendable {
     }
 
     private func writeUnsent() {
+        // A failed output gets no more events: finish now rather than wait for space.
+        if output.streamStatus == .error { return sendingFailed(output.streamError) }
         guard outputHasSpace else { return }
         if !unsent.isEmpty {
             let written = output.write(unsent, maxLength: unsent.count)
-            guard written >= 0 else { return finish(output.streamError) }
+            guard written >= 0 else { return sendingFailed(output.streamError) }
             unsent.removeFirst(written)
             outputHasSpace = false  // told again when there is space for more
             if !unsent.isEmpty { return }
         }
         if flushPending {
             flushPending = false
-            do { try output.flush() } catch { return finish(error) }
+            do { try output.flush() } catch { return sendingFailed(error) }
         }
         if closeWhenSent {
             closeWhenSent = false
             output.close()  // writes the trailer, then half-closes the socket
-            if output.streamStatus == .error { finish(output.streamError) }
+            if output.streamStatus == .error { return sendingFailed(output.streamError) }
+            sendingFinished()
         }
+    }
+
+    /// The output failed: the error goes to `onFinish` (if first), and a pending
+    /// `finishSending` completes.
+    private func sendingFailed(_ error: (any Error)?) {
+        unsent = []
+        closeWhenSent = false
+        finish(error)
+        sendingFinished()
+    }
+
+    private func sendingFinished() {
+        let completion = whenSent
+        whenSent = nil
+        completion?()
     }
 
     private func finish(_ error: (any Error)?) {
@@ -227,12 +255,12 @@ func runServer(_ options: Options) -> Never {
         }
         conversation.onFinish = { [unowned conversation] error in
             if let error { printLine("\(peer): \(error)") }
-            conversation.finishSending()
-            done.signal()
+            // The peer has ended (or failed): answer what is queued, end the member, then close.
+            // Closing at once would drop the answers still waiting for space.
+            conversation.finishSending { done.signal() }
         }
         queue.sync { conversation.start() }
         done.wait()
-        // The trailer may still wait for space: let the queue write it, then close.
         queue.sync { conversation.close() }
         printLine("\(peer): closed")
     }

@@ -1,4 +1,6 @@
+import ByteStreams
 import Foundation
+import GzipStreams
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -58,15 +60,47 @@ struct MessageExchangeTests {
         return server
     }
 
+    /// `byteCount` bytes of random hexadecimal digits: one long line without a newline.
+    static func hexLine(byteCount: Int, seed: UInt64) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: randomBytes(byteCount: byteCount / 2, seed: seed).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] },
+                      as: UTF8.self)
+    }
+
+    @Test("a peer that sends everything and half-closes before it reads gets every echo: the server finishes sending before it closes")
+    func halfCloseBeforeReading() throws {
+        try withScratch { scratch in
+            let server = try startServer(in: scratch)
+            defer { server.stop() }
+            // The echo of 2 MiB cannot all be in the socket buffers when the peer's end comes:
+            // the server still has some of it to send then.
+            let messages = ["first", Self.hexLine(byteCount: 2 << 20, seed: 8735), "last"]
+            let connection = try SocketStreams.connect(host: "127.0.0.1", port: try #require(UInt16(server.port)),
+                                                       timeout: .seconds(10))
+            let writer = try GzipOutputStream(wrapping: connection.output)
+            try writer.openOrThrow()
+            try writer.writeAll(Array(messages.map { $0 + "\n" }.joined().utf8))
+            try writer.closeOrThrow()  // the trailer, then the half-close, before any echo is read
+            let reader = try GzipInputStream(wrapping: connection.input)
+            try reader.openOrThrow()
+            let echoed = String(decoding: try reader.readToEnd(limit: 8 << 20), as: UTF8.self)
+            reader.close()
+            let answers = echoed.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+            #expect(answers.count == messages.count)
+            for (index, (answer, message)) in zip(answers, messages).enumerated() {
+                #expect(answer == "echo: " + message, "answer \(index + 1) of \(answer.utf8.count) bytes")
+            }
+            #expect(server.waitForLines(1 + messages.count + 1).last?.hasSuffix(": closed") == true)
+        }
+    }
+
     @Test("the client's messages, read from standard input, come back as echoes in order, a large one included, and the server logs each")
     func messagesAreEchoed() throws {
         try withScratch { scratch in
             let server = try startServer(in: scratch)
             defer { server.stop() }
             // 1 MiB of text on one line: more than the socket buffers, in both directions.
-            let digits = Array("0123456789abcdef".utf8)
-            let large = String(decoding: randomBytes(byteCount: 512 << 10, seed: 8734).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] },
-                               as: UTF8.self)
+            let large = Self.hexLine(byteCount: 1 << 20, seed: 8734)
             let messages = ["hello", "", "grüße, 世界", large, "last"]
             // On standard input: one argument may hold at most 128 KiB.
             let client = try run(Self.binary, ["client", "--port", server.port], in: scratch,
