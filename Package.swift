@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GzipStreams", targets: ["GzipStreams"]),
         .library(name: "ByteStreamsFoundation", targets: ["ByteStreamsFoundation"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
+        .executable(name: "message-exchange", targets: ["MessageExchange"]),
     ],
     targets: [
         // zlib through pkg-config; Debian's package is zlib1g-dev.
@@ -34,12 +35,14 @@ let package = Package(
         .target(name: "ByteStreamsFoundation", dependencies: ["ByteStreams"]),
         .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
+        // The README's example: a client and server exchanging gzip-compressed messages.
+        .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),
         .testTarget(name: "ByteStreamsTests", dependencies: ["ByteStreams"]),
         .testTarget(name: "GzipStreamsTests", dependencies: ["GzipStreams", "ByteStreams"]),
         // Depends on GzipStreams alone: `import GzipStreams` must be enough to use the byte streams.
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
         .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams"]),
-        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "gzstream"]),
+        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "gzstream", "MessageExchange"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,11 @@ import CZlib
 /// are inflated, so a caller that must not act on corrupt data waits for the end of the stream
 /// (a read returning `0`) before trusting what it got.
 ///
+/// A read gives what the compressed bytes read so far decode to before it reads more from the
+/// inner stream (and, polled, waits for it): after a writer's sync flush
+/// (`GzipOutputStream.flush()`), every byte written before the flush, with no wait for the
+/// writer's next bytes.
+///
 /// After the last member: zero bytes (padding) are skipped; bytes that begin with the gzip
 /// magic must be a valid member; anything else is trailing garbage, handled as
 /// ``TrailingGarbagePolicy`` says.
@@ -615,18 +620,13 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             z.pointee.next_out = nil
         }
         while true {
-            var inputEnded = false
-            if inputStart == inputEnd, try !refill() {
-                // zlib may still hold output without more input (the rest of a match cut by
-                // the end of the last call's room): one more call gives it.
-                inputEnded = true
-            }
+            // zlib is asked before the inner stream is read: it may hold output that needs no
+            // more input (the rest of a match cut by the end of the last call's room, symbols
+            // whose bits it already took). Read first, and those bytes would wait for the
+            // peer's next bytes: forever, for a peer that sync-flushed and waits for an answer.
             z.pointee.next_in = inputBuffer + inputStart
             z.pointee.avail_in = UInt32(inputEnd - inputStart)
             let code = CZlib.inflate(z, Z_NO_FLUSH)
-            if inputEnded, code != Z_STREAM_END, capacity == Int(z.pointee.avail_out) {
-                throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
-            }
             inputStart = inputEnd - Int(z.pointee.avail_in)
             let produced = capacity - Int(z.pointee.avail_out)
             switch code {
@@ -637,6 +637,10 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
                 if produced > 0 { return (produced, nil) }
                 if code == Z_BUF_ERROR && inputStart != inputEnd {
                     throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+                }
+                // Nothing out with room to spare: zlib took all its input and needs more.
+                if inputStart == inputEnd, try !refill() {
+                    throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
                 }
             case Z_DATA_ERROR, Z_NEED_DICT:
                 return (produced, GzipError.invalidDeflateData(member: memberIndex,
@@ -690,10 +694,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         var produced = 0
         var failure: GzipError?
         loop: while true {
-            if inputStart == inputEnd, try !refill() {
-                failure = GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
-                break loop
-            }
+            // As with zlib, ISA-L is asked before the inner stream is read: its bit buffer and
+            // the input it copied aside may hold whole symbols (at a sync flush, all of them).
             let step = isal.step(input: inputBuffer + inputStart, inputCount: inputEnd - inputStart,
                                  output: buffer + produced, outputCapacity: capacity - produced)
             inputStart += step.consumed
@@ -706,6 +708,10 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
                 break loop
             case .progress:
                 if produced > 0 { break loop }
+                if inputStart == inputEnd, try !refill() {
+                    failure = GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
+                    break loop
+                }
             case .invalid(let reason):
                 failure = GzipError.invalidDeflateData(member: memberIndex, message: reason, offset: position)
                 break loop

@@ -52,6 +52,7 @@ private final class Reads: @unchecked Sendable {
     private var storedResults: [Int] = []
 
     var bytes: [UInt8] { lock.withLock { storedBytes } }
+    var byteCount: Int { lock.withLock { storedBytes.count } }
     var results: [Int] { lock.withLock { storedResults } }
 
     /// Reads once, at most `maxLength` bytes, and keeps what came.
@@ -132,6 +133,13 @@ private func shrinkBuffer(of stream: ByteStream, _ option: Int32) {
     let fd = (stream as? SocketInputStream)?.fileDescriptor ?? (stream as! SocketOutputStream).fileDescriptor
     var size: Int32 = 16 * 1024
     _ = setsockopt(fd, SOL_SOCKET, option, &size, socklen_t(MemoryLayout<Int32>.size))
+}
+
+/// Whether `queue` runs a block within the bounded wait: a reader that blocks the queue fails.
+private func isResponsive(_ queue: DispatchQueue) -> Bool {
+    let ran = DispatchSemaphore(value: 0)
+    queue.async { ran.signal() }
+    return ran.wait(timeout: deadline()) == .success
 }
 
 @Suite("Scheduled gzip streams over sockets", .serialized, .timeLimit(.minutes(1)))
@@ -228,6 +236,156 @@ struct GzipSchedulingTests {
             gzip.close()
         }
         withExtendedLifetime(log) {}
+    }
+
+    @Test("Sync-flushed lines, then a pause with the connection open: every plain byte comes and the queue stays free; then the end once",
+          arguments: [GzipInputStream.Inflater.isal, .zlib])
+    func syncFlushThenPause(inflater: GzipInputStream.Inflater) throws {
+        let link = try Loopback()
+        defer { link.close() }
+        let (client, server) = (link.client, link.server)
+        // The message-exchange case: 300,000 equal bytes deflate to a few hundred, which the
+        // decoder takes in before it has given all their plain bytes.
+        let lines = [[UInt8](repeating: UInt8(ascii: "a"), count: 3000), [UInt8](repeating: UInt8(ascii: "b"), count: 300_000),
+                     Array("last".utf8)].map { $0 + [UInt8(ascii: "\n")] }
+        let content = lines.flatMap { $0 }
+        let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
+        let (queue, log, reads) = readScheduled(gzip, readLength: 4096)
+
+        let writer = try GzipOutputStream(wrapping: server.output)
+        try writer.openOrThrow()
+        for line in lines {
+            try writer.writeAll(line)
+            try writer.flush()
+        }
+        // The peer pauses, the connection open: the reader must give what the flushes made
+        // decodable without waiting for more.
+        #expect(log.wait { _ in reads.byteCount >= content.count }, "every flushed byte before the peer goes on")
+        #expect(isResponsive(queue), "the reader's queue runs other work while the peer is paused")
+        queue.sync {
+            var byte: UInt8 = 0
+            #expect(gzip.read(&byte, maxLength: 1) == 0, "nothing more yet")
+            #expect(gzip.streamStatus == .open, "and that is not the end")
+        }
+        #expect(!log.events.contains(.endEncountered) && !log.events.contains(.errorOccurred))
+
+        try writer.closeOrThrow()  // the trailer, then the half-close
+        #expect(log.waitForEnd())
+        usleep(50_000)  // room for a wrong second end event; not a measurement
+        queue.sync {}
+        #expect(reads.bytes == content, "every byte, in order")
+        let events = log.events
+        #expect(events.first == .openCompleted && events.last == .endEncountered)
+        #expect(events.filter { $0 == .endEncountered }.count == 1)
+        #expect(events.dropFirst().dropLast().allSatisfy { $0 == .hasBytesAvailable })
+        queue.sync {
+            #expect(gzip.memberCount == 1)
+            gzip.close()
+        }
+        withExtendedLifetime(log) {}
+    }
+
+    /// Two members written with sync flushes (the first with FNAME, the second after it, then
+    /// zero padding), and after each flush and each member's end: how many compressed bytes
+    /// make how many plain bytes decodable.
+    static let flushedMembers: (compressed: [UInt8], content: [UInt8], boundaries: [(compressed: Int, plain: Int)]) = {
+        var header = GzipHeader()
+        header.fileName = Array("lines.txt".utf8)
+        let members: [(header: GzipHeader, lines: [[UInt8]])] = [
+            (header, [Array("hello\n".utf8), [UInt8](repeating: UInt8(ascii: "b"), count: 100_000), textBytes(count: 300, seed: 16)]),
+            (GzipHeader(), [[UInt8](repeating: UInt8(ascii: "c"), count: 30_000), Array("last\n".utf8)]),
+        ]
+        var compressed: [UInt8] = []
+        var content: [UInt8] = []
+        var boundaries: [(compressed: Int, plain: Int)] = [(0, 0)]
+        for member in members {
+            let memory = MemoryOutputStream()
+            let writer = try! GzipOutputStream(wrapping: memory, header: member.header)
+            try! writer.openOrThrow()
+            for line in member.lines {
+                try! writer.writeAll(line)
+                try! writer.flush()
+                content += line
+                boundaries.append((compressed.count + memory.writtenCount, content.count))
+            }
+            try! writer.closeOrThrow()
+            compressed += memory.data
+            boundaries.append((compressed.count, content.count))
+        }
+        return (compressed + [0, 0, 0], content, boundaries)
+    }()
+
+    @Test("Sync-flushed members cut at every byte, the peer pausing there: the queue stays free, every flushed byte comes; then the rest and the end once",
+          arguments: [GzipInputStream.Inflater.isal, .zlib])
+    func everyCut(inflater: GzipInputStream.Inflater) throws {
+        let (compressed, content, boundaries) = Self.flushedMembers
+        for cut in 1..<compressed.count {
+            // The first cut that fails stops the loop: its issues are enough.
+            var passed = true
+            func check(_ condition: Bool, _ comment: String, sourceLocation: SourceLocation = #_sourceLocation) {
+                guard !condition else { return }
+                passed = false
+                Issue.record(Comment(rawValue: "cut at \(cut): \(comment)"), sourceLocation: sourceLocation)
+            }
+            let link = try Loopback()
+            defer { link.close() }
+            let (client, server) = (link.client, link.server)
+            let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
+            let (queue, log, reads) = readScheduled(gzip, readLength: 4096)
+            try server.output.openOrThrow()
+            try server.output.writeAll(compressed[..<cut])
+            // Every byte of the flushes within the cut, whatever the cut hit: header, deflate
+            // data, trailer, the gap between members or the padding.
+            let flushed = boundaries.last { $0.compressed <= cut }!.plain
+            check(log.wait { _ in reads.byteCount >= flushed }, "\(flushed) plain bytes while the peer pauses")
+            check(isResponsive(queue), "the queue runs other work while the peer pauses")
+            check(!log.events.contains(.endEncountered) && !log.events.contains(.errorOccurred), "no end, no error yet")
+            try server.output.writeAll(compressed[cut...])
+            try server.output.closeOrThrow()
+            check(log.waitForEnd(), "the end comes")
+            queue.sync {}
+            check(reads.bytes == content, "every byte, in order")
+            check(log.events.filter { $0 == .endEncountered }.count == 1 && log.events.last == .endEncountered,
+                  "the end once, last")
+            queue.sync {
+                check(gzip.memberCount == 2, "two members")
+                gzip.close()
+            }
+            withExtendedLifetime(log) {}
+            if !passed { break }
+        }
+    }
+
+    @Test("Polled over a socket: a blocking read gives the flushed bytes while the peer is paused",
+          arguments: [GzipInputStream.Inflater.isal, .zlib])
+    func polledSyncFlush(inflater: GzipInputStream.Inflater) throws {
+        let link = try Loopback()
+        defer { link.close() }
+        let (client, server) = (link.client, link.server)
+        let content = [UInt8](repeating: UInt8(ascii: "b"), count: 300_000) + Array("\nlast\n".utf8)
+        let writer = try GzipOutputStream(wrapping: server.output)
+        try writer.openOrThrow()
+        try writer.writeAll(content)
+        try writer.flush()
+        let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
+        try gzip.openOrThrow()
+        let received = Received()
+        let gotAll = DispatchSemaphore(value: 0)
+        let reader = peer {
+            while received.bytes.count < content.count {
+                let chunk = try gzip.readChunk(maxLength: 4096)
+                if chunk.isEmpty { break }
+                received.bytes += chunk
+            }
+            gotAll.signal()
+            received.bytes += try gzip.readToEnd(limit: 1 << 20)
+        }
+        #expect(gotAll.wait(timeout: deadline()) == .success, "every flushed byte while the peer waits")
+        try writer.closeOrThrow()  // also frees a reader still blocked
+        #expect(reader.wait(timeout: deadline()) == .success)
+        #expect(received.bytes == content)
+        #expect(gzip.streamStatus == .atEnd)
+        gzip.close()
     }
 
     /// Damaged inputs: the scheduled stream must end with the polled decoder's bytes and error.
