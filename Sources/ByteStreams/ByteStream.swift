@@ -100,6 +100,17 @@ open class ByteStream: @unchecked Sendable {
 
     /// Where events are delivered while the stream is scheduled; `nil` when it is not.
     public private(set) var scheduler: (any ByteStreamScheduler)?
+    /// The events posted and not yet delivered, oldest first, kept by the stream (as Core
+    /// Foundation keeps them) rather than by the scheduler: a stream rescheduled before they
+    /// are delivered gets them, in order, on its new scheduler; a closed one never does.
+    private var pendingEvents: [Event] = []
+    /// Counts the schedulings, so that a delivery asked of an earlier scheduler does nothing.
+    private var schedulingGeneration: UInt64 = 0
+    /// Guards `pendingEvents` and `schedulingGeneration`: events are posted on the thread using
+    /// the stream and delivered on the scheduler's (a serial queue, as elsewhere in this
+    /// module, rather than a `Mutex`, whose futex the thread sanitizer does not see). Made at
+    /// the first scheduling; unscheduled streams never post.
+    private var eventGuard: DispatchQueue?
     private var backingReleased = false
     /// Set while a scheduled, open stream watches its pipe, FIFO, terminal or socket.
     private(set) var descriptorReadiness: DescriptorReadiness?
@@ -155,6 +166,11 @@ open class ByteStream: @unchecked Sendable {
             }
         }
         if streamStatus != .error { streamStatus = .closed }
+        // Cocoa delivers nothing after close: events still pending are dropped.
+        eventGuard?.sync {
+            pendingEvents.removeAll()
+            schedulingGeneration += 1
+        }
         scheduler = nil
     }
 
@@ -202,7 +218,14 @@ open class ByteStream: @unchecked Sendable {
     /// ``schedule(on:)-(DispatchQueue)``, whatever the scheduler.
     public final func schedule(on scheduler: any ByteStreamScheduler) {
         stopReadiness()
+        if eventGuard == nil { eventGuard = DispatchQueue(label: "gzstream.stream.events") }
+        let (generation, pending) = eventGuard!.sync {
+            schedulingGeneration += 1
+            return (schedulingGeneration, pendingEvents.count)
+        }
         self.scheduler = scheduler
+        // Events posted under the previous scheduling and not delivered yet come here, first.
+        for _ in 0..<pending { requestDelivery(on: scheduler, generation: generation) }
         if streamStatus == .open { startReadiness() }
     }
 
@@ -211,6 +234,7 @@ open class ByteStream: @unchecked Sendable {
     /// again, as for a stream never scheduled.
     public final func removeFromSchedule() {
         stopReadiness()
+        eventGuard?.sync { schedulingGeneration += 1 }  // pending events wait for the next scheduling
         scheduler = nil
     }
 
@@ -288,15 +312,31 @@ open class ByteStream: @unchecked Sendable {
     /// opened; a thrown error is recorded (the backing must still be released).
     open func closeBacking() throws {}
 
-    /// Posts `event` to the delegate on the scheduled queue; does nothing when unscheduled.
-    /// "Has bytes/space available" is dropped if, by delivery time, the stream is no longer open.
+    /// Posts `event` to the delegate through the scheduler; does nothing when unscheduled.
+    /// Events are delivered in the order posted, also across a rescheduling; none is delivered
+    /// after ``close()``, and "has bytes/space available" is dropped if, by delivery time, the
+    /// stream is no longer open.
     public final func post(_ event: Event) {
-        guard let scheduler else { return }
+        guard let scheduler, let eventGuard else { return }
+        let generation = eventGuard.sync {
+            pendingEvents.append(event)
+            return schedulingGeneration
+        }
+        requestDelivery(on: scheduler, generation: generation)
+    }
+
+    /// Asks `scheduler` to deliver the oldest pending event, unless the stream has been
+    /// rescheduled, unscheduled or closed by then.
+    private func requestDelivery(on scheduler: any ByteStreamScheduler, generation: UInt64) {
         scheduler.perform { [self] in
+            guard let event = eventGuard?.sync(execute: { () -> Event? in
+                guard generation == schedulingGeneration, !pendingEvents.isEmpty else { return nil }
+                return pendingEvents.removeFirst()
+            }) else { return }
             if event == .hasBytesAvailable || event == .hasSpaceAvailable {
-                guard self.streamStatus == .open, self.scheduler != nil else { return }
+                guard streamStatus == .open else { return }
             }
-            self.delegate?.stream(self, handle: event)
+            delegate?.stream(self, handle: event)
         }
     }
 

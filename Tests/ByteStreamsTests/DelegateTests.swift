@@ -122,7 +122,7 @@ struct DelegateTests {
         withExtendedLifetime(recorder) {}
     }
 
-    @Test("Closing drops a pending 'has bytes available'")
+    @Test("Closing drops every event still pending, 'open completed' included: nothing is delivered after close")
     func closeDropsReadiness() throws {
         let queue = makeQueue()
         let input = MemoryInputStream(bytes: [1])
@@ -134,7 +134,7 @@ struct DelegateTests {
             input.close()
         }
         queue.sync {}
-        #expect(recorder.events == [.openCompleted])
+        #expect(recorder.events == [])
         withExtendedLifetime(recorder) {}
     }
 
@@ -205,5 +205,85 @@ struct DelegateTests {
             #expect(input.delegate != nil)
         }
         #expect(input.delegate == nil)
+    }
+}
+
+@Suite("Delegate events across rescheduling and close", .timeLimit(.minutes(1)))
+struct RescheduleEventTests {
+    @Test("Rescheduled right after open, every event comes on the new queue, in Cocoa's order")
+    func rescheduleAfterOpen() throws {
+        let first = DispatchQueue(label: "RescheduleEventTests.first")
+        let second = DispatchQueue(label: "RescheduleEventTests.second")
+        let content = Array("0123456789".utf8)
+        let input = MemoryInputStream(bytes: content)
+        let recorder = QueueRecorder(queue: second, readLength: 4)
+        first.sync {
+            input.delegate = recorder
+            input.schedule(on: first)
+            input.open()
+            second.sync { input.schedule(on: second) }
+        }
+        #expect(recorder.ended.wait(timeout: .now() + 10) == .success)
+        second.sync {}
+        #expect(recorder.events == [.openCompleted] + Array(repeating: .hasBytesAvailable, count: 4) + [.endEncountered])
+        #expect(recorder.bytesRead == content)
+        #expect(recorder.allOnQueue)
+        withExtendedLifetime(recorder) {}
+    }
+
+    @Test("Read to its end and closed in one handler: the 'end encountered' that read posted is never delivered")
+    func nothingAfterCloseInHandler() throws {
+        let queue = DispatchQueue(label: "RescheduleEventTests.close")
+        let input = MemoryInputStream(bytes: [1, 2, 3])
+        let recorder = QueueRecorder(queue: queue, readLength: 1, drainsAndCloses: true)
+        queue.sync {
+            input.delegate = recorder
+            input.schedule(on: queue)
+            input.open()
+        }
+        #expect(recorder.ended.wait(timeout: .now() + 10) == .success)
+        queue.sync {}
+        queue.sync {}
+        #expect(recorder.events == [.openCompleted, .hasBytesAvailable])
+        #expect(recorder.bytesRead == [1, 2, 3])
+        withExtendedLifetime(recorder) {}
+    }
+}
+
+/// Records events and whether each came on `queue`; reads `readLength` bytes on each "has
+/// bytes available" (or, with `drainsAndCloses`, reads to the end at once and closes).
+private final class QueueRecorder: ByteStreamDelegate, @unchecked Sendable {
+    private let queue: DispatchQueue
+    private let key = DispatchSpecificKey<Bool>()
+    private let readLength: Int
+    private let drainsAndCloses: Bool
+    let ended = DispatchSemaphore(value: 0)
+    private(set) var events: [ByteStream.Event] = []
+    private(set) var bytesRead: [UInt8] = []
+    private(set) var allOnQueue = true
+
+    init(queue: DispatchQueue, readLength: Int, drainsAndCloses: Bool = false) {
+        self.queue = queue
+        self.readLength = readLength
+        self.drainsAndCloses = drainsAndCloses
+        queue.setSpecific(key: key, value: true)
+    }
+
+    func stream(_ stream: ByteStream, handle event: ByteStream.Event) {
+        if DispatchQueue.getSpecific(key: key) != true { allOnQueue = false }
+        events.append(event)
+        if event == .hasBytesAvailable, let input = stream as? ByteInputStream {
+            var buffer = [UInt8](repeating: 0, count: readLength)
+            for _ in 0..<(drainsAndCloses ? 1000 : 1) {
+                let count = input.read(&buffer, maxLength: readLength)
+                guard count > 0 else { break }
+                bytesRead += buffer[0..<count]
+            }
+            if drainsAndCloses {
+                input.close()
+                ended.signal()
+            }
+        }
+        if event == .endEncountered { ended.signal() }
     }
 }
