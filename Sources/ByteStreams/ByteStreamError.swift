@@ -35,6 +35,12 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         /// that TCP can use, or the resolver failed): `message` is its text, such as `"Name or
         /// service not known"` (`gai_strerror(3)`). The error's target is `host:port`.
         case hostNotFound(message: String)
+        /// A blocking convenience (`readChunk`, `readToEnd`, `copy(to:)`, `writeAll`, `chunks()`)
+        /// met a scheduled stream that has nothing to read, or no room, yet: a scheduled stream
+        /// over a pipe, socket or terminal (or a gzip stream over one) never blocks. Read or
+        /// write it when its delegate is told it has bytes or space, or call
+        /// ``ByteStream/removeFromSchedule()`` first.
+        case wouldBlock
     }
 
     /// What went wrong.
@@ -66,6 +72,7 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .lengthLimitExceeded(let limit): "more than the limit of \(limit) bytes"
         case .invalidArgument(let name, let message): "invalid \(name): \(message)"
         case .hostNotFound(let message): message
+        case .wouldBlock: "nothing to read or no room yet: the stream is scheduled (use its delegate, or remove it from its scheduler)"
         }
     }
 

@@ -39,7 +39,8 @@ extension ByteInputStream {
     ///   4096. A buffer of that many bytes is allocated for the call.
     /// - Returns: `1...maxLength` bytes, or an empty array at the end of the stream.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
-    ///   `maxLength` out of range; the stream's error (a ``ByteStreamError``, or a wrapping
+    ///   `maxLength` out of range; ``ByteStreamError/Code-swift.enum/wouldBlock`` when a
+    ///   scheduled stream has nothing to read yet; the stream's error (a ``ByteStreamError``, or a wrapping
     ///   stream's own error).
     public func readChunk(maxLength: Int = ByteStream.defaultChunkSize) throws -> [UInt8] {
         try requireArgument(maxLength, in: ByteStream.chunkSizes, "maxLength", operation: "read chunk")
@@ -47,6 +48,7 @@ extension ByteInputStream {
         var chunk = [UInt8](repeating: 0, count: maxLength)
         let count = chunk.withUnsafeMutableBufferPointer { read($0.baseAddress!, maxLength: maxLength) }
         if count < 0 { throw streamErrorOrFallback(operation: "read") }
+        try throwIfNothingYet(count, operation: "read chunk")
         chunk.removeSubrange(count...)
         return chunk
     }
@@ -55,7 +57,8 @@ extension ByteInputStream {
     /// - Parameter limit: The most bytes to accept, `>= 0`; more is an error so a huge input
     ///   cannot exhaust memory.
     /// - Throws: The stream's error, or ``ByteStreamError/Code-swift.enum/lengthLimitExceeded(limit:)``
-    ///   when the input is longer than `limit` bytes;
+    ///   when the input is longer than `limit` bytes; ``ByteStreamError/Code-swift.enum/wouldBlock``
+    ///   when the stream is scheduled and has nothing to read yet (never a short result);
     ///   ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a negative `limit`.
     public func readToEnd(limit: Int = Int.max) throws -> [UInt8] {
         try requireArgument(limit, in: 0...Int.max, "limit", operation: "read to end")
@@ -65,6 +68,7 @@ extension ByteInputStream {
         while true {
             let count = chunk.withUnsafeMutableBufferPointer { read($0.baseAddress!, maxLength: $0.count) }
             if count < 0 { throw streamErrorOrFallback(operation: "read") }
+            try throwIfNothingYet(count, operation: "read to end")
             if count == 0 { return result }
             if result.count + count > limit {
                 throw ByteStreamError(.lengthLimitExceeded(limit: limit), operation: "read to end")
@@ -82,7 +86,9 @@ extension ByteInputStream {
     ///   default 4096.
     /// - Returns: The number of bytes copied.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
-    ///   `chunkSize` out of range (nothing is opened); the first error of either stream.
+    ///   `chunkSize` out of range (nothing is opened); ``ByteStreamError/Code-swift.enum/wouldBlock``
+    ///   when this stream is scheduled and has nothing to read yet, or `output` is scheduled and
+    ///   full; the first error of either stream.
     @discardableResult
     public func copy(to output: ByteOutputStream, chunkSize: Int = ByteStream.defaultChunkSize) throws -> Int64 {
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "copy")
@@ -97,6 +103,7 @@ extension ByteInputStream {
         while true {
             let count = read(buffer, maxLength: chunkSize)
             if count < 0 { throw streamErrorOrFallback(operation: "read") }
+            try throwIfNothingYet(count, operation: "copy")
             if count == 0 { return total }
             try output.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
             total += Int64(count)
@@ -114,9 +121,16 @@ extension ByteInputStream {
                 if count < 0 { throw streamErrorOrFallback(operation: "read") }
                 return count
             }
+            try throwIfNothingYet(count, operation: "copy")
             if count == 0 { return total }
             total += Int64(count)
         }
+    }
+
+    /// A read that returned 0 without reaching the end: the stream is scheduled and has nothing
+    /// yet. A blocking convenience must not take that for the end (and return short data).
+    func throwIfNothingYet(_ count: Int, operation: String) throws {
+        if count == 0, streamStatus == .open { throw ByteStreamError(.wouldBlock, operation: operation) }
     }
 
     /// The stream's bytes as an asynchronous sequence of chunks of at most `maxLength` bytes
@@ -174,7 +188,8 @@ extension ByteOutputStream {
     /// Writes all of `bytes`, offering the rest again after each short write, opening the
     /// stream first if needed.
     /// - Throws: The stream's error; ``ByteStreamError/Code-swift.enum/noSpaceAvailable`` when a
-    ///   fixed buffer fills before all bytes are written.
+    ///   fixed buffer fills before all bytes are written; ``ByteStreamError/Code-swift.enum/wouldBlock``
+    ///   when a scheduled stream (a socket or pipe whose buffer is full) takes nothing.
     public func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
         if streamStatus == .notOpen { try openOrThrow() }
         guard var next = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
@@ -183,7 +198,8 @@ extension ByteOutputStream {
             let count = write(next, maxLength: remaining)
             if count < 0 { throw streamErrorOrFallback(operation: "write") }
             if count == 0 {
-                throw ByteStreamError(.noSpaceAvailable, operation: "write")
+                // A scheduled socket or pipe with a full buffer takes nothing and stays open.
+                throw ByteStreamError(streamStatus == .open && !isFull ? .wouldBlock : .noSpaceAvailable, operation: "write")
             }
             next += count
             remaining -= count

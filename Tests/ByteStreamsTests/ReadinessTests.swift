@@ -368,3 +368,65 @@ struct ReadinessTests {
         withExtendedLifetime((readRecorder, writeRecorder)) {}
     }
 }
+
+/// The blocking conveniences on a scheduled stream that has nothing yet: a typed error, never a
+/// short result that looks like the end.
+@Suite("Blocking conveniences on scheduled streams", .serialized, .timeLimit(.minutes(1)))
+struct ScheduledConvenienceTests {
+    @Test("readToEnd, readChunk and copy(to:) of a scheduled socket that has sent 1 byte of 3 throw wouldBlock")
+    func readingThrowsWouldBlock() throws {
+        let (listener, client, server) = try connectedPairs()
+        defer { try? listener.close() }
+        let queue = DispatchQueue(label: "ScheduledConvenienceTests.read")
+        try server.output.writeAll([1])
+        func expectWouldBlock(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+            do {
+                try body()
+                Issue.record("no error", sourceLocation: sourceLocation)
+            } catch {
+                #expect((error as? ByteStreamError)?.code == .wouldBlock, "\(error)", sourceLocation: sourceLocation)
+            }
+        }
+        queue.sync {
+            client.input.schedule(on: queue)
+            // The first byte arrives; the convenience reads it, then meets an empty socket.
+            var first: UInt8 = 0
+            for _ in 0..<1000 where client.input.read(&first, maxLength: 1) == 0 { usleep(1000) }
+            #expect(first == 1)
+            expectWouldBlock { _ = try client.input.readToEnd() }
+            expectWouldBlock { _ = try client.input.readChunk() }
+            expectWouldBlock { _ = try client.input.copy(to: MemoryOutputStream()) }
+            #expect(client.input.streamStatus == .open, "nothing failed: the stream can still be read")
+        }
+        try server.output.writeAll([2, 3])
+        server.output.close()
+        queue.sync { client.input.removeFromSchedule() }
+        #expect(try client.input.readToEnd() == [2, 3], "unscheduled, it blocks and reads to the end")
+        for stream in [client.input, client.output, server.input] as [ByteStream] { stream.close() }
+    }
+
+    @Test("writeAll into a scheduled socket whose peer does not read throws wouldBlock, not noSpaceAvailable")
+    func writingThrowsWouldBlock() throws {
+        let (listener, client, server) = try connectedPairs()
+        defer { try? listener.close() }
+        let queue = DispatchQueue(label: "ScheduledConvenienceTests.write")
+        let block = [UInt8](repeating: 7, count: 1 << 20)
+        queue.sync {
+            client.output.schedule(on: queue)
+            var failure: ByteStreamError?
+            // The socket buffers hold a few MiB at most: 64 MiB cannot fit.
+            for _ in 0..<64 {
+                do { try client.output.writeAll(block) } catch let error as ByteStreamError {
+                    failure = error
+                    break
+                } catch {
+                    Issue.record("unexpected \(error)")
+                    break
+                }
+            }
+            #expect(failure?.code == .wouldBlock)
+            #expect(client.output.streamStatus == .open)
+        }
+        for stream in [client.input, client.output, server.input, server.output] as [ByteStream] { stream.close() }
+    }
+}
