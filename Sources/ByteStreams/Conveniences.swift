@@ -199,7 +199,8 @@ extension ByteOutputStream {
             if count < 0 { throw streamErrorOrFallback(operation: "write") }
             if count == 0 {
                 // A scheduled socket or pipe with a full buffer takes nothing and stays open.
-                throw ByteStreamError(streamStatus == .open && !isFull ? .wouldBlock : .noSpaceAvailable, operation: "write")
+                throw ByteStreamError(scheduler != nil && streamStatus == .open && !isFull ? .wouldBlock : .noSpaceAvailable,
+                                      operation: "write")
             }
             next += count
             remaining -= count
