@@ -22,6 +22,9 @@ final class SharedSocket: @unchecked Sendable {
     private var inputOpen = true
     private var outputOpen = true
     private var descriptorOpen = true
+    /// Set once either stream meets `ECONNRESET`: the kernel reports a reset to one call only,
+    /// and the other half would then read a clean end (0) of a connection that was cut.
+    private var reset = false
 
     init(descriptor: Int32, displayName: String, idleTimeout: Duration?) {
         self.descriptor = descriptor
@@ -43,6 +46,22 @@ final class SharedSocket: @unchecked Sendable {
         guardQueue.sync {
             descriptorOpen ? (try? SystemCalls.localAddress(descriptor, target: displayName))?.description : nil
         }
+    }
+
+    /// Runs one read or write, remembering a reset for the other half; a read that finds the
+    /// end (0) after a reset throws the reset instead.
+    func transfer(operation: String, _ body: () throws -> Int) throws -> Int {
+        let count: Int
+        do {
+            count = try body()
+        } catch let error as ByteStreamError where error.errno == ECONNRESET {
+            guardQueue.sync { reset = true }
+            throw error
+        }
+        if count == 0, operation == "read", guardQueue.sync(execute: { reset }) {
+            throw ByteStreamError(.system(errno: ECONNRESET), operation: operation, target: displayName)
+        }
+        return count
     }
 
     func closeInput() throws {
@@ -101,6 +120,8 @@ final class SharedSocket: @unchecked Sendable {
 /// (``ByteStream/schedule(on:)-(DispatchQueue)``): "has bytes available" comes when the peer
 /// has sent bytes or ended, a read never blocks (0 with the status left `.open` when nothing
 /// has come), and a reset connection is ``ByteStream/Event/errorOccurred`` (`ECONNRESET`).
+/// A reset that the output stream met first is this stream's error too: its next read that
+/// would return the end fails with `ECONNRESET` instead.
 /// Thread safety: one thread may read this stream while another writes its output
 /// partner. The corresponding C functions are `recv(2)`, `read(2)`, `poll(2)` and `close(2)`.
 public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
@@ -130,11 +151,14 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        if descriptorReadiness != nil {
-            return try readDescriptor(socket.descriptor, into: buffer, maxLength: maxLength, displayName: socket.displayName)
+        try socket.transfer(operation: "read") {
+            if descriptorReadiness != nil {
+                return try readDescriptor(socket.descriptor, into: buffer, maxLength: maxLength,
+                                          displayName: socket.displayName)
+            }
+            return try SystemCalls.receive(socket.descriptor, buffer, maxLength, idleTimeout: socket.idleTimeout,
+                                           target: socket.displayName)
         }
-        return try SystemCalls.receive(socket.descriptor, buffer, maxLength, idleTimeout: socket.idleTimeout,
-                                       target: socket.displayName)
     }
 
     override var readinessDescriptor: (descriptor: Int32, displayName: String)? {
@@ -189,11 +213,13 @@ public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
-        if descriptorReadiness != nil {
-            return try SystemCalls.sendIfReady(socket.descriptor, buffer, maxLength, target: socket.displayName) ?? 0
+        try socket.transfer(operation: "write") {
+            if descriptorReadiness != nil {
+                return try SystemCalls.sendIfReady(socket.descriptor, buffer, maxLength, target: socket.displayName) ?? 0
+            }
+            return try SystemCalls.send(socket.descriptor, buffer, maxLength, idleTimeout: socket.idleTimeout,
+                                        target: socket.displayName)
         }
-        return try SystemCalls.send(socket.descriptor, buffer, maxLength, idleTimeout: socket.idleTimeout,
-                                    target: socket.displayName)
     }
 
     override var readinessDescriptor: (descriptor: Int32, displayName: String)? {

@@ -266,6 +266,33 @@ struct SocketStreamTests {
         for stream in [client.input, client.output, server.input, server.output] as [ByteStream] { stream.close() }
     }
 
+    @Test("A reset the output met first is the input's error too: its read fails with ECONNRESET, not a clean end")
+    func resetSeenByBothHalves() throws {
+        let (listener, client, server) = try connectedPairs()
+        defer { try? listener.close() }
+        (server.output as! SocketOutputStream).resetsOnClose = true
+        server.output.close()
+        server.input.close()
+        // Write until the reset comes back; the kernel reports it to one call only.
+        var chunk = [UInt8](repeating: 1, count: 1024)
+        var writeError: ByteStreamError?
+        for _ in 0..<1000 {
+            if client.output.write(&chunk, maxLength: chunk.count) < 0 {
+                writeError = client.output.streamError as? ByteStreamError
+                break
+            }
+            usleep(1000)
+        }
+        #expect(writeError?.errno == ECONNRESET || writeError?.errno == EPIPE, "\(String(describing: writeError))")
+        if writeError?.errno == ECONNRESET {
+            var byte: UInt8 = 0
+            #expect(client.input.read(&byte, maxLength: 1) == -1)
+            #expect((client.input.streamError as? ByteStreamError)?.errno == ECONNRESET)
+        }
+        client.input.close()
+        client.output.close()
+    }
+
     @Test("resetsOnClose: the peer reads ECONNRESET, not end of stream; without it, end of stream",
           arguments: [true, false])
     func resetOnClose(resets: Bool) throws {
