@@ -130,6 +130,15 @@ extension Command {
         let operand = options.files.first ?? "-"
         // A FILE that cannot be read is reported before anyone is connected to.
         let info = operand == "-" ? nil : try inputInfo(operand)
+        // Opened before connecting too: a FIFO waits here for its writer, not a connected peer.
+        let input = operand == "-" ? environment.standardInput : FileInputStream(path: operand)
+        if operand != "-" {
+            do {
+                try input.openOrThrow()
+            } catch {
+                throw Reported(status: reportError(displayName(operand), describe(error)))
+            }
+        }
         let connection: (input: ByteInputStream, output: ByteOutputStream)
         do {
             connection = try SocketStreams.connect(host: address.host, port: address.port, timeout: options.timeout,
@@ -143,7 +152,6 @@ extension Command {
         }
         let peer = address.description
         try connection.output.openOrThrow()
-        let input = operand == "-" ? environment.standardInput : FileInputStream(path: operand)
         let outcome = try transform(input, inputPath: operand, inputInfo: info, into: connection.output,
                                     outputName: peer, closesOutput: true)
         do {
@@ -207,8 +215,9 @@ extension Command {
         return status
     }
 
-    /// Refuses `-o` before listening when unpack would refuse it after reading (a directory, or
-    /// an existing file without `-f`), so that no sender is accepted only to be turned away.
+    /// Refuses `-o` before listening when unpack would refuse it after reading (a directory, an
+    /// existing file without `-f`, or a directory where no file can be made), so that no sender
+    /// is accepted only to be turned away.
     /// Devices, FIFOs and descriptors are written into, as by unpack; ``toFile(input:inputPath:inputInfo:outputPath:)``
     /// checks again once the data is there.
     private func refuseOutputBeforeListening(_ outputPath: Pathname) throws {
@@ -216,10 +225,15 @@ extension Command {
             throw Reported(status: reportError(outputPath.description,
                                                "is a directory: receive writes one file (give -o DIRECTORY/NAME)"))
         }
-        guard !options.force, processDescriptor(named: outputPath) == nil else { return }
+        guard processDescriptor(named: outputPath) == nil else { return }
         let existing = FileInfo(path: outputPath)
-        if existing?.isRegularFile == true || (existing == nil && FileInfo.isSymbolicLink(outputPath)) {
+        if !options.force, existing?.isRegularFile == true || (existing == nil && FileInfo.isSymbolicLink(outputPath)) {
             throw Reported(status: refuseExisting(outputPath.description))
+        }
+        // A file goes through a temporary file beside it: make (and remove) one now, so that a
+        // missing or read-only directory is found before a sender is accepted.
+        if existing == nil || existing?.isRegularFile == true {
+            try temporaryFile(besides: outputPath, shownAs: outputPath).discard()
         }
     }
 }

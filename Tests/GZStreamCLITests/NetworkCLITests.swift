@@ -332,6 +332,17 @@ struct NetworkCLITests {
         }
     }
 
+    @Test("receive -o into a directory that does not exist fails before listening, with one line")
+    func outputDirectoryMissing() throws {
+        try withScratch { scratch in
+            let refused = try gzstream(["receive", "0", "-o", "missing/copy"], in: scratch, timeout: 60)
+            #expect(refused.status == 1)
+            #expect(refused.err == "gzstream: missing/copy: cannot create output: No such file or directory\n",
+                    "no 'listening on' line: nothing was bound")
+            #expect(try scratch.listing() == [])
+        }
+    }
+
     @Test("Bad HOST:PORT and options that do not apply are usage errors", arguments: [
         (["send"], "send needs HOST:PORT"),
         (["receive"], "receive needs [HOST:]PORT"),
