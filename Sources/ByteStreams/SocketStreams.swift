@@ -204,9 +204,19 @@ public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     /// stream is sent, and once the input stream is closed too the peer's reads and writes fail
     /// with `ECONNRESET` (an abortive close; unsent bytes are dropped). For a side that failed
     /// and must not let the peer take the end of the connection for success. Default `false`.
-    /// Set it before ``ByteStream/close()``, from the thread that writes.
+    /// It takes effect at once, on the socket: while it is set, a process that ends without
+    /// closing (killed by a signal, `SIGKILL` included) resets the connection too, so a side
+    /// can set it when the connection is made and clear it once it has succeeded.
+    /// Set it from the thread that writes.
     /// The corresponding C function is `setsockopt(2)` with `SO_LINGER` of zero seconds.
-    public var resetsOnClose = false
+    public var resetsOnClose = false {
+        didSet {
+            let descriptor = socket.currentDescriptor
+            if descriptor >= 0, resetsOnClose != oldValue {
+                try? SystemCalls.resetOnClose(descriptor, resetsOnClose, target: socket.displayName)
+            }
+        }
+    }
 
     override public func closeBacking() throws {
         try socket.closeOutput(reset: resetsOnClose)

@@ -159,10 +159,11 @@ extension SystemCalls {
         }
     }
 
-    /// Makes the coming `close` of `fd` reset the connection (RST) rather than end it (FIN).
+    /// Makes the coming `close` of `fd` reset the connection (RST) rather than end it (FIN), or,
+    /// with `resets` false, end it in order again.
     /// The corresponding C function is `setsockopt(2)` with `SO_LINGER` of zero seconds.
-    static func resetOnClose(_ fd: Int32, target: String) throws {
-        var immediate = linger(l_onoff: 1, l_linger: 0)
+    static func resetOnClose(_ fd: Int32, _ resets: Bool = true, target: String) throws {
+        var immediate = linger(l_onoff: resets ? 1 : 0, l_linger: 0)
         if setsockopt(fd, SOL_SOCKET, SO_LINGER, &immediate, socklen_t(MemoryLayout<linger>.size)) != 0 {
             throw ByteStreamError(.system(errno: errno), operation: "close", target: target)
         }

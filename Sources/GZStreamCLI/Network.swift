@@ -198,6 +198,9 @@ extension Command {
             throw Reported(status: reportError(listener.displayName, describe(error)))
         }
         try? listener.close()  // one connection only: later ones are refused
+        // Reset unless cleared on success: also when a signal ends the process mid-transfer
+        // (the kernel closes the socket), so a sender waiting for the close never exits 0.
+        (connection.output as? SocketOutputStream)?.resetsOnClose = true
         var succeeded = false
         defer {
             (connection.output as? SocketOutputStream)?.resetsOnClose = !succeeded

@@ -332,6 +332,30 @@ struct NetworkCLITests {
         }
     }
 
+    @Test("receive killed by SIGTERM after reading everything, while its output is stuck: the sender fails, not exit 0")
+    func receiverKilledResetsSender() throws {
+        try withScratch { scratch in
+            _ = try scratch.write("zeros", [UInt8](repeating: 0, count: 3_000_000))
+            // The receiver reads the whole stream (3 KB compressed) but cannot write more than a
+            // pipe's buffer to a reader that sleeps; the sender waits for the connection to close.
+            let script = #"""
+                ( "$0" receive 0 2>recv.err & echo $! >recv.pid; wait ) | sleep 30 &
+                sleeper=$!
+                i=0; while [ $i -lt 200 ] && ! grep -q listening recv.err; do sleep 0.05; i=$((i+1)); done
+                port=$(sed -n 's/.*:\([0-9]*\)$/\1/p' recv.err)
+                "$0" send "127.0.0.1:$port" zeros 2>send.err & sender=$!
+                sleep 1
+                kill -TERM "$(cat recv.pid)"
+                wait "$sender"; echo "send $?"
+                kill "$sleeper" 2>/dev/null
+                """#
+            let result = try shell(script, in: scratch, timeout: 60)
+            #expect(result.out == "send 1\n", "\(result)")
+            let sendError = String(decoding: try scratch.read("send.err"), as: UTF8.self)
+            #expect(sendError.contains("Connection reset by peer"), "\(sendError)")
+        }
+    }
+
     @Test("receive -o into a directory that does not exist fails before listening, with one line")
     func outputDirectoryMissing() throws {
         try withScratch { scratch in
