@@ -1,6 +1,5 @@
 import ByteStreams
 import Foundation
-import Synchronization
 
 // How a block from another thread reaches a run loop on swift-corelibs-foundation (checked on
 // Swift 6.3.1, Linux):
@@ -41,13 +40,13 @@ public final class RunLoopScheduler: ByteStreamScheduler, @unchecked Sendable {
     // and removing timers and sources) are the thread-safe `CFRunLoop` ones.
     nonisolated(unsafe) private let loop: RunLoop
     nonisolated(unsafe) private let source: DeliverySource  // thread-safe: see DeliverySource
-    private let scheduledModes: Mutex<Set<RunLoop.Mode>>
+    private let scheduledModes: LockedState<Set<RunLoop.Mode>>
 
     /// A scheduler for `runLoop` in `mode`.
     public init(runLoop: RunLoop, mode: RunLoop.Mode) {
         loop = runLoop
         source = DeliverySource(loop: runLoop)
-        scheduledModes = Mutex([mode])
+        scheduledModes = LockedState([mode])
         source.add(mode)
     }
 
@@ -87,7 +86,7 @@ public final class RunLoopScheduler: ByteStreamScheduler, @unchecked Sendable {
 /// Core Foundation keeps only an unretained pointer to it, and another thread may be inside
 /// ``perform()`` when the scheduler goes away.
 ///
-/// Thread safety: its state is behind a `Mutex`, and the run-loop calls it makes from other
+/// Thread safety: its state is behind a lock, and the run-loop calls it makes from other
 /// threads are the thread-safe `CFRunLoop` ones (`RunLoop._Source` is marked not `Sendable`).
 private final class DeliverySource: RunLoop._Source {
     private struct State {
@@ -110,7 +109,7 @@ private final class DeliverySource: RunLoop._Source {
     /// timer for Core Foundation's context without a release callback): this leaks one
     /// timer per scheduling.
     nonisolated(unsafe) private let wake = Timer(fire: .distantFuture, interval: 1e9, repeats: true) { _ in }
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     init(loop: RunLoop) {
         self.loop = loop
@@ -237,5 +236,20 @@ extension ByteStream {
         guard let current = scheduler as? RunLoopScheduler, current.runLoop === runLoop,
               current.modes.contains(mode) else { return }
         if current.remove(mode) { removeFromSchedule() }
+    }
+}
+
+/// A value behind an `NSLock` (a pthread mutex, which the thread sanitizer sees; it does not
+/// see `Synchronization.Mutex`'s futex, and reported its accesses as races).
+final class LockedState<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }
