@@ -198,6 +198,9 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     private var headerCRC: UInt32 = 0
     /// An error met after some bytes of the same inflate call: those bytes are returned first,
     /// so what a caller gets does not depend on buffer sizes.
+    /// The decoder's last call filled its room: it may hold output that needs no more input,
+    /// so it is asked again before the inner stream is read.
+    private var decoderFilledOutput = false
     private var pendingError: GzipError?
 
     /// The first member's header, once it has been read (after the first read).
@@ -566,6 +569,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         memberCRC = 0
         memberSize = 0
         zstream?.reset()
+        decoderFilledOutput = false
         if let isal {
             isal.reset()
             memberUsesZlib = false
@@ -620,27 +624,33 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             z.pointee.next_out = nil
         }
         while true {
-            // zlib is asked before the inner stream is read: it may hold output that needs no
-            // more input (the rest of a match cut by the end of the last call's room, symbols
-            // whose bits it already took). Read first, and those bytes would wait for the
-            // peer's next bytes: forever, for a peer that sync-flushed and waits for an answer.
+            // Read more only when zlib needs it: after a call that filled its room, zlib may
+            // hold output that needs no more input (the rest of a match, symbols whose bits it
+            // took: after a sync flush, all of them). Read then, and those bytes would wait for
+            // the peer's next bytes: forever, for a peer that sync-flushed and waits for an answer.
+            var inputEnded = false
+            if inputStart == inputEnd, !decoderFilledOutput, try !refill() {
+                // zlib may still hold output without more input: one more call gives it.
+                inputEnded = true
+            }
             z.pointee.next_in = inputBuffer + inputStart
             z.pointee.avail_in = UInt32(inputEnd - inputStart)
             let code = CZlib.inflate(z, Z_NO_FLUSH)
+            decoderFilledOutput = z.pointee.avail_out == 0
+            if inputEnded, code != Z_STREAM_END, capacity == Int(z.pointee.avail_out) {
+                throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
+            }
             inputStart = inputEnd - Int(z.pointee.avail_in)
             let produced = capacity - Int(z.pointee.avail_out)
             switch code {
             case Z_STREAM_END:
+                decoderFilledOutput = false
                 state = .trailer
                 return (produced, nil)
             case Z_OK, Z_BUF_ERROR:
                 if produced > 0 { return (produced, nil) }
                 if code == Z_BUF_ERROR && inputStart != inputEnd {
                     throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
-                }
-                // Nothing out with room to spare: zlib took all its input and needs more.
-                if inputStart == inputEnd, try !refill() {
-                    throw GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
                 }
             case Z_DATA_ERROR, Z_NEED_DICT:
                 return (produced, GzipError.invalidDeflateData(member: memberIndex,
@@ -694,24 +704,29 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         var produced = 0
         var failure: GzipError?
         loop: while true {
-            // As with zlib, ISA-L is asked before the inner stream is read: its bit buffer and
-            // the input it copied aside may hold whole symbols (at a sync flush, all of them).
+            // As with zlib, more is read only when ISA-L needs it: after a step that filled its
+            // room, its bit buffer and the input it copied aside may hold whole symbols (after a
+            // sync flush, all of them). Asking it first on every read would instead return a
+            // short read at each refill (unpack of a 256 MiB gzip -6 file: median 0.49 s against 0.45 s).
+            if inputStart == inputEnd, !decoderFilledOutput, try !refill() {
+                failure = GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
+                break loop
+            }
+            let room = capacity - produced
             let step = isal.step(input: inputBuffer + inputStart, inputCount: inputEnd - inputStart,
-                                 output: buffer + produced, outputCapacity: capacity - produced)
+                                 output: buffer + produced, outputCapacity: room)
+            decoderFilledOutput = step.produced == room
             inputStart += step.consumed
             produced += step.produced
             switch step.outcome {
             case .streamEnd(let readAhead):
+                decoderFilledOutput = false
                 pushBack(readAhead)
                 isRecording = false
                 state = .trailer
                 break loop
             case .progress:
                 if produced > 0 { break loop }
-                if inputStart == inputEnd, try !refill() {
-                    failure = GzipError.truncated(member: memberIndex, part: .deflateData, offset: position)
-                    break loop
-                }
             case .invalid(let reason):
                 failure = GzipError.invalidDeflateData(member: memberIndex, message: reason, offset: position)
                 break loop
@@ -744,6 +759,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         inputStart = 0
         inputEnd = 0
         if let zstream { zstream.reset() } else { zstream = try ZStream(inflate: ()) }
+        decoderFilledOutput = false
         memberUsesZlib = true
         bytesToSkip = memberSize
         try skipReturnedBytes()
