@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Dispatch
-import Synchronization
 
 // Swift concurrency over blocking streams. The cooperative thread pool has one thread per core;
 // a read or write that waits on a peer must not hold one. So:
@@ -144,7 +143,7 @@ private final class ReadinessWaiter: Sendable {
         let source: any DispatchSourceProtocol
     }
 
-    private let state = Mutex(State())
+    private let state = QueueGuarded(State())
 
     func start(descriptor: Int32, readiness: Readiness, continuation: CheckedContinuation<Void, any Error>) {
         let source: any DispatchSourceProtocol = readiness == .read
@@ -190,5 +189,18 @@ private final class ReadinessWaiter: Sendable {
         } else {
             continuation?.resume()
         }
+    }
+}
+
+/// A value behind a serial Dispatch queue, as the rest of this module guards shared state: the
+/// thread sanitizer sees Dispatch, not `Synchronization.Mutex`'s futex.
+private final class QueueGuarded<Value>: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "gzstream.async.state")
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try queue.sync { try body(&value) }
     }
 }
