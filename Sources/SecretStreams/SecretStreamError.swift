@@ -7,7 +7,8 @@
 /// length given as bytes is `ByteStreamError`'s `invalidArgument`.
 public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The input does not start with the magic `GZSS`: not this format (another file, not a
-    /// wrong key). The input ended before 4 bytes, or they differ.
+    /// wrong key). An input shorter than 4 bytes that matches the magic as far as it goes is
+    /// ``truncated(chunk:offset:)`` instead, as every other cut.
     case notSecretStream(offset: Int64)
     /// The format version byte is not one this reader knows (1).
     case unsupportedVersion(UInt8, offset: Int64)
