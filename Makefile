@@ -12,11 +12,12 @@ all: build
 APT_GET_INSTALL = apt-get update -qq && apt-get install -y -qq
 
 # The C libraries' headers are all the build needs beyond the Swift toolchain: zlib (Debian:
-# zlib1g-dev), libdeflate (libdeflate-dev) and ISA-L (libisal-dev), found through pkg-config.
+# zlib1g-dev), libdeflate (libdeflate-dev), ISA-L (libisal-dev) and libsodium (libsodium-dev, for
+# the SecretStreams module), found through pkg-config.
 # A missing one is an error.
 deps:
 	@missing=""; \
-	for header in zlib.h:zlib1g-dev libdeflate.h:libdeflate-dev isa-l/igzip_lib.h:libisal-dev; do \
+	for header in zlib.h:zlib1g-dev libdeflate.h:libdeflate-dev isa-l/igzip_lib.h:libisal-dev sodium.h:libsodium-dev; do \
 	  [ -f /usr/include/$${header%%:*} ] || missing="$$missing $${header##*:}"; \
 	done; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \

@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "ByteStreams", targets: ["ByteStreams"]),
         .library(name: "GzipStreams", targets: ["GzipStreams"]),
         .library(name: "ByteStreamsFoundation", targets: ["ByteStreamsFoundation"]),
+        .library(name: "SecretStreams", targets: ["SecretStreams"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
         .executable(name: "message-exchange", targets: ["MessageExchange"]),
     ],
@@ -29,10 +30,18 @@ let package = Package(
             pkgConfig: "libisal",
             providers: [.apt(["libisal-dev"]), .brew(["isa-l"])]
         ),
+        // libsodium through pkg-config; Debian's package is libsodium-dev.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+        ),
         .target(name: "ByteStreams"),
         .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate", "CIsal"]),
         // The only module that imports all of Foundation: run loops and Foundation's streams.
         .target(name: "ByteStreamsFoundation", dependencies: ["ByteStreams"]),
+        // Authenticated encryption as streams; only this module links libsodium.
+        .target(name: "SecretStreams", dependencies: ["ByteStreams", "CSodium"]),
         .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
@@ -41,6 +50,7 @@ let package = Package(
         .testTarget(name: "GzipStreamsTests", dependencies: ["GzipStreams", "ByteStreams"]),
         // Depends on GzipStreams alone: `import GzipStreams` must be enough to use the byte streams.
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
+        .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium"]),
         .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams"]),
         .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "gzstream", "MessageExchange"]),
     ],
