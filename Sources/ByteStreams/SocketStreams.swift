@@ -50,7 +50,7 @@ final class SharedSocket: @unchecked Sendable {
 
     /// Runs one read or write, remembering a reset for the other half; a read that finds the
     /// end (0) after a reset throws the reset instead.
-    func transfer(operation: String, _ body: () throws -> Int) throws -> Int {
+    func transfer(reading: Bool, _ body: () throws -> Int) throws -> Int {
         let count: Int
         do {
             count = try body()
@@ -58,8 +58,9 @@ final class SharedSocket: @unchecked Sendable {
             guardQueue.sync { reset = true }
             throw error
         }
-        if count == 0, operation == "read", guardQueue.sync(execute: { reset }) {
-            throw ByteStreamError(.system(errno: ECONNRESET), operation: operation, target: displayName)
+        // A write that took nothing (a full buffer, scheduled) is not an end.
+        if reading, count == 0, guardQueue.sync(execute: { reset }) {
+            throw ByteStreamError(.system(errno: ECONNRESET), operation: "read", target: displayName)
         }
         return count
     }
@@ -151,7 +152,7 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        try socket.transfer(operation: "read") {
+        try socket.transfer(reading: true) {
             if descriptorReadiness != nil {
                 return try readDescriptor(socket.descriptor, into: buffer, maxLength: maxLength,
                                           displayName: socket.displayName)
@@ -223,7 +224,7 @@ public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
-        try socket.transfer(operation: "write") {
+        try socket.transfer(reading: false) {
             if descriptorReadiness != nil {
                 return try SystemCalls.sendIfReady(socket.descriptor, buffer, maxLength, target: socket.displayName) ?? 0
             }

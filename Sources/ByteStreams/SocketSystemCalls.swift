@@ -98,14 +98,24 @@ extension SystemCalls {
     /// for that long. The corresponding C functions are `recv(2)` and `poll(2)`.
     static func receive(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, idleTimeout: Duration?,
                         target: String) throws -> Int {
-        let flags: Int32 = idleTimeout == nil ? 0 : dontWaitFlag
         while true {
-            let result = Glibc_recv(fd, buffer, count, flags)
+            if let result = try receiveIfReady(fd, buffer, count, dontWait: idleTimeout != nil, target: target) {
+                return result
+            }
+            try wait(fd, for: Int16(POLLIN), deadline: idleTimeout.map { .now + $0 }, operation: "read", target: target)
+        }
+    }
+
+    /// One `recv(2)`: the bytes received (0 only at end of stream), or `nil` when the socket has
+    /// nothing (`EAGAIN`: it is non-blocking, or `dontWait` asked `MSG_DONTWAIT`).
+    static func receiveIfReady(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, dontWait: Bool,
+                               target: String) throws -> Int? {
+        while true {
+            let result = Glibc_recv(fd, buffer, count, dontWait ? dontWaitFlag : 0)
             if result >= 0 { return result }
             switch errno {
             case EINTR: continue
-            case EAGAIN, EWOULDBLOCK:
-                try wait(fd, for: Int16(POLLIN), deadline: idleTimeout.map { .now + $0 }, operation: "read", target: target)
+            case EAGAIN, EWOULDBLOCK: return nil
             default: throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
             }
         }
@@ -113,29 +123,26 @@ extension SystemCalls {
 
     /// Sends up to `count` bytes; a peer that has gone is `EPIPE`, never `SIGPIPE` on Linux.
     /// With an `idleTimeout` the call does not block in `send` but waits in `poll(2)`, and fails
-    /// with `ETIMEDOUT` when the peer took no byte for that long.
+    /// with `ETIMEDOUT` when the peer took no byte for that long; so does a non-blocking socket
+    /// (its partner stream scheduled) without one, with no limit.
     /// Returns at least 1 when `count > 0`. The corresponding C functions are `send(2)` and `poll(2)`.
     static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, idleTimeout: Duration?,
                      target: String) throws -> Int {
-        let flags = sendFlags | (idleTimeout == nil ? 0 : dontWaitFlag)
         while true {
-            let result = Glibc_send(fd, buffer, count, flags)
-            if result > 0 || count == 0 { return max(result, 0) }
-            if result == 0 { continue }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK:
-                try wait(fd, for: Int16(POLLOUT), deadline: idleTimeout.map { .now + $0 }, operation: "write", target: target)
-            default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
+            if let result = try sendIfReady(fd, buffer, count, dontWait: idleTimeout != nil, target: target),
+               result > 0 || count == 0 {
+                return result
             }
+            try wait(fd, for: Int16(POLLOUT), deadline: idleTimeout.map { .now + $0 }, operation: "write", target: target)
         }
     }
 
-    /// One `send(2)` that does not wait: the bytes taken, or `nil` when a non-blocking socket's
-    /// buffer is full (`EAGAIN`). The corresponding C function is `send(2)`.
-    static func sendIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int? {
+    /// One `send(2)`: the bytes taken, or `nil` when the socket's buffer is full (`EAGAIN`: it is
+    /// non-blocking, or `dontWait` asked `MSG_DONTWAIT`). The corresponding C function is `send(2)`.
+    static func sendIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, dontWait: Bool = false,
+                            target: String) throws -> Int? {
         while true {
-            let result = Glibc_send(fd, buffer, count, sendFlags)
+            let result = Glibc_send(fd, buffer, count, sendFlags | (dontWait ? dontWaitFlag : 0))
             if result >= 0 { return result }
             switch errno {
             case EINTR: continue
