@@ -143,7 +143,7 @@ private final class ReadinessWaiter: Sendable {
         let source: any DispatchSourceProtocol
     }
 
-    private let state = QueueGuarded(State())
+    private let state = QueueGuarded(State(), label: "gzstream.async.state")
 
     func start(descriptor: Int32, readiness: Readiness, continuation: CheckedContinuation<Void, any Error>) {
         let source: any DispatchSourceProtocol = readiness == .read
@@ -192,15 +192,3 @@ private final class ReadinessWaiter: Sendable {
     }
 }
 
-/// A value behind a serial Dispatch queue, as the rest of this module guards shared state: the
-/// thread sanitizer sees Dispatch, not `Synchronization.Mutex`'s futex.
-private final class QueueGuarded<Value>: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "gzstream.async.state")
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try queue.sync { try body(&value) }
-    }
-}

@@ -148,8 +148,7 @@ final class DescriptorReadiness: @unchecked Sendable {
 /// registrations and a wake-up pipe; a registration that fires is disarmed, and its handler
 /// runs. Adding, arming or removing a registration updates the set and writes a byte to the
 /// pipe, so the loop polls the new set. An event whose registration was removed meanwhile is
-/// dropped. A serial Dispatch queue guards the set (rather than a `Mutex`, whose futex the
-/// thread sanitizer does not see).
+/// dropped. The set is behind a ``QueueGuarded``.
 ///
 /// The corresponding C functions are `pipe(2)`, `poll(2)`, `read(2)` and `write(2)`.
 final class ReadinessLoop: @unchecked Sendable {
@@ -167,9 +166,7 @@ final class ReadinessLoop: @unchecked Sendable {
         var lastToken: UInt64 = 0
     }
 
-    private let guardQueue = DispatchQueue(label: "gzstream.readiness.state")
-    /// Only on `guardQueue`.
-    private var state = State()
+    private let state = QueueGuarded(State(), label: "gzstream.readiness.state")
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -188,7 +185,7 @@ final class ReadinessLoop: @unchecked Sendable {
     /// Registers `descriptor`, armed, for `events` (`POLLIN` or `POLLOUT`).
     /// - Returns: The registration's token.
     func add(_ descriptor: Int32, events: Int16, handler: @escaping @Sendable () -> Void) -> UInt64 {
-        let token = withState { state -> UInt64 in
+        let token = state.withLock { state -> UInt64 in
             state.lastToken += 1
             state.registrations[state.lastToken] = Registration(descriptor: descriptor, events: events, armed: true,
                                                                 handler: handler)
@@ -199,7 +196,7 @@ final class ReadinessLoop: @unchecked Sendable {
     }
 
     func arm(_ token: UInt64) {
-        let changed = withState { state -> Bool in
+        let changed = state.withLock { state -> Bool in
             guard let registration = state.registrations[token], !registration.armed else { return false }
             state.registrations[token]!.armed = true
             return true
@@ -208,12 +205,9 @@ final class ReadinessLoop: @unchecked Sendable {
     }
 
     func remove(_ token: UInt64) {
-        if withState({ $0.registrations.removeValue(forKey: token) }) != nil { wake() }
+        if state.withLock({ $0.registrations.removeValue(forKey: token) }) != nil { wake() }
     }
 
-    private func withState<Result>(_ body: (inout State) -> Result) -> Result {
-        guardQueue.sync { body(&state) }
-    }
 
     private func wake() {
         var byte: UInt8 = 1
@@ -224,7 +218,7 @@ final class ReadinessLoop: @unchecked Sendable {
     private func run() {
         var byte = [UInt8](repeating: 0, count: 256)
         while true {
-            let watched = withState { state in
+            let watched = state.withLock { state in
                 state.registrations.compactMap { token, registration in
                     registration.armed ? (token, pollfd(fd: registration.descriptor, events: registration.events, revents: 0)) : nil
                 }
@@ -239,7 +233,7 @@ final class ReadinessLoop: @unchecked Sendable {
                 while read(wakeRead, &byte, byte.count) > 0 {}
             }
             for (index, (token, _)) in watched.enumerated() where entries[index + 1].revents != 0 {
-                let handler = withState { state -> (@Sendable () -> Void)? in
+                let handler = state.withLock { state -> (@Sendable () -> Void)? in
                     guard state.registrations[token]?.armed == true else { return nil }
                     state.registrations[token]!.armed = false
                     return state.registrations[token]!.handler
@@ -263,15 +257,12 @@ enum NonBlockingDescriptors {
         var wasNonBlocking: Bool
     }
 
-    /// Guards `entries` (a serial Dispatch queue rather than a `Mutex`: see ``ReadinessLoop``).
-    private static let guardQueue = DispatchQueue(label: "gzstream.readiness.descriptors")
-    /// Only on `guardQueue`.
-    private nonisolated(unsafe) static var entries: [Int32: Entry] = [:]
+    private static let entries = QueueGuarded([Int32: Entry](), label: "gzstream.readiness.descriptors")
 
     /// Counts one more scheduled stream over `descriptor`, setting `O_NONBLOCK` for the first.
     /// The corresponding C function is `fcntl(2)` (`F_GETFL`, `F_SETFL`).
     static func acquire(_ descriptor: Int32, target: String) throws {
-        try guardQueue.sync {
+        try entries.withLock { entries in
             if entries[descriptor] != nil {
                 entries[descriptor]!.users += 1
                 return
@@ -286,7 +277,7 @@ enum NonBlockingDescriptors {
 
     /// Counts one scheduled stream less; the last one restores `O_NONBLOCK` as it was.
     static func release(_ descriptor: Int32) {
-        guardQueue.sync {
+        entries.withLock { entries in
             guard var entry = entries[descriptor] else { return }
             entry.users -= 1
             if entry.users > 0 {

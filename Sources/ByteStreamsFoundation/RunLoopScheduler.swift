@@ -40,13 +40,13 @@ public final class RunLoopScheduler: ByteStreamScheduler, @unchecked Sendable {
     // and removing timers and sources) are the thread-safe `CFRunLoop` ones.
     nonisolated(unsafe) private let loop: RunLoop
     nonisolated(unsafe) private let source: DeliverySource  // thread-safe: see DeliverySource
-    private let scheduledModes: LockedState<Set<RunLoop.Mode>>
+    private let scheduledModes: QueueGuarded<Set<RunLoop.Mode>>
 
     /// A scheduler for `runLoop` in `mode`.
     public init(runLoop: RunLoop, mode: RunLoop.Mode) {
         loop = runLoop
         source = DeliverySource(loop: runLoop)
-        scheduledModes = LockedState([mode])
+        scheduledModes = QueueGuarded([mode], label: "gzstream.run-loop.modes")
         source.add(mode)
     }
 
@@ -109,7 +109,7 @@ private final class DeliverySource: RunLoop._Source {
     /// timer for Core Foundation's context without a release callback): this leaks one
     /// timer per scheduling.
     nonisolated(unsafe) private let wake = Timer(fire: .distantFuture, interval: 1e9, repeats: true) { _ in }
-    private let state = LockedState(State())
+    private let state = QueueGuarded(State(), label: "gzstream.run-loop.source")
 
     init(loop: RunLoop) {
         self.loop = loop
@@ -239,17 +239,3 @@ extension ByteStream {
     }
 }
 
-/// A value behind an `NSLock` (a pthread mutex, which the thread sanitizer sees; it does not
-/// see `Synchronization.Mutex`'s futex, and reported its accesses as races).
-final class LockedState<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
