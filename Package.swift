@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GzipStreams", targets: ["GzipStreams"]),
         .library(name: "ByteStreamsFoundation", targets: ["ByteStreamsFoundation"]),
         .library(name: "SecretStreams", targets: ["SecretStreams"]),
+        .library(name: "StreamCache", targets: ["StreamCache"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
         .executable(name: "message-exchange", targets: ["MessageExchange"]),
     ],
@@ -42,6 +43,8 @@ let package = Package(
         .target(name: "ByteStreamsFoundation", dependencies: ["ByteStreams"]),
         // Authenticated encryption as streams; only this module links libsodium.
         .target(name: "SecretStreams", dependencies: ["ByteStreams", "CSodium"]),
+        // The two-tier cache: memory, then gzip-compressed (and encrypted) files on disk.
+        .target(name: "StreamCache", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "CSodium"]),
         .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
@@ -51,6 +54,7 @@ let package = Package(
         // Depends on GzipStreams alone: `import GzipStreams` must be enough to use the byte streams.
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
         .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium"]),
+        .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams"]),
         .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams"]),
         .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "gzstream", "MessageExchange"]),
     ],
