@@ -6,9 +6,9 @@ import Darwin
 
 /// The one place where the streams call the system: every call retries on `EINTR`, waits
 /// with `poll(2)` when a descriptor is non-blocking, and turns `errno` into a ``ByteStreamError``.
-enum SystemCalls {
+package enum SystemCalls {
     /// The corresponding C function is `open(2)`; `O_CLOEXEC` is always added.
-    static func open(_ path: Pathname, flags: Int32, mode: mode_t = 0o666) throws -> Int32 {
+    package static func open(_ path: Pathname, flags: Int32, mode: mode_t = 0o666) throws -> Int32 {
         while true {
             let fd = path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) }
             if fd >= 0 { return fd }
@@ -19,7 +19,7 @@ enum SystemCalls {
 
     /// The corresponding C function is `read(2)`. Returns 0 only at end of file; waits with
     /// `poll(2)` when the descriptor is non-blocking and has nothing yet.
-    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, target: String) throws -> Int {
+    package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, target: String) throws -> Int {
         while true {
             if let result = try readIfReady(fd, buffer, count, target: target) { return result }
             try wait(fd, for: Int16(POLLIN), operation: "read", target: target)
@@ -28,7 +28,7 @@ enum SystemCalls {
 
     /// One `read(2)` that does not wait: `nil` when a non-blocking descriptor has nothing
     /// (`EAGAIN`), 0 only at end of file. The corresponding C function is `read(2)`.
-    static func readIfReady(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int,
+    package static func readIfReady(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int,
                             target: String) throws -> Int? {
         while true {
             let result = Glibc.read(fd, buffer, count)
@@ -43,7 +43,7 @@ enum SystemCalls {
 
     /// The corresponding C function is `write(2)`. Returns at least 1 when `count > 0`; waits
     /// with `poll(2)` when the descriptor is non-blocking and full.
-    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int {
+    package static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int {
         while true {
             if let result = try writeIfReady(fd, buffer, count, target: target), result > 0 || count == 0 {
                 return result
@@ -54,7 +54,7 @@ enum SystemCalls {
 
     /// One `write(2)` that does not wait: the bytes taken, or `nil` when a non-blocking
     /// descriptor is full (`EAGAIN`). The corresponding C function is `write(2)`.
-    static func writeIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int? {
+    package static func writeIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int? {
         while true {
             let result = Glibc.write(fd, buffer, count)
             if result >= 0 { return result }
@@ -67,7 +67,7 @@ enum SystemCalls {
     }
 
     /// The corresponding C function is `lseek(2)`.
-    static func seek(_ fd: Int32, to offset: Int64, whence: Int32, target: String) throws -> Int64 {
+    package static func seek(_ fd: Int32, to offset: Int64, whence: Int32, target: String) throws -> Int64 {
         let result = lseek(fd, off_t(offset), whence)
         if result < 0 { throw ByteStreamError(.system(errno: errno), operation: "seek", target: target) }
         return Int64(result)
@@ -75,7 +75,7 @@ enum SystemCalls {
 
     /// The corresponding C function is `close(2)`. `EINTR` is not retried: on Linux the
     /// descriptor is already released.
-    static func close(_ fd: Int32, target: String) throws {
+    package static func close(_ fd: Int32, target: String) throws {
         if Glibc.close(fd) != 0 && errno != EINTR {
             throw ByteStreamError(.system(errno: errno), operation: "close", target: target)
         }

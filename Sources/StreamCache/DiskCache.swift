@@ -1,0 +1,320 @@
+import GzipStreams
+import SecretStreams
+import CSodium
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The disk tier: one file per entry in a directory, written through the streams as plain bytes
+/// → ``GzipOutputStream`` → ``EncryptingOutputStream`` (with a key) → a temporary file, renamed
+/// into place when complete. The layout of a file is in the README ("The cache's files").
+///
+/// - An entry's file name is a hash of its key, never the key (keyed by the encryption key
+///   when there is one, so that the names reveal nothing without it).
+/// - Lookups check everything: the header, the binding of the gzip member to the key, every
+///   encrypted chunk, the CRC-32, ISIZE and the plain size. A damaged entry is removed and the
+///   lookup is a miss (``CacheMiss/damaged(_:)``), never wrong data.
+/// - Limits: ``maximumSize`` (bytes of all entry files) evicts least-recently-used entries
+///   after each store and at ``prune()``; ``maximumAge`` makes older entries misses, removed
+///   when looked up or pruned. Use is the file's modification time, set at store and at each hit.
+///
+/// Thread-safe, and safe for several processes sharing the directory: a file appears under its
+/// name only complete (`rename(2)`), so a reader never sees a half-written entry, and the last
+/// store of a key wins. Memory stays flat whatever the entry size: the streams' fixed buffers.
+public final class DiskCache: Sendable {
+    /// The directory holding the entries.
+    public let directory: Pathname
+    /// The most bytes all entry files may hold; `nil` for no limit.
+    public let maximumSize: Int64?
+    /// The longest time since an entry's last use before it expires; `nil` for no limit.
+    public let maximumAge: Duration?
+    /// The gzip compression level of new entries, `0...9`.
+    public let compressionLevel: Int
+    /// Whether entries are encrypted (a key was given).
+    public var isEncrypted: Bool { key != nil }
+    private let key: SecretStreamKey?
+    private let hashKey: SecretStreamKey?
+
+    /// A disk cache in `directory`, created (mode 0700, parents too) when missing.
+    /// - Parameters:
+    ///   - directory: The entries' directory; `nil` for ``defaultDirectory()``.
+    ///   - key: The 32-byte key to encrypt entries with; `nil` stores them compressed only.
+    ///   - maximumSize: The most bytes of entry files, `>= 0`; `nil` for no limit.
+    ///   - maximumAge: How long an unused entry lives, `> 0`; `nil` for no limit.
+    ///   - compressionLevel: The gzip level of new entries, `0...9`; default 6.
+    /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range, or when there
+    ///   is no directory and no `XDG_CACHE_HOME` or `HOME`; the `mkdir(2)` error.
+    public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int64? = nil,
+                maximumAge: Duration? = nil, compressionLevel: Int = 6) throws {
+        let operation = "create DiskCache"
+        if let maximumSize {
+            try requireArgument(maximumSize >= 0, "maximumSize", "must be 0 or more, not \(maximumSize)", operation: operation)
+        }
+        if let maximumAge {
+            try requireArgument(maximumAge > .zero, "maximumAge", "must be more than zero", operation: operation)
+        }
+        try requireArgument(compressionLevel, in: 0...9, "compressionLevel", operation: operation)
+        guard let path = directory ?? Self.defaultDirectory() else {
+            throw ByteStreamError(.invalidArgument(name: "directory", message: "none given, and neither XDG_CACHE_HOME nor HOME is set"),
+                                  operation: operation)
+        }
+        self.directory = Pathname(path)
+        self.key = key
+        self.hashKey = try key.map(EntryName.hashKey(derivedFrom:))
+        self.maximumSize = maximumSize
+        self.maximumAge = maximumAge
+        self.compressionLevel = compressionLevel
+        try Self.makeDirectories(path)
+    }
+
+    /// `$XDG_CACHE_HOME/gzstream` when that variable holds an absolute path, else
+    /// `$HOME/.cache/gzstream` (the XDG Base Directory Specification); `nil` without either.
+    /// - Parameter environment: The variables to look in; default: this process's.
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") {
+            return base + "/gzstream"
+        }
+        if let home = environment["HOME"], !home.isEmpty {
+            return home + "/.cache/gzstream"
+        }
+        return nil
+    }
+
+    // MARK: Storing
+
+    /// Stores everything `input` holds under `key`, replacing any entry, and then applies the
+    /// size limit. Nothing changes unless the whole input was read and written: the entry
+    /// appears complete or not at all.
+    /// - Parameters:
+    ///   - input: The plain bytes, read to its end (opened if needed, not closed).
+    ///   - key: The entry's key, any string.
+    /// - Returns: The stored entry; when the entry alone is larger than ``maximumSize`` it was
+    ///   evicted at once, and ``CacheEntryInfo/storedSize`` says how large it was.
+    /// - Throws: `input`'s error, or the file system's (``ByteStreamError``), with no file left.
+    /// Memory: fixed buffers of the streams, whatever the input's size. Blocks.
+    @discardableResult
+    public func store(from input: ByteInputStream, forKey key: String) throws -> CacheEntryInfo {
+        let name = entryName(for: key)
+        let temporary = try TemporaryEntry(in: directory)
+        var published = false
+        defer { if !published { temporary.discard() } }
+        let file = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
+                                    displayName: temporary.path.description)
+        try file.openOrThrow()
+        try file.writeAll(EntryFormat.encode(.init(isEncrypted: isEncrypted, plainSize: 0)))
+        let payload: ByteOutputStream = if let encryptionKey = self.key {
+            try EncryptingOutputStream(wrapping: file, key: encryptionKey)
+        } else { file }
+        let gzip = try GzipOutputStream(wrapping: payload, level: compressionLevel,
+                                        header: EntryFormat.gzipHeader(for: name), chunkSize: 64 << 10)
+        let plainSize: Int64
+        do {
+            plainSize = try input.copy(to: gzip, chunkSize: 64 << 10)
+            try gzip.closeOrThrow()
+        } catch {
+            (payload as? EncryptingOutputStream)?.abandon()
+            gzip.abandon()
+            throw error
+        }
+        try SystemCalls.write(temporary.descriptor, EntryFormat.encode(.init(isEncrypted: isEncrypted, plainSize: plainSize)),
+                              at: 0, target: temporary.path.description)
+        let storedSize = Int64(try SystemCalls.status(of: temporary.descriptor, target: temporary.path.description).st_size)
+        try temporary.publish(as: path(of: name))
+        published = true
+        let info = CacheEntryInfo(name: name.fileName, storedSize: storedSize, plainSize: plainSize,
+                                  lastUse: Date().timeIntervalSince1970, isEncrypted: isEncrypted)
+        if maximumSize != nil { try enforceLimits(justStored: name.fileName) }
+        return info
+    }
+
+    /// Stores `bytes` under `key`; see ``store(from:forKey:)``.
+    @discardableResult
+    public func store(_ bytes: some Collection<UInt8>, forKey key: String) throws -> CacheEntryInfo {
+        try store(from: MemoryInputStream(bytes: bytes), forKey: key)
+    }
+
+    // MARK: Looking up
+
+    /// The entry under `key` as a stream of its plain bytes, or why there is none.
+    ///
+    /// A hit is open, its first bytes decoded and its binding to `key` checked, and marks the
+    /// entry used. An entry found damaged here is removed and reported as a miss. Without
+    /// `verifyingFirst`, damage further in (a cut or changed chunk, a CRC-32 mismatch) is the
+    /// stream's error when reached (``CacheMiss/damaged(_:)``, entry removed) and the bytes
+    /// read before it must be discarded; with it, the whole entry is read and checked once
+    /// first, so a hit's stream fails only on I/O errors, at the price of reading twice.
+    /// - Throws: The file system's errors other than a missing file (``ByteStreamError``).
+    public func inputStream(forKey key: String, verifyingFirst: Bool = false) throws -> CacheLookup<CacheEntryInputStream> {
+        let name = entryName(for: key)
+        guard let file = try EntryFile(opening: path(of: name)) else { return .miss(.notFound) }
+        if let maximumAge {
+            let age = Date().timeIntervalSince1970 - file.lastUse
+            if age > Double(maximumAge.components.seconds) + Double(maximumAge.components.attoseconds) / 1e18 {
+                file.removeIfUnchanged()
+                return .miss(.expired(age: Int64(age)))
+            }
+        }
+        let header: EntryFormat.Header
+        do {
+            header = try EntryFormat.decode(try file.readHeader())
+        } catch let found as DamageFound {
+            file.removeIfUnchanged()
+            return .miss(.damaged(found.damage))
+        }
+        guard header.isEncrypted == isEncrypted else {
+            file.removeIfUnchanged()
+            return .miss(.damaged(.encryptionMismatch(entryIsEncrypted: header.isEncrypted)))
+        }
+        do {
+            if verifyingFirst {
+                let check = try CacheEntryInputStream(file: file, header: header, name: name, key: self.key, closesFile: false)
+                defer { check.close() }
+                try check.verify()
+                _ = try SystemCalls.seek(file.descriptor, to: Int64(EntryFormat.headerByteCount), whence: SEEK_SET,
+                                         target: file.path.description)
+            }
+            let stream = try CacheEntryInputStream(file: file, header: header, name: name, key: self.key)
+            try stream.readAhead()
+            file.markUsed()
+            return .hit(stream, tier: .disk)
+        } catch let miss as CacheMiss {
+            return .miss(miss)
+        }
+    }
+
+    /// The plain bytes of the entry under `key`, read and checked whole, or why there are none.
+    /// - Parameter limit: The most bytes to accept; a larger entry throws (it is not damaged).
+    /// - Throws: The file system's errors; ``ByteStreamError`` `lengthLimitExceeded` over `limit`.
+    public func data(forKey key: String, limit: Int = Int.max) throws -> CacheLookup<Data> {
+        let lookup = try inputStream(forKey: key)
+        guard case .hit(let stream, _) = lookup else { return .miss(lookup.miss ?? .notFound) }
+        defer { stream.close() }
+        guard stream.plainSize <= Int64(limit) else {
+            throw ByteStreamError(.lengthLimitExceeded(limit: limit), operation: "read cache entry")
+        }
+        do {
+            return .hit(Data(try stream.readToEnd(limit: limit)), tier: .disk)
+        } catch let miss as CacheMiss {
+            return .miss(miss)
+        }
+    }
+
+    // MARK: Removing and limits
+
+    /// Removes the entry under `key`. Returns whether there was one.
+    /// - Throws: The `unlink(2)` error other than a missing file.
+    @discardableResult
+    public func removeEntry(forKey key: String) throws -> Bool {
+        try SystemCalls.unlink(path(of: entryName(for: key)))
+    }
+
+    /// Removes every entry, and every temporary file (including those of writers still at
+    /// work, whose stores then fail). Returns the number of entries removed.
+    @discardableResult
+    public func removeAll() throws -> Int {
+        var removed = 0
+        for name in try SystemCalls.directoryEntries(directory) {
+            if EntryName(fileName: name) != nil {
+                if try SystemCalls.unlink(child(name)) { removed += 1 }
+            } else if TemporaryEntry.isTemporary(name) {
+                try SystemCalls.unlink(child(name))
+            }
+        }
+        return removed
+    }
+
+    /// The entries, least recently used first. Files that are not entries are left out.
+    public func entries() throws -> [CacheEntryInfo] {
+        var result: [CacheEntryInfo] = []
+        for name in try SystemCalls.directoryEntries(directory) where EntryName(fileName: name) != nil {
+            guard let file = try EntryFile(opening: child(name)) else { continue }
+            let header = try? EntryFormat.decode(file.readHeader())
+            result.append(CacheEntryInfo(name: name, storedSize: file.size, plainSize: header?.plainSize,
+                                         lastUse: file.lastUse, isEncrypted: header?.isEncrypted))
+            file.close()
+        }
+        return result.sorted { ($0.lastUse, $0.name) < ($1.lastUse, $1.name) }
+    }
+
+    /// Applies the limits now: removes expired entries, then least-recently-used entries until
+    /// the files fit ``maximumSize``, and temporary files more than an hour old (left by
+    /// writers that stopped).
+    /// - Throws: The file system's errors.
+    @discardableResult
+    public func prune() throws -> PruneResult {
+        try enforceLimits(justStored: nil)
+    }
+
+    @discardableResult
+    private func enforceLimits(justStored: String?) throws -> PruneResult {
+        var result = PruneResult()
+        let now = Date().timeIntervalSince1970
+        let maximumAgeSeconds = maximumAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        var live: [(name: String, size: Int64, lastUse: Double)] = []
+        for name in try SystemCalls.directoryEntries(directory) {
+            let path = child(name)
+            let isEntry = EntryName(fileName: name) != nil
+            guard isEntry || TemporaryEntry.isTemporary(name), let info = try SystemCalls.status(ofPath: path),
+                  info.st_mode & S_IFMT == S_IFREG else { continue }
+            let size = Int64(info.st_size)
+            let lastUse = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            if !isEntry {
+                if now - lastUse > 3600, try SystemCalls.unlink(path) {
+                    result.abandonedTemporaryCount += 1
+                    result.removedBytes += size
+                }
+            } else if let maximumAgeSeconds, now - lastUse > maximumAgeSeconds, name != justStored {
+                if try SystemCalls.unlink(path) {
+                    result.expiredCount += 1
+                    result.removedBytes += size
+                }
+            } else {
+                live.append((name, size, lastUse))
+            }
+        }
+        guard let maximumSize else { return result }
+        // An entry that alone is over the limit is not kept, and costs no other entry its place.
+        if let index = live.firstIndex(where: { $0.name == justStored }), live[index].size > maximumSize {
+            if try SystemCalls.unlink(child(live[index].name)) {
+                result.evictedCount += 1
+                result.removedBytes += live[index].size
+            }
+            live.remove(at: index)
+        }
+        var total = live.reduce(Int64(0)) { $0 + $1.size }
+        // Oldest first; the entry just stored goes last, evicted only when it alone is too large.
+        live.sort { ($0.name == justStored ? 1 : 0, $0.lastUse, $0.name) < ($1.name == justStored ? 1 : 0, $1.lastUse, $1.name) }
+        for entry in live where total > maximumSize {
+            if try SystemCalls.unlink(child(entry.name)) {
+                result.evictedCount += 1
+                result.removedBytes += entry.size
+            }
+            total -= entry.size
+        }
+        return result
+    }
+
+    // MARK: Names
+
+    /// The file name of `key`'s entry: 64 hexadecimal digits.
+    public func entryFileName(forKey key: String) -> String { entryName(for: key).fileName }
+
+    private func entryName(for key: String) -> EntryName { EntryName(key: key, hashKey: hashKey) }
+    private func path(of name: EntryName) -> Pathname { child(name.fileName) }
+    private func child(_ name: String) -> Pathname { Pathname(directory.description + "/" + name) }
+
+    private static func makeDirectories(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            try SystemCalls.makeDirectory(Pathname(prefix), mode: 0o700)
+        }
+    }
+}

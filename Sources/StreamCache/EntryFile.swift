@@ -1,0 +1,78 @@
+import ByteStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An entry's file, open for reading: its descriptor, and the identity (device and inode) it had
+/// when opened, so that removing it after damage never removes a newer file another writer
+/// renamed into its place.
+final class EntryFile: @unchecked Sendable {
+    let path: Pathname
+    let descriptor: Int32
+    let size: Int64
+    /// The modification time: the last store or hit, in seconds since 1970.
+    let lastUse: Double
+    private let device: UInt
+    private let inode: UInt
+    private var isClosed = false
+
+    /// Opens `path` for reading, or returns `nil` when there is no such file.
+    init?(opening path: Pathname) throws {
+        let fd: Int32
+        do {
+            fd = try SystemCalls.open(path, flags: O_RDONLY | O_NOFOLLOW)
+        } catch let error as ByteStreamError where error.errno == ENOENT {
+            return nil
+        }
+        let info: stat
+        do {
+            info = try SystemCalls.status(of: fd, target: path.description)
+        } catch {
+            try? SystemCalls.close(fd, target: path.description)
+            throw error
+        }
+        self.path = path
+        descriptor = fd
+        size = Int64(info.st_size)
+        lastUse = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        device = UInt(info.st_dev)
+        inode = UInt(info.st_ino)
+    }
+
+    deinit { close() }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        try? SystemCalls.close(descriptor, target: path.description)
+    }
+
+    /// Reads the 16-byte entry header from the start of the file.
+    func readHeader() throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: EntryFormat.headerByteCount)
+        var count = 0
+        while count < bytes.count {
+            let got = try bytes.withUnsafeMutableBytes {
+                try SystemCalls.read(descriptor, $0.baseAddress! + count, $0.count - count, target: path.description)
+            }
+            if got == 0 { break }
+            count += got
+        }
+        return Array(bytes[0..<count])
+    }
+
+    /// Marks a hit: the modification time becomes now. Best effort: a file this user may not
+    /// change (another owner's, in a shared directory) keeps its time.
+    func markUsed() {
+        try? SystemCalls.setTimes(of: descriptor, target: path.description)
+    }
+
+    /// Removes the file at `path` when it is still the file this object opened.
+    func removeIfUnchanged() {
+        guard let current = try? SystemCalls.status(ofPath: path),
+              UInt(current.st_dev) == device, UInt(current.st_ino) == inode else { return }
+        _ = try? SystemCalls.unlink(path)
+    }
+}

@@ -1,0 +1,123 @@
+import CSodium
+import GzipStreams
+import SecretStreams
+
+/// How one disk entry is laid out. The file is named by ``EntryName`` and holds:
+///
+/// | bytes | field |
+/// |---|---|
+/// | 0–3 | magic `GZSC` |
+/// | 4 | format version, 1 |
+/// | 5 | flags: bit 0 set when the payload is encrypted |
+/// | 6–7 | zero |
+/// | 8–15 | the plain size in bytes, big-endian |
+/// | 16– | the payload: one gzip member (RFC 1952), encrypted with ``EncryptingOutputStream`` when a key is set |
+///
+/// The member's FEXTRA field (RFC 1952 §2.3.1.1) holds one subfield `GC` with the 32-byte
+/// name hash, so a file moved under another entry's name is found out; encrypted, that binding
+/// is authenticated. The plain size is checked against the bytes decoded, so a changed size is
+/// found out too.
+enum EntryFormat {
+    static let magic: [UInt8] = Array("GZSC".utf8)
+    static let version: UInt8 = 1
+    static let headerByteCount = 16
+    static let encryptedFlag: UInt8 = 1
+    /// The FEXTRA subfield ID: `G`, `C`.
+    static let subfieldID: [UInt8] = [0x47, 0x43]
+
+    struct Header: Equatable {
+        var isEncrypted: Bool
+        var plainSize: Int64
+    }
+
+    static func encode(_ header: Header) -> [UInt8] {
+        var bytes = magic + [version, header.isEncrypted ? encryptedFlag : 0, 0, 0]
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: UInt64(header.plainSize) >> UInt64(shift))) }
+        return bytes
+    }
+
+    /// The header in `bytes` (the file's first 16, or fewer when it is shorter).
+    /// - Throws: ``DamageFound`` saying why it is not one.
+    static func decode(_ bytes: [UInt8]) throws(DamageFound) -> Header {
+        guard bytes.count >= 4, Array(bytes[0..<4]) == magic else {
+            // A file cut inside the magic is as much "not an entry" as one with another magic.
+            throw DamageFound(damage: bytes.count < 4 && magic.starts(with: bytes) ? .truncated(offset: Int64(bytes.count)) : .notCacheEntry)
+        }
+        guard bytes.count == headerByteCount else { throw DamageFound(damage: .truncated(offset: Int64(bytes.count))) }
+        guard bytes[4] == version else { throw DamageFound(damage: .unsupportedVersion(bytes[4])) }
+        guard bytes[5] & ~encryptedFlag == 0 else { throw DamageFound(damage: .invalidHeader(offset: 5)) }
+        guard bytes[6] == 0, bytes[7] == 0 else { throw DamageFound(damage: .invalidHeader(offset: bytes[6] == 0 ? 7 : 6)) }
+        let size = bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard size <= UInt64(Int64.max) else { throw DamageFound(damage: .invalidHeader(offset: 8)) }
+        return Header(isEncrypted: bytes[5] & encryptedFlag != 0, plainSize: Int64(size))
+    }
+
+    /// The gzip header of an entry's member: MTIME 0, and FEXTRA with the `GC` subfield.
+    static func gzipHeader(for name: EntryName) -> GzipHeader {
+        GzipHeader(extraField: subfieldID + [UInt8(name.hash.count), 0] + name.hash)
+    }
+
+    /// Whether a member's header binds it to `name`.
+    static func isBound(_ header: GzipHeader?, to name: EntryName) -> Bool {
+        header?.extraField == gzipHeader(for: name).extraField
+    }
+}
+
+/// An entry's file name: the 32-byte BLAKE2b hash of the key's UTF-8 bytes, in lowercase
+/// hexadecimal. With an encryption key the hash is keyed (by a subkey derived from it), so the
+/// names tell nothing about the keys to anyone without it; without one, it is a plain hash.
+///
+/// Wraps libsodium's `crypto_generichash` and `crypto_kdf_derive_from_key`.
+struct EntryName: Hashable, Sendable {
+    let hash: [UInt8]
+    var fileName: String { hash.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
+
+    init(key: String, hashKey: SecretStreamKey?) {
+        var out = [UInt8](repeating: 0, count: 32)
+        let input = Array(key.utf8)
+        if let hashKey {
+            hashKey.withUnsafeBytes { bytes in
+                _ = crypto_generichash(&out, out.count, input, UInt64(input.count),
+                                       bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
+            }
+        } else {
+            crypto_generichash(&out, out.count, input, UInt64(input.count), nil, 0)
+        }
+        hash = out
+    }
+
+    init?(fileName: String) {
+        let utf8 = Array(fileName.utf8)
+        guard utf8.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: 64, by: 2) {
+            guard let byte = UInt8(String(decoding: utf8[index..<index + 2], as: UTF8.self), radix: 16),
+                  utf8[index..<index + 2].allSatisfy({ !(0x41...0x5A).contains($0) }) else { return nil }
+            bytes.append(byte)
+        }
+        hash = bytes
+    }
+
+    /// The key for name hashes under `key`: a subkey, so the encryption key itself is used for
+    /// nothing but encryption. Wraps `crypto_kdf_derive_from_key` (subkey 1, context `gzcache_`).
+    static func hashKey(derivedFrom key: SecretStreamKey) throws -> SecretStreamKey {
+        var subkey = [UInt8](repeating: 0, count: 32)
+        defer { sodium_memzero(&subkey, subkey.count) }
+        let context = Array("gzcache_".utf8).map { CChar(bitPattern: $0) }
+        _ = key.withUnsafeBytes { master in
+            crypto_kdf_derive_from_key(&subkey, subkey.count, 1, context, master.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        return try SecretStreamKey(bytes: subkey)
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// Damage found by a check of this module, on its way to becoming a ``CacheMiss``.
+struct DamageFound: Error {
+    var damage: CacheMiss.Damage
+}

@@ -1,0 +1,46 @@
+import ByteStreams
+import CSodium
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A new entry being written: a file `.tmp-` + 16 random hexadecimal digits in the cache
+/// directory (so the rename into place stays on one file system), mode 0600, created with
+/// `O_EXCL`. Published by `rename(2)`, which replaces any entry of the same name at once;
+/// otherwise discarded (closed and removed).
+final class TemporaryEntry {
+    static let prefix = ".tmp-"
+    let path: Pathname
+    let descriptor: Int32
+    private var isOpen = true
+
+    init(in directory: Pathname) throws {
+        var random = [UInt8](repeating: 0, count: 8)
+        randombytes_buf(&random, random.count)
+        let name = Self.prefix + random.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        path = Pathname(directory.description + "/" + name)
+        descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+    }
+
+    static func isTemporary(_ name: String) -> Bool {
+        name.hasPrefix(prefix) && name.utf8.count == prefix.utf8.count + 16
+    }
+
+    /// Closes the file and renames it to `destination`.
+    func publish(as destination: Pathname) throws {
+        isOpen = false
+        try SystemCalls.close(descriptor, target: path.description)
+        try SystemCalls.rename(path, to: destination)
+    }
+
+    /// Closes and removes the file, if it was not published.
+    func discard() {
+        if isOpen {
+            isOpen = false
+            try? SystemCalls.close(descriptor, target: path.description)
+        }
+        _ = try? SystemCalls.unlink(path)
+    }
+}
