@@ -22,6 +22,10 @@ public final class TwoTierCache: Sendable {
     /// The largest value in bytes kept in memory, and so the most a lookup reads into memory
     /// before handing out a stream.
     public let promotionLimit: Int
+    /// Counts stores, so that a lookup that read the disk while a store of any key was under way
+    /// does not promote what may be the old value over the new one. Store and promotion set
+    /// memory under this lock.
+    private let generation = QueueGuarded<UInt64>(0, label: "gzstream.cache.generation")
 
     /// - Parameters:
     ///   - memory: The memory tier; default: 64 MiB of values, any count.
@@ -42,8 +46,9 @@ public final class TwoTierCache: Sendable {
     /// - Throws: The disk's I/O errors; ``ByteStreamError`` `lengthLimitExceeded` over `limit`.
     public func data(forKey key: String, limit: Int = Int.max) throws -> CacheLookup<Data> {
         if let value = memory.object(forKey: key) { return .hit(value, tier: .memory) }
+        let started = generation.withLock { $0 }
         let lookup = try disk.data(forKey: key, limit: limit)
-        if case .hit(let value, _) = lookup { promote(value, forKey: key) }
+        if case .hit(let value, _) = lookup { promote(value, forKey: key, ifNoStoreSince: started) }
         return lookup
     }
 
@@ -54,13 +59,14 @@ public final class TwoTierCache: Sendable {
     /// - Throws: The disk's I/O errors.
     public func inputStream(forKey key: String, verifyingFirst: Bool = false) throws -> CacheLookup<ByteInputStream> {
         if let value = memory.object(forKey: key) { return .hit(MemoryInputStream(data: value), tier: .memory) }
+        let started = generation.withLock { $0 }
         let lookup = try disk.inputStream(forKey: key, verifyingFirst: verifyingFirst)
         guard case .hit(let stream, _) = lookup else { return .miss(lookup.miss ?? .notFound) }
         guard stream.plainSize <= Int64(effectivePromotionLimit) else { return .hit(stream, tier: .disk) }
         defer { stream.close() }
         do {
             let value = Data(try stream.readToEnd(limit: effectivePromotionLimit))
-            promote(value, forKey: key)
+            promote(value, forKey: key, ifNoStoreSince: started)
             return .hit(MemoryInputStream(data: value), tier: .disk)
         } catch let miss as CacheMiss {
             return .miss(miss)
@@ -70,9 +76,9 @@ public final class TwoTierCache: Sendable {
     /// Stores `value` under `key` on disk, and in memory when at most ``promotionLimit`` bytes.
     /// - Throws: The disk's errors; then neither tier holds the key.
     public func store(_ value: Data, forKey key: String) throws {
-        memory.removeObject(forKey: key)
+        beginStore(forKey: key)
         try disk.store(value, forKey: key)
-        promote(value, forKey: key)
+        promote(value, forKey: key, ifNoStoreSince: nil)
     }
 
     /// Stores everything `input` holds under `key` on disk, streamed; the value is also kept in
@@ -82,24 +88,27 @@ public final class TwoTierCache: Sendable {
     /// - Throws: `input`'s or the disk's errors; then neither tier holds the key.
     @discardableResult
     public func store(from input: ByteInputStream, forKey key: String) throws -> CacheEntryInfo {
-        memory.removeObject(forKey: key)
+        beginStore(forKey: key)
         let recorder = RecordingInputStream(wrapping: input, limit: effectivePromotionLimit)
         let info = try disk.store(from: recorder, forKey: key)
-        if let recorded = recorder.recorded { promote(Data(recorded), forKey: key) }
+        if let recorded = recorder.recorded { promote(Data(recorded), forKey: key, ifNoStoreSince: nil) }
         return info
     }
 
     /// Removes `key` from both tiers. Returns whether the disk held it.
     @discardableResult
     public func removeValue(forKey key: String) throws -> Bool {
-        memory.removeObject(forKey: key)
+        beginStore(forKey: key)
         return try disk.removeEntry(forKey: key)
     }
 
     /// Empties both tiers. Returns the number of disk entries removed.
     @discardableResult
     public func removeAll() throws -> Int {
-        memory.removeAllObjects()
+        generation.withLock {
+            $0 &+= 1
+            memory.removeAllObjects()
+        }
         return try disk.removeAll()
     }
 
@@ -108,9 +117,23 @@ public final class TwoTierCache: Sendable {
         return costLimit > 0 ? min(promotionLimit, costLimit) : promotionLimit
     }
 
-    private func promote(_ value: Data, forKey key: String) {
+    /// Drops the memory copy before the disk changes, and marks lookups under way as stale.
+    private func beginStore(forKey key: String) {
+        generation.withLock {
+            $0 &+= 1
+            memory.removeObject(forKey: key)
+        }
+    }
+
+    /// Copies `value` into memory when small enough; for a lookup (`ifNoStoreSince` set), only
+    /// when no store began since it read the disk.
+    private func promote(_ value: Data, forKey key: String, ifNoStoreSince started: UInt64?) {
         guard value.count <= effectivePromotionLimit else { return }
-        memory.setObject(value, forKey: key, cost: value.count)
+        generation.withLock {
+            if let started, $0 != started { return }
+            if started == nil { $0 &+= 1 }
+            memory.setObject(value, forKey: key, cost: value.count)
+        }
     }
 }
 
