@@ -153,7 +153,15 @@ public final class DiskCache: Sendable {
     /// - Throws: The file system's errors other than a missing file (``ByteStreamError``).
     public func inputStream(forKey key: String, verifyingFirst: Bool = false) throws -> CacheLookup<CacheEntryInputStream> {
         let name = entryName(for: key)
-        guard let file = try EntryFile(opening: path(of: name)) else { return .miss(.notFound) }
+        let file: EntryFile
+        do {
+            guard let opened = try EntryFile(opening: path(of: name)) else { return .miss(.notFound) }
+            file = opened
+        } catch let found as DamageFound {
+            // Not a regular file: a link is removed (not what it points to); a directory stays.
+            _ = try? SystemCalls.unlink(path(of: name))
+            return .miss(.damaged(found.damage))
+        }
         if let maximumAge {
             let age = Date().timeIntervalSince1970 - file.lastUse
             if age > Double(maximumAge.components.seconds) + Double(maximumAge.components.attoseconds) / 1e18 {
@@ -234,7 +242,7 @@ public final class DiskCache: Sendable {
     public func entries() throws -> [CacheEntryInfo] {
         var result: [CacheEntryInfo] = []
         for name in try SystemCalls.directoryEntries(directory) where EntryName(fileName: name) != nil {
-            guard let file = try EntryFile(opening: child(name)) else { continue }
+            guard let file = try? EntryFile(opening: child(name)) else { continue }
             let header = try? EntryFormat.decode(file.readHeader())
             result.append(CacheEntryInfo(name: name, storedSize: file.size, plainSize: header?.plainSize,
                                          lastUse: file.lastUse, isEncrypted: header?.isEncrypted))

@@ -19,16 +19,23 @@ final class EntryFile: @unchecked Sendable {
     private var isClosed = false
 
     /// Opens `path` for reading, or returns `nil` when there is no such file.
+    /// - Throws: ``DamageFound`` (`notCacheEntry`) when `path` is a symbolic link, a directory,
+    ///   a FIFO or anything but a regular file (never followed or blocked on); the file
+    ///   system's other errors (``ByteStreamError``).
     init?(opening path: Pathname) throws {
         let fd: Int32
         do {
-            fd = try SystemCalls.open(path, flags: O_RDONLY | O_NOFOLLOW)
+            // O_NONBLOCK: a FIFO under an entry's name must not block the open.
+            fd = try SystemCalls.open(path, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch let error as ByteStreamError where error.errno == ENOENT {
             return nil
+        } catch let error as ByteStreamError where error.errno == ELOOP {
+            throw DamageFound(damage: .notCacheEntry)
         }
         let info: stat
         do {
             info = try SystemCalls.status(of: fd, target: path.description)
+            guard info.st_mode & S_IFMT == S_IFREG else { throw DamageFound(damage: .notCacheEntry) }
         } catch {
             try? SystemCalls.close(fd, target: path.description)
             throw error

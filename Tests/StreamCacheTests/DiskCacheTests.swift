@@ -238,6 +238,24 @@ struct DiskCacheDamageTests {
         }
     }
 
+    @Test("a link, a FIFO or a directory under an entry's name is a miss, never followed or blocked on")
+    func notRegularFiles() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, key: testKey())
+            try cache.store(Self.plain, forKey: "target")
+            let target = entryPath(cache, "target")
+            try FileManager.default.createSymbolicLink(atPath: entryPath(cache, "link"), withDestinationPath: target)
+            #expect(try cache.data(forKey: "link").miss == .damaged(.notCacheEntry))
+            #expect(!fileExists(entryPath(cache, "link")))
+            #expect(try cache.data(forKey: "target").value == Data(Self.plain))
+            #expect(mkfifo(entryPath(cache, "fifo"), 0o600) == 0)
+            #expect(try cache.data(forKey: "fifo").miss == .damaged(.notCacheEntry))
+            try FileManager.default.createDirectory(atPath: entryPath(cache, "directory"), withIntermediateDirectories: false)
+            #expect(try cache.data(forKey: "directory").miss == .damaged(.notCacheEntry))
+            #expect(try cache.entries().map(\.name) == [cache.entryFileName(forKey: "target")])
+        }
+    }
+
     @Test("a plain size changed in the header is a miss", arguments: [Int64(199_999), 200_001, 0, Int64.max])
     func sizeChanged(size: Int64) throws {
         try withTemporaryDirectory { directory in
