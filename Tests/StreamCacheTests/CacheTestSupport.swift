@@ -8,7 +8,7 @@ import Glibc
 // surgery (cut, flip, swap, set times).
 
 /// SplitMix64: the same numbers on every run for the same seed.
-struct SplitMix64 {
+struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
     init(seed: UInt64) { state = seed }
 

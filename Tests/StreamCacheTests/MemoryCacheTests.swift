@@ -3,21 +3,6 @@ import Dispatch
 import StreamCache
 import Testing
 
-/// A SplitMix64 generator: the same numbers from the same seed on every run.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// What an eviction handler (or a `deinit`) was given, in call order, from any thread.
 private final class CallLog<Entry: Sendable>: Sendable {
     private let entries = QueueGuarded([Entry](), label: "test.memory-cache.log")
@@ -366,7 +351,7 @@ struct MemoryCacheStressTests {
     func matchesReference(limits: Limits) {
         let (cache, log) = loggedCache(countLimit: limits.countLimit, totalCostLimit: limits.totalCostLimit)
         var reference = ReferenceCache(countLimit: limits.countLimit, totalCostLimit: limits.totalCostLimit)
-        var random = SeededGenerator(seed: UInt64(limits.countLimit * 1000 + limits.totalCostLimit))
+        var random = SplitMix64(seed: UInt64(limits.countLimit * 1000 + limits.totalCostLimit))
         var mismatches: [String] = []
         for step in 0..<20_000 {
             let key = "k\(Int.random(in: 0..<12, using: &random))"
@@ -449,7 +434,7 @@ struct MemoryCacheStressTests {
         let operationsPerThread = 5000
         let records = CallLog<ThreadRecord>()
         DispatchQueue.concurrentPerform(iterations: threadCount) { thread in
-            var random = SeededGenerator(seed: UInt64(thread + 1) &* 0x5851_F42D_4C95_7F2D)
+            var random = SplitMix64(seed: UInt64(thread + 1) &* 0x5851_F42D_4C95_7F2D)
             var record = ThreadRecord()
             for sequence in 0..<operationsPerThread {
                 let key = "k\(Int.random(in: 0..<200, using: &random))"

@@ -1,3 +1,4 @@
+import ByteStreams
 import Dispatch
 import Foundation
 import StreamCache
@@ -96,7 +97,7 @@ struct TwoTierCacheTests {
             @Sendable func value(key: Int, version: Int) -> Data {
                 Data(sampleBytes(count: version == 0 ? 3_000 : 60_000, seed: UInt64(key * 10 + version)))
             }
-            let wrong = QueueGuardedCount()
+            let wrong = SharedCount()
             DispatchQueue.concurrentPerform(iterations: 8) { thread in
                 var generator = SplitMix64(seed: UInt64(thread))
                 for _ in 0..<60 {
@@ -126,9 +127,8 @@ struct TwoTierCacheTests {
 }
 
 /// A counter several threads add to.
-final class QueueGuardedCount: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "count")
-    private var count = 0
-    func add() { queue.sync { count += 1 } }
-    var value: Int { queue.sync { count } }
+final class SharedCount: Sendable {
+    private let count = QueueGuarded(0, label: "test.count")
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
