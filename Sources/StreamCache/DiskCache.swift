@@ -37,6 +37,8 @@ public final class DiskCache: Sendable {
     public let maximumAge: Duration?
     /// The gzip compression level of new entries, `0...9`.
     public let compressionLevel: Int
+    /// The deflating threads of a store (``GzipOutputStream``'s `threads`), `1...256`.
+    public let compressionThreads: Int
     /// Whether entries are encrypted (a key was given).
     public var isEncrypted: Bool { key != nil }
     private let key: SecretStreamKey?
@@ -49,10 +51,12 @@ public final class DiskCache: Sendable {
     ///   - maximumSize: The most bytes of entry files, `>= 0`; `nil` for no limit.
     ///   - maximumAge: How long an unused entry lives, `> 0`; `nil` for no limit.
     ///   - compressionLevel: The gzip level of new entries, `0...9`; default 6.
+    ///   - compressionThreads: Deflating threads per store, `1...256`; default 1. Above 1, a
+    ///     store deflates in parallel blocks, as `gzstream pack -p` does.
     /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range, or when there
     ///   is no directory and no `XDG_CACHE_HOME` or `HOME`; the `mkdir(2)` error.
     public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int64? = nil,
-                maximumAge: Duration? = nil, compressionLevel: Int = 6) throws {
+                maximumAge: Duration? = nil, compressionLevel: Int = 6, compressionThreads: Int = 1) throws {
         let operation = "create DiskCache"
         if let maximumSize {
             try requireArgument(maximumSize >= 0, "maximumSize", "must be 0 or more, not \(maximumSize)", operation: operation)
@@ -61,6 +65,7 @@ public final class DiskCache: Sendable {
             try requireArgument(maximumAge > .zero, "maximumAge", "must be more than zero", operation: operation)
         }
         try requireArgument(compressionLevel, in: 0...9, "compressionLevel", operation: operation)
+        try requireArgument(compressionThreads, in: 1...256, "compressionThreads", operation: operation)
         guard let path = directory ?? Self.defaultDirectory() else {
             throw ByteStreamError(.invalidArgument(name: "directory", message: "none given, and neither XDG_CACHE_HOME nor HOME is set"),
                                   operation: operation)
@@ -71,6 +76,7 @@ public final class DiskCache: Sendable {
         self.maximumSize = maximumSize
         self.maximumAge = maximumAge
         self.compressionLevel = compressionLevel
+        self.compressionThreads = compressionThreads
         try Self.makeDirectories(path)
     }
 
@@ -113,7 +119,8 @@ public final class DiskCache: Sendable {
             try EncryptingOutputStream(wrapping: file, key: encryptionKey)
         } else { file }
         let gzip = try GzipOutputStream(wrapping: payload, level: compressionLevel,
-                                        header: EntryFormat.gzipHeader(for: name), chunkSize: 64 << 10)
+                                        header: EntryFormat.gzipHeader(for: name), chunkSize: 64 << 10,
+                                        threads: compressionThreads)
         let plainSize: Int64
         do {
             plainSize = try input.copy(to: gzip, chunkSize: 64 << 10)

@@ -30,7 +30,7 @@ struct DiskCacheRoundTripTests {
     @Test("a 2 GiB + 1 MiB entry streams in and out, checked byte for byte (peak RSS: make bench-cache)")
     func largeStreamedEntry() throws {
         try withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory, key: testKey(), compressionLevel: 1)
+            let cache = try DiskCache(directory: directory, key: testKey(), compressionLevel: 1, compressionThreads: 2)
             let block = sampleBytes(count: 1 << 20, seed: 7)
             // More than 2^31 bytes: ISIZE wraps (RFC 1952 §2.3.1), the header's plain size does not.
             let source = RepeatingInputStream(block: block, count: 2049)
