@@ -18,11 +18,13 @@ final class EntryFile: @unchecked Sendable {
     private let inode: UInt
     private var isClosed = false
 
-    /// Opens `path` for reading, or returns `nil` when there is no such file.
+    /// Opens `path` for reading, or returns `nil` when there is no such file, or when it is not
+    /// a regular file (a FIFO or a directory under an entry's name is no entry). The open is
+    /// non-blocking, so that a FIFO cannot make it wait for a writer; the flag is cleared after.
     init?(opening path: Pathname) throws {
         let fd: Int32
         do {
-            fd = try SystemCalls.open(path, flags: O_RDONLY | O_NOFOLLOW)
+            fd = try SystemCalls.open(path, flags: O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         } catch let error as ByteStreamError where error.errno == ENOENT {
             return nil
         }
@@ -33,6 +35,11 @@ final class EntryFile: @unchecked Sendable {
             try? SystemCalls.close(fd, target: path.description)
             throw error
         }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            try? SystemCalls.close(fd, target: path.description)
+            return nil
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         self.path = path
         descriptor = fd
         size = Int64(info.st_size)

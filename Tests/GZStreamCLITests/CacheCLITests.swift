@@ -482,6 +482,22 @@ struct CacheCLITests {
         }
     }
 
+    @Test("a FIFO under an entry's name is no entry: list skips it, get misses, put replaces it; nothing waits",
+          .timeLimit(.minutes(1)))
+    func fifoUnderEntryName() throws {
+        try withScratch { scratch in
+            let cache = try CacheUnderTest(scratch)
+            let path = try cache.entryPath("k")
+            #expect(mkfifo(path, 0o600) == 0)
+            let list = try cache.run(["list", "--json"])
+            #expect(list.status == 0 && list.out == "[]\n" && list.err == "", "\(list)")
+            let get = try cache.run(["get", "k"])
+            #expect(get.status == 1 && get.out == "" && get.err == missLine("k", "not found"), "\(get)")
+            try cache.put("k", Array("value".utf8))
+            #expect(try cache.run(["get", "k"]).out == "value")
+        }
+    }
+
     // MARK: list
 
     @Test("list: a header and a row per entry, least recently used first; --json, exact")
