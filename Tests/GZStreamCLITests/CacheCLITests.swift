@@ -80,8 +80,8 @@ private struct CacheUnderTest {
     }
 
     /// `gzstream cache --dir DIR [--key-file FILE] ARGUMENTS…`.
-    func run(_ arguments: [String], input: Input = .null, stdoutPath: String? = nil) throws -> RunResult {
-        try gzstream(["cache", "--dir", directory] + (keyFile.map { ["--key-file", $0] } ?? []) + arguments,
+    func run(_ arguments: [String], input: Input = .null, stdoutPath: String? = nil) async throws -> RunResult {
+        try await gzstreamAsync(["cache", "--dir", directory] + (keyFile.map { ["--key-file", $0] } ?? []) + arguments,
                      in: scratch, input: input, stdoutPath: stdoutPath)
     }
 
@@ -99,12 +99,48 @@ private struct CacheUnderTest {
     }
 
     /// Puts `bytes` under `key` through a file, expecting silence and exit 0.
-    func put(_ key: String, _ bytes: [UInt8], options: [String] = []) throws {
+    func put(_ key: String, _ bytes: [UInt8], options: [String] = []) async throws {
         let input = try scratch.write("input-\(UUID().uuidString)", bytes)
-        let result = try run(["put", key, input] + options)
+        let result = try await run(["put", key, input] + options)
         #expect(result.status == 0 && result.out == "" && result.err == "", "put \(key): \(result)")
         try FileManager.default.removeItem(atPath: input)
     }
+}
+
+// MARK: Children awaited without holding a thread
+
+// Each test awaits its children with Task.sleep instead of blocking a thread of the cooperative
+// pool (as `run` does), so that on a 2-core machine the other suites keep their threads (and
+// their time limits) while this suite's processes run.
+
+/// ``run(_:_:in:directory:input:stdoutPath:timeout:)``, awaiting the child: polled every 2 ms
+/// with `Task.sleep`, killed after `timeout` seconds.
+private func runAsync(_ executable: String, _ arguments: [String], in scratch: Scratch, input: Input = .null,
+                      stdoutPath: String? = nil, timeout: Double = 120) async throws -> RunResult {
+    let started = try StartedProcess(executable, arguments, in: scratch, input: input, stdoutPath: stdoutPath)
+    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+    while started.process.isRunning && ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(2))
+    }
+    return try started.finish(timeout: 0)
+}
+
+private func gzstreamAsync(_ arguments: [String], in scratch: Scratch, input: Input = .null,
+                           stdoutPath: String? = nil) async throws -> RunResult {
+    try await runAsync(Locations.binary, arguments, in: scratch, input: input, stdoutPath: stdoutPath)
+}
+
+/// A `/bin/sh -c` script; `$0` is the `gzstream` binary, `$1`… are `arguments`.
+private func shellAsync(_ script: String, _ arguments: [String] = [], in scratch: Scratch,
+                        timeout: Double = 120) async throws -> RunResult {
+    try await runAsync("/bin/sh", ["-c", script, Locations.binary] + arguments, in: scratch, timeout: timeout)
+}
+
+/// ``withScratch(_:)`` for an `async` body.
+private func withCacheScratch<T>(_ body: (Scratch) async throws -> T) async throws -> T {
+    let scratch = try Scratch()
+    defer { scratch.remove() }
+    return try await body(scratch)
 }
 
 /// A miss as get reports it.
@@ -136,16 +172,20 @@ private func pad(_ text: String, _ width: Int) -> String {
     String(repeating: " ", count: max(0, width - text.count)) + text
 }
 
-@Suite("gzstream cache", .timeLimit(.minutes(10)))
+// Serialized, and every child awaited without holding a thread (runAsync): run in parallel with
+// blocking waits, this suite's ~80 cases held both threads of the cooperative pool on the 2-core
+// machine long enough for other suites' tests to pass their time limits (185 "Time limit was
+// exceeded" in one full run).
+@Suite("gzstream cache", .serialized, .timeLimit(.minutes(10)))
 struct CacheCLITests {
     // MARK: Help and usage
 
     @Test("cache --help goes to standard output with exit 0",
           arguments: [["cache", "--help"], ["cache", "-h"], ["cache", "help"], ["cache", "get", "k", "--help"],
                       ["cache", "put", "-h", "k"], ["cache", "--dir", "x", "bogus", "-h"]])
-    func help(arguments: [String]) throws {
-        try withScratch { scratch in
-            let result = try gzstream(arguments, in: scratch)
+    func help(arguments: [String]) async throws {
+        try await withCacheScratch { scratch in
+            let result = try await gzstreamAsync(arguments, in: scratch)
             #expect(result.status == 0)
             #expect(result.out == expectedCacheHelp)
             #expect(result.err == "")
@@ -184,9 +224,9 @@ struct CacheCLITests {
         (["list", "-x"], "unknown option '-x'"),
         (["list", "--bogus"], "unknown option '--bogus'"),
     ] as [([String], String)])
-    func usageErrors(arguments: [String], message: String) throws {
-        try withScratch { scratch in
-            let result = try gzstream(["cache", "--dir", "c"] + arguments, in: scratch)
+    func usageErrors(arguments: [String], message: String) async throws {
+        try await withCacheScratch { scratch in
+            let result = try await gzstreamAsync(["cache", "--dir", "c"] + arguments, in: scratch)
             #expect(result.status == 1)
             #expect(result.out == "")
             #expect(result.err == "gzstream: Error: \(message)\n" + cacheUsageLines)
@@ -195,19 +235,19 @@ struct CacheCLITests {
     }
 
     @Test("a KEY that is not UTF-8 is a usage error")
-    func keyNotUTF8() throws {
-        try withScratch { scratch in
-            let result = try shell(#""$0" cache --dir c get "$(printf 'caf\351')""#, in: scratch)
+    func keyNotUTF8() async throws {
+        try await withCacheScratch { scratch in
+            let result = try await shellAsync(#""$0" cache --dir c get "$(printf 'caf\351')""#, in: scratch)
             #expect(result.status == 1 && result.out == "")
             #expect(result.err == "gzstream: Error: a cache KEY must be UTF-8 text\n" + cacheUsageLines)
         }
     }
 
     @Test("gzip mode: a file named cache is given as ./cache or after --", .requires(.gzip))
-    func fileNamedCache() throws {
-        try withScratch { scratch in
+    func fileNamedCache() async throws {
+        try await withCacheScratch { scratch in
             try scratch.write("cache", "not a command\n")
-            let packed = try gzstream(["-k", "./cache"], in: scratch)
+            let packed = try await gzstreamAsync(["-k", "./cache"], in: scratch)
             #expect(packed.status == 0 && packed.out == "" && packed.err == "", "\(packed)")
             #expect(try gunzip(scratch.path("cache.gz"), in: scratch) == Array("not a command\n".utf8))
         }
@@ -217,22 +257,22 @@ struct CacheCLITests {
 
     @Test("put then get: from a file and from standard input, to standard output and to a new -o file",
           arguments: [0, 1, 65_536 + 1, (3 << 20) + 17], [false, true])
-    func roundTrip(size: Int, encrypted: Bool) throws {
-        try withScratch { scratch in
+    func roundTrip(size: Int, encrypted: Bool) async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch, encrypted: encrypted)
             let first = size > (1 << 20) ? sampleText(byteCount: size, seed: 5) : randomBytes(byteCount: size, seed: UInt64(size))
             let second = randomBytes(byteCount: size, seed: UInt64(size) + 99)
             let input = try scratch.write("input", first)
 
-            let putFile = try cache.run(["put", "from-file", input])
+            let putFile = try await cache.run(["put", "from-file", input])
             #expect(putFile.status == 0 && putFile.out == "" && putFile.err == "", "\(putFile)")
-            let putStdin = try cache.run(["put", "from-stdin"], input: .bytes(second))
+            let putStdin = try await cache.run(["put", "from-stdin"], input: .bytes(second))
             #expect(putStdin.status == 0 && putStdin.out == "" && putStdin.err == "", "\(putStdin)")
 
-            let toStdout = try cache.run(["get", "from-file"])
+            let toStdout = try await cache.run(["get", "from-file"])
             #expect(toStdout.status == 0 && toStdout.err == "", "\(toStdout)")
             #expect(toStdout.stdout == first)
-            let toFile = try cache.run(["get", "from-stdin", "-o", scratch.path("out")])
+            let toFile = try await cache.run(["get", "from-stdin", "-o", scratch.path("out")])
             #expect(toFile.status == 0 && toFile.out == "" && toFile.err == "", "\(toFile)")
             #expect(try scratch.read("out") == second)
             #expect(fileStatus(scratch.path("out"))?.permissions == 0o666 & ~currentUmask())
@@ -244,98 +284,98 @@ struct CacheCLITests {
     }
 
     @Test("put - reads standard input; a second put of a KEY replaces the entry")
-    func putDashAndReplace() throws {
-        try withScratch { scratch in
+    func putDashAndReplace() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            let put = try cache.run(["put", "k", "-"], input: .bytes(Array("one\n".utf8)))
+            let put = try await cache.run(["put", "k", "-"], input: .bytes(Array("one\n".utf8)))
             #expect(put.status == 0 && put.out == "" && put.err == "", "\(put)")
-            #expect(try cache.run(["get", "k"]).out == "one\n")
-            try cache.put("k", Array("two\n".utf8))
-            let get = try cache.run(["get", "k"])
+            #expect(try await cache.run(["get", "k"]).out == "one\n")
+            try await cache.put("k", Array("two\n".utf8))
+            let get = try await cache.run(["get", "k"])
             #expect(get.status == 0 && get.out == "two\n" && get.err == "", "\(get)")
             #expect(cache.files() == [try cache.name("k")])
         }
     }
 
     @Test("-v: put names the entry with its plain and stored sizes; get its sizes and output")
-    func verboseLines() throws {
-        try withScratch { scratch in
+    func verboseLines() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
             let data = sampleText(byteCount: 100_000)
             let input = try scratch.write("input", data)
-            let put = try cache.run(["put", "-v", "k", input])
+            let put = try await cache.run(["put", "-v", "k", input])
             let stored = try #require(fileStatus(try cache.entryPath("k"))).size
             #expect(put.status == 0 && put.out == "")
             #expect(put.err == "gzstream: cache: k: 100000 -> \(stored) bytes, \(percentSaved(plain: 100_000, stored: stored)) "
                 + "saved -> \(try cache.name("k"))\n")
-            let get = try cache.run(["get", "k", "-v"])
+            let get = try await cache.run(["get", "k", "-v"])
             #expect(get.status == 0 && get.stdout == data)
             #expect(get.err == "gzstream: cache: k: \(stored) -> 100000 bytes -> standard output\n")
-            let getFile = try cache.run(["get", "k", "-vo", scratch.path("out")])
+            let getFile = try await cache.run(["get", "k", "-vo", scratch.path("out")])
             #expect(getFile.status == 0 && getFile.out == "")
             #expect(getFile.err == "gzstream: cache: k: \(stored) -> 100000 bytes -> \(scratch.path("out"))\n")
         }
     }
 
     @Test("put of an input that fails stores nothing and keeps the old entry")
-    func failingInputKeepsEntry() throws {
-        try withScratch { scratch in
+    func failingInputKeepsEntry() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            try cache.put("k", Array("old\n".utf8))
+            try await cache.put("k", Array("old\n".utf8))
             let entry = try cache.entryPath("k")
             setModificationTime(entry, seconds: 1_700_000_000)
             try FileManager.default.createDirectory(atPath: scratch.path("dir"), withIntermediateDirectories: false)
             // Standard input is a directory: the first read fails with EISDIR.
-            let fromDirectory = try shell(#""$0" cache --dir "$1" put k < "$2""#, [cache.directory, scratch.path("dir")],
+            let fromDirectory = try await shellAsync(#""$0" cache --dir "$1" put k < "$2""#, [cache.directory, scratch.path("dir")],
                                           in: scratch)
             #expect(fromDirectory.status == 1 && fromDirectory.out == "")
             #expect(fromDirectory.err == "gzstream: standard input: read failed: Is a directory\n")
             // A FILE that cannot be opened, or is a directory, is refused before anything is written.
-            let missing = try cache.run(["put", "k", scratch.path("missing")])
+            let missing = try await cache.run(["put", "k", scratch.path("missing")])
             #expect(missing.status == 1 && missing.out == "")
             #expect(missing.err == "gzstream: \(scratch.path("missing")): No such file or directory\n")
-            let directory = try cache.run(["put", "k", scratch.path("dir")])
+            let directory = try await cache.run(["put", "k", scratch.path("dir")])
             #expect(directory.status == 1 && directory.err == "gzstream: \(scratch.path("dir")): is a directory\n")
 
             #expect(cache.files() == [try cache.name("k")])
             #expect(fileStatus(entry)?.modificationSeconds == 1_700_000_000)
-            #expect(try cache.run(["get", "k"]).out == "old\n")
+            #expect(try await cache.run(["get", "k"]).out == "old\n")
         }
     }
 
     // MARK: get's output and misses
 
     @Test("get -o refuses an existing file without -f, before the lookup; -f replaces it")
-    func existingOutput() throws {
-        try withScratch { scratch in
+    func existingOutput() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            try cache.put("k", Array("cached\n".utf8))
+            try await cache.put("k", Array("cached\n".utf8))
             let out = try scratch.write("out", "mine\n")
             for key in ["k", "missing"] {
-                let refused = try cache.run(["get", key, "-o", out])
+                let refused = try await cache.run(["get", key, "-o", out])
                 #expect(refused.status == 1 && refused.out == "")
                 #expect(refused.err == "gzstream: \(out): already exists; not overwritten (use -f to overwrite)\n")
                 #expect(try scratch.read("out") == Array("mine\n".utf8))
             }
-            let forced = try cache.run(["get", "k", "-f", "-o", out])
+            let forced = try await cache.run(["get", "k", "-f", "-o", out])
             #expect(forced.status == 0 && forced.out == "" && forced.err == "", "\(forced)")
             #expect(try scratch.read("out") == Array("cached\n".utf8))
             // A miss with -f leaves the file as it was.
-            let miss = try cache.run(["get", "missing", "-f", "-o", out])
+            let miss = try await cache.run(["get", "missing", "-f", "-o", out])
             #expect(miss.status == 1 && miss.err == missLine("missing", "not found"))
             #expect(try scratch.read("out") == Array("cached\n".utf8))
         }
     }
 
     @Test("a miss: exit 1, nothing on standard output, no -o file; -q says nothing of it")
-    func miss() throws {
-        try withScratch { scratch in
+    func miss() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            let plain = try cache.run(["get", "nothing here"])
+            let plain = try await cache.run(["get", "nothing here"])
             #expect(plain.status == 1 && plain.out == "" && plain.err == missLine("nothing here", "not found"))
-            let quiet = try cache.run(["get", "-q", "nothing here"])
+            let quiet = try await cache.run(["get", "-q", "nothing here"])
             #expect(quiet.status == 1 && quiet.out == "" && quiet.err == "")
-            let toFile = try cache.run(["get", "nothing here", "-o", scratch.path("out")])
+            let toFile = try await cache.run(["get", "nothing here", "-o", scratch.path("out")])
             #expect(toFile.status == 1 && toFile.out == "" && toFile.err == missLine("nothing here", "not found"))
             #expect(try scratch.listing() == ["cache"])
             #expect(cache.files() == [])
@@ -343,17 +383,17 @@ struct CacheCLITests {
     }
 
     @Test("get -o a device writes into it; -o /dev/stdout writes through the descriptor")
-    func outputsThatAreNotFiles() throws {
-        try withScratch { scratch in
+    func outputsThatAreNotFiles() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            try cache.put("k", Array("bytes\n".utf8))
-            let null = try cache.run(["get", "k", "-o", "/dev/null"])
+            try await cache.put("k", Array("bytes\n".utf8))
+            let null = try await cache.run(["get", "k", "-o", "/dev/null"])
             #expect(null.status == 0 && null.out == "" && null.err == "", "\(null)")
-            let stdout = try cache.run(["get", "k", "-o", "/dev/stdout"])
+            let stdout = try await cache.run(["get", "k", "-o", "/dev/stdout"])
             #expect(stdout.status == 0 && stdout.out == "bytes\n" && stdout.err == "", "\(stdout)")
-            let dash = try cache.run(["get", "k", "-o", "-"])
+            let dash = try await cache.run(["get", "k", "-o", "-"])
             #expect(dash.status == 0 && dash.out == "bytes\n" && dash.err == "", "\(dash)")
-            let directory = try cache.run(["get", "k", "-o", cache.directory])
+            let directory = try await cache.run(["get", "k", "-o", cache.directory])
             #expect(directory.status == 1 && directory.out == "")
             #expect(directory.err == "gzstream: \(cache.directory): is a directory (give -o DIRECTORY/NAME)\n")
         }
@@ -361,10 +401,10 @@ struct CacheCLITests {
 
     @Test("get into a closed pipe ends as every filter does", .timeLimit(.minutes(1)),
           arguments: [BrokenPipeSignal.fatal, .ignored])
-    func closedPipe(sigpipe: BrokenPipeSignal) throws {
-        try withScratch { scratch in
+    func closedPipe(sigpipe: BrokenPipeSignal) async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            try cache.put("k", randomBytes(byteCount: 1 << 20, seed: 3))
+            try await cache.put("k", randomBytes(byteCount: 1 << 20, seed: 3))
             let run = try gzstreamIntoClosedPipe("cache --dir \(cache.directory) get k", sigpipe: sigpipe, in: scratch)
             #expect(run.status == sigpipe.statusLine, "\(run)")
             #expect(run.err == sigpipe.message(naming: "standard output"), "\(run)")
@@ -375,15 +415,15 @@ struct CacheCLITests {
 
     @Test("key files: a wrong size or a missing file is one line and exit 1, before the cache is made",
           arguments: [0, 31, 33, 100])
-    func wrongKeyFile(size: Int) throws {
-        try withScratch { scratch in
+    func wrongKeyFile(size: Int) async throws {
+        try await withCacheScratch { scratch in
             let keyFile = try scratch.write("key", randomBytes(byteCount: size, seed: 9))
             for arguments in [["put", "k", keyFile], ["get", "k"], ["list"]] {
-                let result = try gzstream(["cache", "--dir", scratch.path("c"), "--key-file", keyFile] + arguments, in: scratch)
+                let result = try await gzstreamAsync(["cache", "--dir", scratch.path("c"), "--key-file", keyFile] + arguments, in: scratch)
                 #expect(result.status == 1 && result.out == "")
                 #expect(result.err == "gzstream: \(keyFile): a key file must hold exactly 32 bytes, not \(size)\n")
             }
-            let missing = try gzstream(["cache", "--dir", scratch.path("c"), "--key-file", scratch.path("none"), "list"], in: scratch)
+            let missing = try await gzstreamAsync(["cache", "--dir", scratch.path("c"), "--key-file", scratch.path("none"), "list"], in: scratch)
             #expect(missing.status == 1 && missing.out == "")
             #expect(missing.err == "gzstream: \(scratch.path("none")): cannot read the key file: No such file or directory\n")
             #expect(try scratch.listing() == ["key"])
@@ -391,20 +431,20 @@ struct CacheCLITests {
     }
 
     @Test("an entry put with a key is found only with that key; its file holds no plain text")
-    func otherKeysMiss() throws {
-        try withScratch { scratch in
+    func otherKeysMiss() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch, encrypted: true)
             let secret = Array(String(repeating: "attack at dawn\n", count: 100).utf8)
-            try cache.put("k", secret)
+            try await cache.put("k", secret)
             let stored = try readBytes(try cache.entryPath("k"))
             #expect(!String(decoding: stored, as: UTF8.self).contains("attack"))
             let other = try scratch.write("other.key", randomBytes(byteCount: 32, seed: 33))
             for extra in [["--key-file", other], []] {
-                let result = try gzstream(["cache", "--dir", cache.directory] + extra + ["get", "k"], in: scratch)
+                let result = try await gzstreamAsync(["cache", "--dir", cache.directory] + extra + ["get", "k"], in: scratch)
                 #expect(result.status == 1 && result.out == "" && result.err == missLine("k", "not found"), "\(result)")
             }
             #expect(cache.files() == [try cache.name("k")])
-            let right = try cache.run(["get", "k"])
+            let right = try await cache.run(["get", "k"])
             #expect(right.status == 0 && right.stdout == secret && right.err == "")
         }
     }
@@ -455,18 +495,18 @@ struct CacheCLITests {
 
     @Test("damage through the CLI: get exits 1, writes nothing, says why (also under -q) and removes the entry",
           arguments: damages, [false, true])
-    func damagedEntry(damage: Damage, toFile: Bool) throws {
-        try withScratch { scratch in
+    func damagedEntry(damage: Damage, toFile: Bool) async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch, encrypted: damage.encrypted)
             let plain = randomBytes(byteCount: 1 << 20, seed: 77)
-            try cache.put("k", plain)
+            try await cache.put("k", plain)
             let path = try cache.entryPath("k")
             let before = try readBytes(path)
             var bytes = before
             damage.damage(&bytes)
             try Data(bytes).write(to: URL(fileURLWithPath: path))
 
-            let result = try cache.run(toFile ? ["get", "-q", "k", "-o", scratch.path("out")] : ["get", "k"])
+            let result = try await cache.run(toFile ? ["get", "-q", "k", "-o", scratch.path("out")] : ["get", "k"])
             #expect(result.status == 1)
             #expect(result.out == "")
             let prefix = "gzstream: cache: k: damaged entry removed: "
@@ -478,36 +518,36 @@ struct CacheCLITests {
             #expect(cache.files() == [])
             #expect(try scratch.listing().filter { $0 != "cache.key" } == ["cache"])
             // The next lookup is a plain miss.
-            #expect(try cache.run(["get", "k"]).err == missLine("k", "not found"))
+            #expect(try await cache.run(["get", "k"]).err == missLine("k", "not found"))
         }
     }
 
     @Test("a FIFO under an entry's name is no entry: list skips it, get misses, put replaces it; nothing waits",
           .timeLimit(.minutes(1)))
-    func fifoUnderEntryName() throws {
-        try withScratch { scratch in
+    func fifoUnderEntryName() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
             let path = try cache.entryPath("k")
             #expect(mkfifo(path, 0o600) == 0)
-            let list = try cache.run(["list", "--json"])
+            let list = try await cache.run(["list", "--json"])
             #expect(list.status == 0 && list.out == "[]\n" && list.err == "", "\(list)")
-            let get = try cache.run(["get", "k"])
+            let get = try await cache.run(["get", "k"])
             #expect(get.status == 1 && get.out == "" && get.err == missLine("k", "not found"), "\(get)")
-            try cache.put("k", Array("value".utf8))
-            #expect(try cache.run(["get", "k"]).out == "value")
+            try await cache.put("k", Array("value".utf8))
+            #expect(try await cache.run(["get", "k"]).out == "value")
         }
     }
 
     // MARK: list
 
     @Test("list: a header and a row per entry, least recently used first; --json, exact")
-    func list() throws {
-        try withScratch { scratch in
+    func list() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
             let encrypted = try CacheUnderTest(scratch, encrypted: true)  // the same directory, with a key
-            try cache.put("alpha", sampleText(byteCount: 1000))
-            try cache.put("beta", [])
-            try encrypted.put("gamma", randomBytes(byteCount: 5000, seed: 4))
+            try await cache.put("alpha", sampleText(byteCount: 1000))
+            try await cache.put("beta", [])
+            try await encrypted.put("gamma", randomBytes(byteCount: 5000, seed: 4))
             let junk = String(repeating: "ff", count: 32)
             try Data("junk".utf8).write(to: URL(fileURLWithPath: cache.directory + "/" + junk))
             // Neither a temporary file nor another name is an entry.
@@ -527,12 +567,12 @@ struct CacheCLITests {
                 (try encrypted.name("gamma"), size(try encrypted.entryPath("gamma")), "5000", "2023-11-14T22:16:40Z", "true"),
                 (try cache.name("alpha"), size(try cache.entryPath("alpha")), "1000", "2023-11-14T22:18:20Z", "false"),
             ]
-            let table = try cache.run(["list"])
+            let table = try await cache.run(["list"])
             #expect(table.status == 0 && table.err == "")
             #expect(table.out == "      stored        plain  last use (UTC)        key hash\n"
                 + rows.map { "\(pad(String($0.stored), 12)) \(pad($0.plain, 12))  \($0.time)  \($0.name)\n" }.joined())
 
-            let json = try encrypted.run(["list", "--json"])
+            let json = try await encrypted.run(["list", "--json"])
             #expect(json.status == 0 && json.err == "")
             #expect(json.out == "[\n" + rows.map {
                 "{\"name\":\"\($0.name)\",\"storedSize\":\($0.stored),\"plainSize\":\($0.plain == "-" ? "null" : $0.plain),"
@@ -544,13 +584,13 @@ struct CacheCLITests {
     }
 
     @Test("list of an empty cache: the header alone, or []; the directory is made with mode 0700")
-    func listEmpty() throws {
-        try withScratch { scratch in
+    func listEmpty() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch, name: "new/cache")
-            let table = try cache.run(["list"])
+            let table = try await cache.run(["list"])
             #expect(table.status == 0 && table.err == "")
             #expect(table.out == "      stored        plain  last use (UTC)        key hash\n")
-            let json = try cache.run(["list", "--json"])
+            let json = try await cache.run(["list", "--json"])
             #expect(json.status == 0 && json.out == "[]\n" && json.err == "")
             #expect(fileStatus(cache.directory)?.permissions == 0o700)
         }
@@ -559,45 +599,45 @@ struct CacheCLITests {
     // MARK: remove, clear, prune, limits
 
     @Test("remove: exit 0 when there was an entry; 1 and not found when there was none (-q quiet, -f no error)")
-    func remove() throws {
-        try withScratch { scratch in
+    func remove() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            try cache.put("k", Array("x".utf8))
-            try cache.put("other", Array("y".utf8))
-            let removed = try cache.run(["remove", "-v", "k"])
+            try await cache.put("k", Array("x".utf8))
+            try await cache.put("other", Array("y".utf8))
+            let removed = try await cache.run(["remove", "-v", "k"])
             #expect(removed.status == 0 && removed.out == "" && removed.err == "gzstream: cache: k: removed\n")
             #expect(cache.files() == [try cache.name("other")])
-            let absent = try cache.run(["remove", "k"])
+            let absent = try await cache.run(["remove", "k"])
             #expect(absent.status == 1 && absent.out == "" && absent.err == missLine("k", "not found"))
-            let quiet = try cache.run(["remove", "-q", "k"])
+            let quiet = try await cache.run(["remove", "-q", "k"])
             #expect(quiet.status == 1 && quiet.out == "" && quiet.err == "")
-            let forced = try cache.run(["remove", "-f", "k"])
+            let forced = try await cache.run(["remove", "-f", "k"])
             #expect(forced.status == 0 && forced.out == "" && forced.err == "")
             #expect(cache.files() == [try cache.name("other")])
         }
     }
 
     @Test("clear removes every entry and temporary file, nothing else")
-    func clear() throws {
-        try withScratch { scratch in
+    func clear() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            for key in ["a", "b", "c"] { try cache.put(key, Array(key.utf8)) }
+            for key in ["a", "b", "c"] { try await cache.put(key, Array(key.utf8)) }
             try Data("partial".utf8).write(to: URL(fileURLWithPath: cache.directory + "/.tmp-0123456789abcdef"))
             try Data("notes".utf8).write(to: URL(fileURLWithPath: cache.directory + "/notes"))
-            let cleared = try cache.run(["clear", "-v"])
+            let cleared = try await cache.run(["clear", "-v"])
             #expect(cleared.status == 0 && cleared.out == "" && cleared.err == "gzstream: cache: removed 3 entries\n")
             #expect(cache.files() == ["notes"])
-            let again = try cache.run(["clear"])
+            let again = try await cache.run(["clear"])
             #expect(again.status == 0 && again.out == "" && again.err == "")
-            #expect(try cache.run(["clear", "-v"]).err == "gzstream: cache: removed 0 entries\n")
+            #expect(try await cache.run(["clear", "-v"]).err == "gzstream: cache: removed 0 entries\n")
         }
     }
 
     @Test("--max-age: an older entry is an expired miss for get (and removed); prune removes the rest, and old temporary files")
-    func maximumAge() throws {
-        try withScratch { scratch in
+    func maximumAge() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            for key in ["old", "older", "recent"] { try cache.put(key, Array(key.utf8)) }
+            for key in ["old", "older", "recent"] { try await cache.put(key, Array(key.utf8)) }
             let now = Int(Date().timeIntervalSince1970)
             setModificationTime(try cache.entryPath("old"), seconds: now - 3 * 86400)
             setModificationTime(try cache.entryPath("older"), seconds: now - 4 * 86400)
@@ -606,17 +646,17 @@ struct CacheCLITests {
             try Data("partial".utf8).write(to: URL(fileURLWithPath: temporary))
             setModificationTime(temporary, seconds: now - 7200)
 
-            let expired = try cache.run(["get", "old", "--max-age", "2d"])
+            let expired = try await cache.run(["get", "old", "--max-age", "2d"])
             #expect(expired.status == 1 && expired.out == "")
             let prefix = "gzstream: cache: old: expired (last used "
             let age = Int(expired.err.dropFirst(prefix.count).prefix { $0.isNumber }) ?? -1
             #expect(expired.err.hasPrefix(prefix) && expired.err == "\(prefix)\(age) s ago)\n", "\(expired)")
             #expect(age >= 3 * 86400 && age < 3 * 86400 + 600)
-            #expect(try cache.run(["get", "-q", "old", "--max-age", "2d"]).err == "")  // now removed: not found, quiet
-            #expect(try cache.run(["get", "recent", "--max-age", "2d"]).out == "recent")
+            #expect(try await cache.run(["get", "-q", "old", "--max-age", "2d"]).err == "")  // now removed: not found, quiet
+            #expect(try await cache.run(["get", "recent", "--max-age", "2d"]).out == "recent")
 
             let olderSize = fileStatus(try cache.entryPath("older"))?.size ?? 0
-            let pruned = try cache.run(["prune", "-v", "--max-age", "2d"])
+            let pruned = try await cache.run(["prune", "-v", "--max-age", "2d"])
             #expect(pruned.status == 0 && pruned.out == "")
             #expect(pruned.err == "gzstream: cache: pruned 1 expired, 0 evicted, 1 abandoned temporary file; "
                 + "\(olderSize + 7) bytes freed\n")
@@ -625,85 +665,85 @@ struct CacheCLITests {
     }
 
     @Test("--max-size: prune and put evict least recently used first; a hit counts as a use")
-    func maximumSize() throws {
-        try withScratch { scratch in
+    func maximumSize() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
             let keys = ["e1", "e2", "e3", "e4"]
             for (index, key) in keys.enumerated() {
-                try cache.put(key, randomBytes(byteCount: 10_000, seed: UInt64(index)))
+                try await cache.put(key, randomBytes(byteCount: 10_000, seed: UInt64(index)))
                 setModificationTime(try cache.entryPath(key), seconds: 1_700_000_001 + index)
             }
             func size(_ key: String) throws -> Int64 { try #require(fileStatus(try cache.entryPath(key))).size }
             let sizes = try Dictionary(uniqueKeysWithValues: keys.map { ($0, try size($0)) })
             // e1 is the oldest, until a hit makes it the newest.
-            #expect(try cache.run(["get", "e1"]).status == 0)
+            #expect(try await cache.run(["get", "e1"]).status == 0)
             let limit = sizes["e1"]! + sizes["e3"]! + sizes["e4"]!
-            let pruned = try cache.run(["prune", "-v", "--max-size", String(limit)])
+            let pruned = try await cache.run(["prune", "-v", "--max-size", String(limit)])
             #expect(pruned.status == 0 && pruned.out == "")
             #expect(pruned.err == "gzstream: cache: pruned 0 expired, 1 evicted, 0 abandoned temporary files; \(sizes["e2"]!) bytes freed\n")
             #expect(try cache.files() == ["e1", "e3", "e4"].map { try cache.name($0) }.sorted())
 
             // A put over the limit evicts the least recently used (e3), never the entry just put.
-            try cache.put("e5", randomBytes(byteCount: 10_000, seed: 9), options: ["--max-size", String(limit)])
+            try await cache.put("e5", randomBytes(byteCount: 10_000, seed: 9), options: ["--max-size", String(limit)])
             #expect(try cache.files() == ["e1", "e4", "e5"].map { try cache.name($0) }.sorted())
             // Without a limit nothing is evicted.
-            #expect(try cache.run(["prune", "-v"]).err
+            #expect(try await cache.run(["prune", "-v"]).err
                 == "gzstream: cache: pruned 0 expired, 0 evicted, 0 abandoned temporary files; 0 bytes freed\n")
             #expect(cache.files().count == 3)
         }
     }
 
     @Test("a put larger than --max-size alone: exit 2, a warning (not under -q), nothing kept, no other entry lost")
-    func putOverLimit() throws {
-        try withScratch { scratch in
+    func putOverLimit() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
-            try cache.put("small", Array("small".utf8))
+            try await cache.put("small", Array("small".utf8))
             let big = randomBytes(byteCount: 5000, seed: 8)
             // The same bytes under another key in another cache make a file of the same size.
             let probe = try CacheUnderTest(scratch, name: "probe")
-            try probe.put("big", big)
+            try await probe.put("big", big)
             let bigSize = try #require(fileStatus(try probe.entryPath("big"))).size
             let input = try scratch.write("big", big)
-            let put = try cache.run(["put", "big", input, "--max-size", "1K"])
+            let put = try await cache.run(["put", "big", input, "--max-size", "1K"])
             #expect(put.status == 2 && put.out == "")
             #expect(put.err == "gzstream: cache: big: not kept: its \(bigSize) bytes are more than --max-size 1024\n")
-            let quiet = try cache.run(["put", "-q", "big", input, "--max-size", "1K"])
+            let quiet = try await cache.run(["put", "-q", "big", input, "--max-size", "1K"])
             #expect(quiet.status == 2 && quiet.out == "" && quiet.err == "")
             #expect(cache.files() == [try cache.name("small")])
         }
     }
 
     @Test("-0 … -9 and --level set put's compression")
-    func levels() throws {
-        try withScratch { scratch in
+    func levels() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
             let text = sampleText(byteCount: 200_000)
-            try cache.put("stored", text, options: ["-0"])
-            try cache.put("best", text, options: ["--level", "9"])
+            try await cache.put("stored", text, options: ["-0"])
+            try await cache.put("best", text, options: ["--level", "9"])
             let stored = try #require(fileStatus(try cache.entryPath("stored"))).size
             let best = try #require(fileStatus(try cache.entryPath("best"))).size
             #expect(stored > 200_000 && best < 100_000)
-            #expect(try cache.run(["get", "stored"]).stdout == text)
+            #expect(try await cache.run(["get", "stored"]).stdout == text)
         }
     }
 
     // MARK: The directory
 
     @Test("the default directory: $XDG_CACHE_HOME/gzstream when absolute, else $HOME/.cache/gzstream, else an error")
-    func defaultDirectory() throws {
-        try withScratch { scratch in
+    func defaultDirectory() async throws {
+        try await withCacheScratch { scratch in
             let input = try scratch.write("input", "cached\n")
-            func put(_ environment: [String]) throws -> RunResult {
-                try run("/usr/bin/env", ["-i"] + environment + [Locations.binary, "cache", "put", "k", input], in: scratch)
+            func put(_ environment: [String]) async throws -> RunResult {
+                try await runAsync("/usr/bin/env", ["-i"] + environment + [Locations.binary, "cache", "put", "k", input], in: scratch)
             }
             let name = try DiskCache(directory: scratch.path("probe")).entryFileName(forKey: "k")
-            let xdg = try put(["XDG_CACHE_HOME=\(scratch.path("xdg"))", "HOME=\(scratch.path("home"))"])
+            let xdg = try await put(["XDG_CACHE_HOME=\(scratch.path("xdg"))", "HOME=\(scratch.path("home"))"])
             #expect(xdg.status == 0 && xdg.out == "" && xdg.err == "", "\(xdg)")
             #expect(FileManager.default.fileExists(atPath: scratch.path("xdg/gzstream/\(name)")))
-            let home = try put(["XDG_CACHE_HOME=relative", "HOME=\(scratch.path("home"))"])
+            let home = try await put(["XDG_CACHE_HOME=relative", "HOME=\(scratch.path("home"))"])
             #expect(home.status == 0 && home.out == "" && home.err == "", "\(home)")
             #expect(FileManager.default.fileExists(atPath: scratch.path("home/.cache/gzstream/\(name)")))
-            let none = try put([])
+            let none = try await put([])
             #expect(none.status == 1 && none.out == "")
             #expect(none.err == "gzstream: cache: no cache directory: give --dir DIR, or set XDG_CACHE_HOME or HOME\n")
             #expect(!FileManager.default.fileExists(atPath: scratch.path("relative")))
@@ -711,13 +751,13 @@ struct CacheCLITests {
     }
 
     @Test("--dir naming a file, or a directory that cannot be made: one line, exit 1")
-    func badDirectory() throws {
-        try withScratch { scratch in
+    func badDirectory() async throws {
+        try await withCacheScratch { scratch in
             let file = try scratch.write("file", "x")
-            let notDirectory = try gzstream(["cache", "--dir", file, "list"], in: scratch)
+            let notDirectory = try await gzstreamAsync(["cache", "--dir", file, "list"], in: scratch)
             #expect(notDirectory.status == 1 && notDirectory.out == "")
             #expect(notDirectory.err == "gzstream: \(file): not a directory\n")
-            let under = try gzstream(["cache", "--dir", file + "/sub", "list"], in: scratch)
+            let under = try await gzstreamAsync(["cache", "--dir", file + "/sub", "list"], in: scratch)
             #expect(under.status == 1 && under.out == "")
             #expect(under.err == "gzstream: \(file)/sub: create directory failed: Not a directory\n")
         }
@@ -731,8 +771,8 @@ struct CacheCLITests {
     /// after each put), so a miss can be judged without timing: only "not found", only before.
     @Test("concurrent puts and gets in separate processes: every get is one value whole, or a miss before the first put",
           .timeLimit(.minutes(5)))
-    func concurrentProcesses() throws {
-        try withScratch { scratch in
+    func concurrentProcesses() async throws {
+        try await withCacheScratch { scratch in
             let cache = try CacheUnderTest(scratch)
             let valueA = try scratch.write("A", randomBytes(byteCount: 3 << 20, seed: 21))
             let valueB = try scratch.write("B", sampleText(byteCount: 5 << 20, seed: 22))
@@ -782,7 +822,7 @@ struct CacheCLITests {
             : >"$W/puts-done"
             wait $g1 $g2 $g3
             """#
-            let result = try run("/bin/sh", ["-c", script, Locations.binary, cache.directory, valueA, valueB, logs],
+            let result = try await runAsync("/bin/sh", ["-c", script, Locations.binary, cache.directory, valueA, valueB, logs],
                                  in: scratch, timeout: 280)
             #expect(result.status == 0 && !result.timedOut, "\(result)")
 
@@ -804,7 +844,7 @@ struct CacheCLITests {
                 }
             }
             // Once every put is done the entry is one of the two values, whole.
-            let last = try cache.run(["get", "K"])
+            let last = try await cache.run(["get", "K"])
             #expect(last.status == 0 && last.err == "")
             let values = [try readBytes(valueA), try readBytes(valueB)]
             #expect(values.contains(last.stdout))
