@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
-.PHONY: all build test demo bench fuzz install deps test-deps clean
+.PHONY: all build test demo bench bench-cache fuzz install deps test-deps clean
 
 all: build
 
@@ -71,14 +71,21 @@ bench: test-deps
 	$(SWIFT) build -c release
 	scripts/bench.sh $(RELEASE_BIN)
 
+# gzstream cache's peak RSS for put and get (encrypted entries) at 1 MiB and 1 GiB, and a
+# CACHE_BENCH_BIG-byte round trip (default 3 GiB) compared by SHA-256; needs openssl for the
+# input. Temporary data under mktemp -d (TMPDIR), removed at the end; about 4 minutes here.
+bench-cache: test-deps
+	$(SWIFT) build -c release
+	scripts/bench-cache.sh $(RELEASE_BIN)
+
 # libFuzzer (with the address sanitizer) on GzipInputStream, seeded with the fixtures;
 # FUZZ_SECONDS=600 by default. Crashes land in fuzz-out/.
 fuzz: deps
 	scripts/fuzz.sh
 
 # The Swift runtime is linked in (--static-swift-stdlib): the installed binary runs on machines
-# without the Swift toolchain, needing only libc, libstdc++, zlib, libdeflate and ISA-L's
-# shared libraries (Debian: zlib1g, libdeflate0, libisal2).
+# without the Swift toolchain, needing only libc, libstdc++, zlib, libdeflate, ISA-L's and
+# libsodium's shared libraries (Debian: zlib1g, libdeflate0, libisal2, libsodium23).
 install: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "SecretStreams", dependencies: ["ByteStreams", "CSodium"]),
         // The two-tier cache: memory, then gzip-compressed (and encrypted) files on disk.
         .target(name: "StreamCache", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "CSodium"]),
-        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams"]),
+        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "StreamCache"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),
@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium"]),
         .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams"]),
         .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams"]),
-        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "gzstream", "MessageExchange"]),
+        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -82,7 +82,7 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
         }
     } catch {
         let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
-        diagnostics.write("gzstream: Error: \(error.message)\n" + usageText)
+        diagnostics.write("gzstream: Error: \(error.message)\n" + (error.usage ?? usageText))
         return CommandResult(status: .error, brokenPipe: false)
     }
     let status: ExitStatus
@@ -94,6 +94,12 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
         (status, closedPipe) = printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
     case .run(let options):
         let command = Command(options: options, environment: environment)
+        status = command.run()
+        closedPipe = command.closedPipe
+    case .cacheHelp:
+        (status, closedPipe) = printOrFail(cacheHelpText, environment: environment)
+    case .cache(let options):
+        let command = CacheCommand(options: options, environment: environment)
         status = command.run()
         closedPipe = command.closedPipe
     }

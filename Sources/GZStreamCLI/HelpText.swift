@@ -9,6 +9,7 @@ Usage: gzstream [-cdfklnNqrtv0-9] [-S SUF] [FILE ...]  (as gzip)
        gzstream index [-f] FILE.gz ...
        gzstream send [OPTIONS] HOST:PORT [FILE]
        gzstream receive [OPTIONS] [HOST:]PORT [-o FILE]
+       gzstream cache put|get|list|remove|clear|prune [OPTIONS] [KEY] [FILE]
 Try 'gzstream --help' for more information.
 
 """
@@ -25,13 +26,15 @@ Usage: gzstream [OPTIONS] [FILE ...]          as GNU gzip: compress each FILE to
        gzstream index [-f] FILE.gz ...        write FILE.gz.gzi, bgzip's index of a BGZF file
        gzstream send HOST:PORT [FILE]         pack FILE onto a TCP connection to HOST:PORT
        gzstream receive [HOST:]PORT [-o FILE] take one TCP connection and unpack it
+       gzstream cache COMMAND [ARGS]          a cache of streams on disk: put, get, list,
+                                              remove, clear, prune (gzstream cache --help)
 
 With no FILE, or when FILE is -, read standard input and write standard output.
 The commands keep their inputs unless --rm is given. Without a command (and when called
 as gunzip, i.e. gzip -d, or as zcat or gzcat, i.e. gzip -dc), gzstream runs as gzip:
 inputs are removed once their output is in place, unless -k, -c or -o. A file named like
-a command (pack, unpack, test, list, index, send, receive, help) is given as ./pack or after --.
-An existing output is never replaced without -f.
+a command (pack, unpack, test, list, index, send, receive, cache, help) is given as ./pack
+or after --. An existing output is never replaced without -f.
 
 Options:
   -d, --decompress      as gzip: decompress (also --uncompress), as unpack

@@ -67,11 +67,17 @@ enum ParsedCommand: Equatable {
     case run(Options)
     case help
     case version
+    /// `gzstream cache …` (Cache.swift).
+    case cache(CacheOptions)
+    /// `gzstream cache --help`.
+    case cacheHelp
 }
 
 /// A command line that cannot be run; printed as `Error: …` plus the usage.
 struct UsageError: Error, Equatable {
     var message: String
+    /// The usage lines printed after the message; `nil` for the command's (``usageText``).
+    var usage: String? = nil
 }
 
 /// The program names that run as gzip's gunzip (`gzip -d`) and zcat (`gzip -dc`), each with
@@ -101,6 +107,8 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         decompress = true
     } else if arguments.first == "help" {
         return .help
+    } else if arguments.first == "cache" {
+        return try parseCacheCommandLine(Array(zip(arguments, rawArguments).dropFirst()))
     } else if let first = arguments.first, let command = NetworkCommand(rawValue: first) {
         options = Options(mode: command == .send ? .pack : .unpack)
         networkCommand = command
@@ -354,7 +362,8 @@ private func parseChunkSize(_ text: String) throws(UsageError) -> Int {
 }
 
 /// A byte count, with an optional binary suffix: `4096`, `64K`, `1M`, `2G`, `1T` (KiB, MiB, GiB, TiB).
-private func parseSize(_ text: String, option: String, range: ClosedRange<Int>) throws(UsageError) -> Int {
+/// `usage`: the usage lines a mistake prints (``UsageError/usage``).
+func parseSize(_ text: String, option: String, range: ClosedRange<Int>, usage: String? = nil) throws(UsageError) -> Int {
     var digits = Substring(text)
     var multiplier = 1
     switch digits.last {
@@ -366,11 +375,12 @@ private func parseSize(_ text: String, option: String, range: ClosedRange<Int>) 
     }
     if multiplier != 1 { digits = digits.dropLast() }
     guard let number = Int(digits), number >= 0 else {
-        throw UsageError(message: "\(option) takes a size in bytes, not '\(text)'")
+        throw UsageError(message: "\(option) takes a size in bytes, not '\(text)'", usage: usage)
     }
     let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
     guard !overflow, range.contains(product) else {
-        throw UsageError(message: "\(option) must be \(range.lowerBound) to \(range.upperBound) bytes, not '\(text)'")
+        throw UsageError(message: "\(option) must be \(range.lowerBound) to \(range.upperBound) bytes, not '\(text)'",
+                         usage: usage)
     }
     return product
 }

@@ -40,6 +40,7 @@ final class EntryFile: @unchecked Sendable {
             try? SystemCalls.close(fd, target: path.description)
             throw error
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         self.path = path
         descriptor = fd
         size = Int64(info.st_size)

@@ -498,6 +498,7 @@ Usage: gzstream [-cdfklnNqrtv0-9] [-S SUF] [FILE ...]  (as gzip)
        gzstream index [-f] FILE.gz ...
        gzstream send [OPTIONS] HOST:PORT [FILE]
        gzstream receive [OPTIONS] [HOST:]PORT [-o FILE]
+       gzstream cache put|get|list|remove|clear|prune [OPTIONS] [KEY] [FILE]
 Try 'gzstream --help' for more information.
 
 """
