@@ -82,3 +82,14 @@ func lookupBytes(_ cache: DiskCache, _ key: String, verifyingFirst: Bool = false
     defer { stream.close() }
     return try stream.readToEnd()
 }
+
+/// Runs `body` on a thread of its own and waits for it without holding one of Swift
+/// concurrency's threads: a long blocking test must not starve the suite's other tests (on 2
+/// cores there are only 2 such threads, and a starved test fails its time limit).
+func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Swift.Result { try body() }) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
