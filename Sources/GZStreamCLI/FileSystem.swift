@@ -1,4 +1,5 @@
 import ByteStreams
+import StreamCache
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -178,7 +179,7 @@ final class TemporaryFile {
     }
 }
 
-/// Removes the temporary outputs when SIGINT, SIGTERM, SIGHUP or SIGXCPU (`ulimit -t`) arrives,
+/// Removes the temporary outputs (and a cache entry being written) when SIGINT, SIGTERM, SIGHUP or SIGXCPU (`ulimit -t`) arrives,
 /// erases the progress line shown on a terminal (``progressColumnsShown``), then dies of the
 /// same signal, so an interrupted run leaves neither a partial output, a stray temporary file
 /// nor a stale line.
@@ -188,6 +189,7 @@ public func installInterruptCleanup() {
     // Globals are initialised on first use: done here, not in the handler.
     _ = pendingTemporaryPath.load(ordering: .sequentiallyConsistent)
     _ = pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)
+    _ = pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)
     _ = progressColumnsShown.load(ordering: .sequentiallyConsistent)
     _ = progressStopped.load(ordering: .sequentiallyConsistent)
     _ = progressDrawing.load(ordering: .sequentiallyConsistent)
@@ -199,6 +201,9 @@ public func installInterruptCleanup() {
                 unlink(path)
             }
             if let path = UnsafePointer<CChar>(bitPattern: pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)) {
+                unlink(path)
+            }
+            if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {
                 unlink(path)
             }
             eraseProgressLine()

@@ -1,10 +1,16 @@
 import ByteStreams
 import CSodium
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+/// The path of a temporary entry being written, as a C string from `strdup` (0 for none), for
+/// a command's signal handler to remove when interrupted (async-signal-safe to read). Holds the
+/// first of the stores under way when there are several.
+package let pendingTemporaryEntryPath = Atomic<UInt>(0)
 
 /// A new entry being written: a file `.tmp-` + 16 random hexadecimal digits in the cache
 /// directory (so the rename into place stays on one file system), mode 0600, created with
@@ -15,6 +21,8 @@ final class TemporaryEntry {
     let path: Pathname
     let descriptor: Int32
     private var isOpen = true
+    /// Whether this entry's path is the one in ``pendingTemporaryEntryPath``.
+    private var isPending = false
 
     init(in directory: Pathname) throws {
         var random = [UInt8](repeating: 0, count: 8)
@@ -22,6 +30,15 @@ final class TemporaryEntry {
         let name = Self.prefix + random.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
         path = Pathname(directory.description + "/" + name)
         descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+        let copy = UInt(bitPattern: path.withCString { strdup($0) })
+        isPending = pendingTemporaryEntryPath.compareExchange(expected: 0, desired: copy, ordering: .sequentiallyConsistent).exchanged
+        if !isPending { free(UnsafeMutableRawPointer(bitPattern: copy)) }
+    }
+
+    private func clearPending() {
+        guard isPending else { return }
+        isPending = false
+        free(UnsafeMutableRawPointer(bitPattern: pendingTemporaryEntryPath.exchange(0, ordering: .sequentiallyConsistent)))
     }
 
     static func isTemporary(_ name: String) -> Bool {
@@ -33,6 +50,7 @@ final class TemporaryEntry {
         isOpen = false
         try SystemCalls.close(descriptor, target: path.description)
         try SystemCalls.rename(path, to: destination)
+        clearPending()
     }
 
     /// Closes and removes the file, if it was not published.
@@ -42,5 +60,6 @@ final class TemporaryEntry {
             try? SystemCalls.close(descriptor, target: path.description)
         }
         _ = try? SystemCalls.unlink(path)
+        clearPending()
     }
 }

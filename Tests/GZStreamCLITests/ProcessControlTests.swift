@@ -103,6 +103,54 @@ struct ProcessControlTests {
         }
     }
 
+    @Test("a signal during cache put removes the entry's temporary file and stores nothing",
+          .timeLimit(.minutes(1)), arguments: [SIGINT, SIGTERM, SIGHUP, SIGXCPU])
+    func interruptedCachePut(signalNumber: Int32) throws {
+        try withScratch { scratch in
+            let fifo = scratch.path("fifo")
+            let cacheDirectory = scratch.path("cache")
+            #expect(mkfifo(fifo, 0o644) == 0)
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", #"exec >"$0"; while :; do head -c 65536 /dev/urandom || exit 1; sleep 0.05; done"#, fifo]
+            writer.standardInput = handle("/dev/null", writing: false)
+            writer.standardOutput = handle("/dev/null", writing: true)
+            writer.standardError = handle("/dev/null", writing: true)
+            try withDefaultSignalMask { try writer.run() }
+            defer {
+                if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
+                _ = waitForExit(writer, timeout: 10)
+            }
+            let errPath = scratch.ioPath("stderr")
+            let putter = Process()
+            putter.executableURL = URL(fileURLWithPath: Locations.binary)
+            putter.arguments = ["cache", "put", "--dir", cacheDirectory, "key", fifo]
+            putter.standardInput = handle("/dev/null", writing: false)
+            putter.standardOutput = handle(scratch.ioPath("stdout"), writing: true)
+            putter.standardError = handle(errPath, writing: true)
+            try withDefaultSignalMask { try putter.run() }
+            defer {
+                if putter.isRunning { kill(putter.processIdentifier, SIGKILL) }
+                _ = waitForExit(putter, timeout: 10)
+            }
+            let deadline = Date().addingTimeInterval(20)
+            var temporaries: [String] = []
+            while temporaries.isEmpty && putter.isRunning && Date() < deadline {
+                temporaries = ((try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) ?? []).filter { $0.hasPrefix(".tmp-") }
+                if temporaries.isEmpty { usleep(10_000) }
+            }
+            try #require(temporaries.count == 1, "no temporary entry appeared")
+            usleep(300_000) // let some data through
+            #expect(putter.isRunning)
+            kill(putter.processIdentifier, signalNumber)
+            #expect(!waitForExit(putter, timeout: 20))
+            #expect(putter.terminationReason == .uncaughtSignal)
+            #expect(putter.terminationStatus == signalNumber)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cacheDirectory) == [])
+            #expect(try readBytes(errPath) == [])
+        }
+    }
+
     static let packRefusal = "gzstream: standard output: compressed data not written to a terminal (use -f to force)\n"
     static let unpackRefusal = "gzstream: standard input: compressed data not read from a terminal (use -f to force)\n"
 
