@@ -44,7 +44,8 @@ public final class DiskCache: Sendable {
     private let key: SecretStreamKey?
     private let hashKey: SecretStreamKey?
 
-    /// A disk cache in `directory`, created (mode 0700, parents too) when missing.
+    /// A disk cache in `directory`, created (mode 0700, parents too) by the first store: a
+    /// lookup, listing or prune of a missing directory finds nothing and creates nothing.
     /// - Parameters:
     ///   - directory: The entries' directory; `nil` for ``defaultDirectory()``.
     ///   - key: The 32-byte key to encrypt entries with; `nil` stores them compressed only.
@@ -54,7 +55,7 @@ public final class DiskCache: Sendable {
     ///   - compressionThreads: Deflating threads per store, `1...256`; default 1. Above 1, a
     ///     store deflates in parallel blocks, as `gzstream pack -p` does.
     /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range, or when there
-    ///   is no directory and no `XDG_CACHE_HOME` or `HOME`; the `mkdir(2)` error.
+    ///   is no directory and no `XDG_CACHE_HOME` or `HOME`.
     public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int64? = nil,
                 maximumAge: Duration? = nil, compressionLevel: Int = 6, compressionThreads: Int = 1) throws {
         let operation = "create DiskCache"
@@ -77,7 +78,6 @@ public final class DiskCache: Sendable {
         self.maximumAge = maximumAge
         self.compressionLevel = compressionLevel
         self.compressionThreads = compressionThreads
-        try Self.makeDirectories(path)
     }
 
     /// `$XDG_CACHE_HOME/gzstream` when that variable holds an absolute path, else
@@ -108,7 +108,13 @@ public final class DiskCache: Sendable {
     @discardableResult
     public func store(from input: ByteInputStream, forKey key: String) throws -> CacheEntryInfo {
         let name = entryName(for: key)
-        let temporary = try TemporaryEntry(in: directory)
+        let temporary: TemporaryEntry
+        do {
+            temporary = try TemporaryEntry(in: directory)
+        } catch let error as ByteStreamError where error.errno == ENOENT {
+            try Self.makeDirectories(directory.description)
+            temporary = try TemporaryEntry(in: directory)
+        }
         var published = false
         defer { if !published { temporary.discard() } }
         let file = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
@@ -137,7 +143,9 @@ public final class DiskCache: Sendable {
         published = true
         let info = CacheEntryInfo(name: name.fileName, storedSize: storedSize, plainSize: plainSize,
                                   lastUse: Date().timeIntervalSince1970, isEncrypted: isEncrypted)
-        if maximumSize != nil { try enforceLimits(justStored: name.fileName) }
+        // The entry is stored: a failure to apply the limits now is left for the next store or
+        // prune to meet, not reported as a failed store.
+        if maximumSize != nil { _ = try? enforceLimits(justStored: name.fileName) }
         return info
     }
 
@@ -235,7 +243,7 @@ public final class DiskCache: Sendable {
     @discardableResult
     public func removeAll() throws -> Int {
         var removed = 0
-        for name in try SystemCalls.directoryEntries(directory) {
+        for name in try directoryNames() {
             if EntryName(fileName: name) != nil {
                 if try SystemCalls.unlink(child(name)) { removed += 1 }
             } else if TemporaryEntry.isTemporary(name) {
@@ -248,7 +256,7 @@ public final class DiskCache: Sendable {
     /// The entries, least recently used first. Files that are not entries are left out.
     public func entries() throws -> [CacheEntryInfo] {
         var result: [CacheEntryInfo] = []
-        for name in try SystemCalls.directoryEntries(directory) where EntryName(fileName: name) != nil {
+        for name in try directoryNames() where EntryName(fileName: name) != nil {
             guard let file = try? EntryFile(opening: child(name)) else { continue }
             let header = try? EntryFormat.decode(file.readHeader())
             result.append(CacheEntryInfo(name: name, storedSize: file.size, plainSize: header?.plainSize,
@@ -273,7 +281,7 @@ public final class DiskCache: Sendable {
         let now = Date().timeIntervalSince1970
         let maximumAgeSeconds = maximumAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         var live: [(name: String, size: Int64, lastUse: Double)] = []
-        for name in try SystemCalls.directoryEntries(directory) {
+        for name in try directoryNames() {
             let path = child(name)
             let isEntry = EntryName(fileName: name) != nil
             guard isEntry || TemporaryEntry.isTemporary(name), let info = try SystemCalls.status(ofPath: path),
@@ -324,6 +332,15 @@ public final class DiskCache: Sendable {
     private func entryName(for key: String) -> EntryName { EntryName(key: key, hashKey: hashKey) }
     private func path(of name: EntryName) -> Pathname { child(name.fileName) }
     private func child(_ name: String) -> Pathname { Pathname(directory.description + "/" + name) }
+
+    /// The names in the cache directory; none when it does not exist (yet).
+    private func directoryNames() throws -> [String] {
+        do {
+            return try SystemCalls.directoryEntries(directory)
+        } catch let error as ByteStreamError where error.errno == ENOENT {
+            return []
+        }
+    }
 
     private static func makeDirectories(_ path: String) throws {
         var prefix = path.hasPrefix("/") ? "" : "."

@@ -88,6 +88,23 @@ struct DiskCacheRoundTripTests {
         }
     }
 
+    @Test("lookups, listing and pruning of a missing directory create nothing; the first store creates it, mode 0700")
+    func directoryMadeByFirstStore() throws {
+        try withTemporaryDirectory { scratch in
+            let directory = scratch + "/a/b/cache"
+            let cache = try DiskCache(directory: directory, key: testKey(), maximumSize: 1 << 20, maximumAge: .seconds(60))
+            #expect(try cache.data(forKey: "k").miss == .notFound)
+            #expect(try cache.entries().isEmpty)
+            #expect(try cache.prune().removedBytes == 0)
+            #expect(try cache.removeAll() == 0)
+            #expect(!fileExists(scratch + "/a"))
+            try cache.store(Array("value".utf8), forKey: "k")
+            let mode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
+            #expect(mode == 0o700)
+            #expect(try cache.data(forKey: "k").value == Data("value".utf8))
+        }
+    }
+
     @Test("an entry holds neither the plain text, the key nor the encryption key")
     func entryHoldsNoSecrets() throws {
         try withTemporaryDirectory { directory in
