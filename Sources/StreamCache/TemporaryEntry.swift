@@ -24,8 +24,11 @@ final class TemporaryEntry {
         descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
     }
 
+    /// Whether `name` is one this type makes: the prefix and 16 lowercase hexadecimal digits.
     static func isTemporary(_ name: String) -> Bool {
-        name.hasPrefix(prefix) && name.utf8.count == prefix.utf8.count + 16
+        let utf8 = Array(name.utf8)
+        return name.hasPrefix(prefix) && utf8.count == prefix.utf8.count + 16
+            && EntryName.lowercaseHexBytes(Array(utf8.dropFirst(prefix.utf8.count))) != nil
     }
 
     /// Closes the file and renames it to `destination`.

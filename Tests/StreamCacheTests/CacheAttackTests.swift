@@ -1,0 +1,197 @@
+import ByteStreams
+import Dispatch
+import Foundation
+import GzipStreams
+import StreamCache
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Hostile inputs and situations for the cache: odd directory contents, hand-made entries
+// (gzip bombs, lying headers, huge chunks), files changed while read, odd keys, and threads.
+
+// MARK: Helpers
+
+/// The 32 bytes of an entry file name (64 hexadecimal digits).
+private func hashBytes(ofFileName name: String) -> [UInt8] {
+    let digits = Array(name.utf8)
+    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+}
+
+/// The 16-byte entry header: `GZSC`, version 1, flags, two zero bytes, the plain size.
+private func entryHeader(encrypted: Bool, plainSize: UInt64) -> [UInt8] {
+    Array("GZSC".utf8) + [1, encrypted ? 1 : 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: plainSize >> UInt64(56 - 8 * $0)) }
+}
+
+/// A gzip member of `input`'s bytes bound (FEXTRA subfield `GC`) to `key`'s entry in `cache`,
+/// encrypted with `encryptionKey` when given: the payload of an entry, made by hand.
+private func boundPayload(_ cache: DiskCache, key: String, input: ByteInputStream, level: Int = 6,
+                          encryptionKey: SecretStreamKey? = nil, chunkSize: Int = SecretStreamFraming.defaultChunkSize) throws -> [UInt8] {
+    let hash = hashBytes(ofFileName: cache.entryFileName(forKey: key))
+    let memory = MemoryOutputStream()
+    let payload: ByteOutputStream = if let encryptionKey {
+        try EncryptingOutputStream(wrapping: memory, key: encryptionKey, chunkSize: chunkSize, closesInnerStream: false)
+    } else { memory }
+    let gzip = try GzipOutputStream(wrapping: payload, level: level, header: GzipHeader(extraField: [0x47, 0x43, 32, 0] + hash),
+                                    closesInnerStream: encryptionKey != nil)
+    try gzip.openOrThrow()
+    try input.copy(to: gzip, chunkSize: 64 << 10)
+    try gzip.closeOrThrow()
+    return Array(memory.data)
+}
+
+/// Reads a stream to its end in pieces, keeping only the count and whether the bytes were
+/// all zero; rethrows its error.
+private func drain(_ stream: ByteInputStream) throws -> Int64 {
+    var total: Int64 = 0
+    var chunk = [UInt8](repeating: 0, count: 64 << 10)
+    while true {
+        let count = chunk.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
+        if count < 0 { throw stream.streamError ?? POSIXError(.EIO) }
+        if count == 0 { return total }
+        total += Int64(count)
+    }
+}
+
+private func isEmpty(_ result: PruneResult) -> Bool {
+    result.expiredCount == 0 && result.evictedCount == 0 && result.abandonedTemporaryCount == 0 && result.removedBytes == 0
+}
+
+private func directoryNames(_ directory: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+}
+
+// MARK: Directory contents
+
+@Suite("Cache attack: odd directory contents", .timeLimit(.minutes(2)))
+struct CacheAttackDirectoryTests {
+    @Test("names with signs (+0+0…, .tmp-+0…) or other letters are neither entries nor temporary files: kept")
+    func signedHexNames() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, maximumSize: 0)
+            // UInt8("+f", radix: 16) is 15, and UInt8("-0", radix: 16) is 0.
+            let names = [String(repeating: "+0", count: 32), String(repeating: "-0", count: 32),
+                         String(repeating: "+f", count: 32), "+" + String(repeating: "a", count: 63),
+                         ".tmp-" + String(repeating: "+0", count: 8), ".tmp-" + String(repeating: "z", count: 16)]
+            for name in names {
+                try writeFileBytes(Array("not an entry".utf8), to: directory + "/" + name)
+                setFileTime(directory + "/" + name, seconds: 1_000_000)
+            }
+            #expect(try cache.entries().isEmpty)
+            _ = try cache.prune()
+            #expect(try directoryNames(directory) == names.sorted())
+            #expect(try cache.removeAll() == 0)
+            #expect(try directoryNames(directory) == names.sorted())
+        }
+    }
+
+}
+
+// MARK: Hand-made entries
+
+@Suite("Cache attack: hand-made entries", .timeLimit(.minutes(2)))
+struct CacheAttackCraftedEntryTests {
+    /// Every way to look `key` up: data, a stream read to its end, a verified stream, and the
+    /// two-tier cache's data and stream (with a promotion limit of 1 MiB).
+    func lookups(_ cache: DiskCache, _ key: String) throws -> [String: Result<Int64, Error>] {
+        var results: [String: Result<Int64, Error>] = [:]
+        let path = entryPath(cache, key)
+        let saved = try fileBytes(path)
+        func run(_ name: String, _ body: () throws -> Int64) {
+            try? writeFileBytes(saved, to: path)
+            results[name] = Result { try body() }
+        }
+        run("data") {
+            switch try cache.data(forKey: key) {
+            case .hit(let data, _): Int64(data.count)
+            case .miss(let miss): throw miss
+            }
+        }
+        for verifying in [false, true] {
+            run("stream verifying \(verifying)") {
+                switch try cache.inputStream(forKey: key, verifyingFirst: verifying) {
+                case .hit(let stream, _): defer { stream.close() }; return try drain(stream)
+                case .miss(let miss): throw miss
+                }
+            }
+        }
+        run("two-tier data") {
+            switch try TwoTierCache(disk: cache).data(forKey: key) {
+            case .hit(let data, _): Int64(data.count)
+            case .miss(let miss): throw miss
+            }
+        }
+        run("two-tier stream") {
+            switch try TwoTierCache(disk: cache).inputStream(forKey: key) {
+            case .hit(let stream, _): defer { stream.close() }; return try drain(stream)
+            case .miss(let miss): throw miss
+            }
+        }
+        return results
+    }
+
+    /// Expects every lookup to be a damaged miss and the file removed after each.
+    func expectDamagedEverywhere(_ cache: DiskCache, _ key: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for (name, result) in try lookups(cache, key) {
+            switch result {
+            case .success(let count): Issue.record("\(name): a hit of \(count) bytes", sourceLocation: sourceLocation)
+            case .failure(let error):
+                if case .damaged = error as? CacheMiss {} else { Issue.record("\(name): \(error)", sourceLocation: sourceLocation) }
+            }
+        }
+        #expect(!fileExists(entryPath(cache, key)), sourceLocation: sourceLocation)
+    }
+
+}
+
+// MARK: Files changed while read
+
+@Suite("Cache attack: files changed while read", .timeLimit(.minutes(2)))
+struct CacheAttackChangingFileTests {
+}
+
+// MARK: Keys
+
+@Suite("Cache attack: keys", .timeLimit(.minutes(2)))
+struct CacheAttackKeyTests {
+    static let oddKeys: [String] = [
+        "", "\0", "a\0b", "a\0c", "../../../etc/passwd", "/", ".", "..", ".tmp-0123456789abcdef",
+        String(repeating: "ab", count: 32), String(repeating: "AB", count: 32), "é", "e\u{301}", "\u{1F600}",
+        "\u{FEFF}", String(repeating: "k", count: 1 << 20), String(repeating: "k", count: (1 << 20) + 1),
+    ]
+
+}
+
+// MARK: Threads
+
+/// An input that gives `bytes` but waits, before its first byte, until released.
+private final class GatedInputStream: ByteInputStream, @unchecked Sendable {
+    private let bytes: [UInt8]
+    private var position = 0
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        super.init()
+    }
+
+    override func openBacking() throws {}
+    override func closeBacking() throws {}
+
+    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        if position == 0 {
+            started.signal()
+            release.wait()
+        }
+        let count = min(maxLength, bytes.count - position)
+        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + position, count: count) }
+        position += count
+        return count
+    }
+}
+
+@Suite("Cache attack: threads", .timeLimit(.minutes(2)))
+struct CacheAttackThreadTests {
+}
