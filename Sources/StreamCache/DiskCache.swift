@@ -231,16 +231,16 @@ public final class DiskCache: Sendable {
     }
 
     /// Removes every entry, and every temporary file (including those of writers still at
-    /// work, whose stores then fail). Returns the number of entries removed.
+    /// work, whose stores then fail). Returns the number of entries removed. A directory under
+    /// such a name stays, as a lookup leaves it.
     @discardableResult
     public func removeAll() throws -> Int {
         var removed = 0
         for name in try SystemCalls.directoryEntries(directory) {
-            if EntryName(fileName: name) != nil {
-                if try SystemCalls.unlink(child(name)) { removed += 1 }
-            } else if TemporaryEntry.isTemporary(name) {
-                try SystemCalls.unlink(child(name))
-            }
+            let isEntry = EntryName(fileName: name) != nil
+            guard isEntry || TemporaryEntry.isTemporary(name), let info = try SystemCalls.status(ofPath: child(name)),
+                  info.st_mode & S_IFMT != S_IFDIR else { continue }
+            if try SystemCalls.unlink(child(name)), isEntry { removed += 1 }
         }
         return removed
     }

@@ -86,6 +86,22 @@ struct CacheAttackDirectoryTests {
         }
     }
 
+    @Test("a directory under an entry's or a temporary file's name: removeAll removes the rest and does not throw")
+    func directoriesUnderEntryNames() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            try cache.store(Array("value".utf8), forKey: "k")
+            let entryDirectory = directory + "/" + cache.entryFileName(forKey: "directory")
+            let temporaryDirectory = directory + "/.tmp-0123456789abcdef"
+            try FileManager.default.createDirectory(atPath: entryDirectory, withIntermediateDirectories: false)
+            try FileManager.default.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: false)
+            setFileTime(temporaryDirectory, seconds: 1_000_000)
+            #expect(isEmpty(try cache.prune()))
+            #expect(try cache.removeAll() == 1)
+            #expect(try directoryNames(directory) == [".tmp-0123456789abcdef", cache.entryFileName(forKey: "directory")])
+        }
+    }
+
 }
 
 // MARK: Hand-made entries
