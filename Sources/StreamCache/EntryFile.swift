@@ -31,6 +31,13 @@ final class EntryFile: @unchecked Sendable {
             return nil
         } catch let error as ByteStreamError where error.errno == ELOOP {
             throw DamageFound(damage: .notCacheEntry)
+        } catch let error as ByteStreamError {
+            // A socket (ENXIO), or a device without a driver (ENXIO, ENODEV), fails to open:
+            // not a regular file either, so damage rather than an error.
+            if let info = try? SystemCalls.status(ofPath: path), info.st_mode & S_IFMT != S_IFREG {
+                throw DamageFound(damage: .notCacheEntry)
+            }
+            throw error
         }
         let info: stat
         do {

@@ -102,6 +102,30 @@ struct CacheAttackDirectoryTests {
         }
     }
 
+    @Test("a socket under an entry's name is a damaged miss, not an error")
+    func socketUnderEntryName() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            let path = entryPath(cache, "socket")
+            let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            #expect(socket >= 0)
+            defer { close(socket) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let pathBytes = Array(path.utf8)
+            try #require(pathBytes.count < MemoryLayout.size(ofValue: address.sun_path))
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in pathBytes.enumerated() { raw[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            try #require(bound == 0)
+            #expect(try cache.data(forKey: "socket").miss == .damaged(.notCacheEntry))
+            #expect(try cache.entries().isEmpty)
+        }
+    }
+
 }
 
 // MARK: Hand-made entries
