@@ -201,6 +201,29 @@ struct CacheAttackKeyTests {
         "\u{FEFF}", String(repeating: "k", count: 1 << 20), String(repeating: "k", count: (1 << 20) + 1),
     ]
 
+    @Test("canonically equivalent keys (é, e + U+0301) keep their own values through both tiers")
+    func canonicallyEquivalentKeys() throws {
+        try withTemporaryDirectory { directory in
+            let cache = TwoTierCache(disk: try DiskCache(directory: directory, key: testKey()))
+            let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+            try cache.store(Data("composed".utf8), forKey: composed)
+            try cache.store(Data("decomposed".utf8), forKey: decomposed)
+            #expect(try cache.data(forKey: composed).value == Data("composed".utf8))
+            #expect(try cache.data(forKey: decomposed).value == Data("decomposed".utf8))
+            cache.memory.removeAllObjects()
+            #expect(try cache.data(forKey: composed).value == Data("composed".utf8))
+            #expect(try cache.data(forKey: decomposed).value == Data("decomposed".utf8))
+            // The disk tier alone tells them apart, and so does the memory tier alone.
+            #expect(try cache.disk.data(forKey: composed).value == Data("composed".utf8))
+            let memory = MemoryCache<Int>()
+            memory.setObject(1, forKey: composed)
+            memory.setObject(2, forKey: decomposed)
+            #expect(memory.count == 2 && memory.object(forKey: composed) == 1 && memory.object(forKey: decomposed) == 2)
+            memory.removeObject(forKey: decomposed)
+            #expect(memory.keys == [composed] && memory.keys.first?.unicodeScalars.count == 4)
+        }
+    }
+
 }
 
 // MARK: Threads
