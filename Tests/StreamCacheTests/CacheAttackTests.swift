@@ -257,4 +257,61 @@ private final class GatedInputStream: ByteInputStream, @unchecked Sendable {
 
 @Suite("Cache attack: threads", .timeLimit(.minutes(2)))
 struct CacheAttackThreadTests {
+    @Test("a lookup during a store of a large value does not leave the old value in memory once the store is done")
+    func lookupDuringLargeStore() throws {
+        try withTemporaryDirectory { directory in
+            let cache = TwoTierCache(disk: try DiskCache(directory: directory), promotionLimit: 10_000)
+            let old = Data(sampleBytes(count: 1_000, seed: 1)), new = sampleBytes(count: 100_000, seed: 2)
+            try cache.store(old, forKey: "k")
+            let input = GatedInputStream(bytes: new)
+            let stored = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                _ = try? cache.store(from: input, forKey: "k")
+                stored.signal()
+            }
+            input.started.wait()
+            // The store is under way: the disk still holds the old value, and so may a lookup.
+            #expect(try cache.data(forKey: "k").value == old)
+            input.release.signal()
+            stored.wait()
+            let after = try cache.data(forKey: "k")
+            #expect(after.value == Data(new), "after the store: \(after.tier.map { "\($0)" } ?? "miss"), \(after.value?.count ?? -1) bytes")
+        }
+    }
+
+    @Test("stores of one key from 4 threads at once leave memory agreeing with the disk")
+    func overlappingStores() throws {
+        try withTemporaryDirectory { directory in
+            let cache = TwoTierCache(disk: try DiskCache(directory: directory), promotionLimit: 1 << 20)
+            var disagreements = 0
+            for round in 0..<150 {
+                DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                    _ = try? cache.store(Data(sampleBytes(count: 2_000 + 1_000 * thread, seed: UInt64(round * 4 + thread))), forKey: "k")
+                }
+                if let fromMemory = cache.memory.object(forKey: "k"), fromMemory != (try cache.disk.data(forKey: "k").value) {
+                    disagreements += 1
+                }
+            }
+            #expect(disagreements == 0)
+        }
+    }
+
+    @Test("a lookup during a removal does not bring the value back into memory")
+    func lookupDuringRemoval() throws {
+        try withTemporaryDirectory { directory in
+            let cache = TwoTierCache(disk: try DiskCache(directory: directory), promotionLimit: 1 << 20)
+            let value = Data(sampleBytes(count: 200_000, seed: 1))
+            var resurrected = 0
+            for _ in 0..<300 {
+                try cache.store(value, forKey: "k")
+                cache.memory.removeAllObjects()
+                let group = DispatchGroup()
+                DispatchQueue.global().async(group: group) { _ = try? cache.data(forKey: "k") }
+                DispatchQueue.global().async(group: group) { _ = try? cache.removeValue(forKey: "k") }
+                group.wait()
+                if try cache.data(forKey: "k").value != nil { resurrected += 1 }
+            }
+            #expect(resurrected == 0)
+        }
+    }
 }
