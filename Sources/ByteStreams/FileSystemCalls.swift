@@ -59,6 +59,18 @@ extension SystemCalls {
         }
     }
 
+    /// Reads up to `count` bytes at `offset` without moving the file offset; 0 only at the end
+    /// of the file. The corresponding C function is `pread(2)`.
+    package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64,
+                             target: String) throws -> Int {
+        while true {
+            let result = pread(fd, buffer, count, off_t(offset))
+            if result >= 0 { return result }
+            if errno == EINTR { continue }
+            throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
+        }
+    }
+
     /// Writes all of `bytes` at `offset` without moving the file offset.
     /// The corresponding C function is `pwrite(2)`.
     package static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, target: String) throws {

@@ -192,8 +192,6 @@ public final class DiskCache: Sendable {
                 let check = try CacheEntryInputStream(file: file, header: header, name: name, key: self.key, closesFile: false)
                 defer { check.close() }
                 try check.verify()
-                _ = try SystemCalls.seek(file.descriptor, to: Int64(EntryFormat.headerByteCount), whence: SEEK_SET,
-                                         target: file.path.description)
             }
             let stream = try CacheEntryInputStream(file: file, header: header, name: name, key: self.key)
             try stream.readAhead()

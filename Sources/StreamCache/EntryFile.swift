@@ -90,3 +90,51 @@ final class EntryFile: @unchecked Sendable {
         _ = try? SystemCalls.unlink(path)
     }
 }
+
+/// The payload of an entry file: its bytes from the end of the 16-byte header up to the size
+/// the file had when opened (``EntryFile/size``), read with `pread(2)` at an offset of its own.
+/// A file that another writer extends in place while it is read (appends, or a sparse
+/// `ftruncate`) is read no further than that size, so it cannot keep a reader reading; what
+/// lies past it is not part of the entry that was opened. A file cut meanwhile ends early,
+/// which the decoders report as truncated.
+///
+/// Property ``ByteStream/PropertyKey/fileCurrentOffset``: the read offset in the file, `Int64`;
+/// setting it moves it (what `GzipInputStream` does to decode a member again). Does not own
+/// or close the descriptor. Reads block. Not thread-safe.
+/// The corresponding C function is `pread(2)`.
+final class EntryPayloadInputStream: ByteInputStream, @unchecked Sendable {
+    private let file: EntryFile
+    private var offset = Int64(EntryFormat.headerByteCount)
+
+    init(file: EntryFile) {
+        self.file = file
+        super.init()
+    }
+
+    override func openBacking() throws {}
+    override func closeBacking() throws {}
+
+    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        let count = Int(min(Int64(maxLength), max(0, file.size - offset)))
+        guard count > 0 else { return 0 }
+        let got = try SystemCalls.read(file.descriptor, buffer, count, at: offset, target: file.path.description)
+        offset += Int64(got)
+        return got
+    }
+
+    override func property(forKey key: ByteStream.PropertyKey) -> Any? {
+        key == .fileCurrentOffset ? offset : nil
+    }
+
+    override func setProperty(_ value: Any?, forKey key: ByteStream.PropertyKey) -> Bool {
+        let newOffset: Int64? = switch value {
+        case let number as Int64: number
+        case let number as Int: Int64(number)
+        default: nil
+        }
+        guard key == .fileCurrentOffset, let newOffset, newOffset >= 0 else { return false }
+        offset = newOffset
+        if streamStatus == .atEnd { setStatus(.open) }
+        return true
+    }
+}

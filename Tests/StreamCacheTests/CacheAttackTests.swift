@@ -189,6 +189,51 @@ struct CacheAttackCraftedEntryTests {
 
 @Suite("Cache attack: files changed while read", .timeLimit(.minutes(2)))
 struct CacheAttackChangingFileTests {
+    @Test("a file that keeps growing while read does not keep the reader", arguments: [false, true])
+    func growingFile(encrypted: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
+            let plain = sampleBytes(count: 100_000, seed: 3)
+            try cache.store(plain, forKey: "k")
+            let path = entryPath(cache, "k")
+            let originalSize = try fileBytes(path).count
+            guard case .hit(let stream, _) = try cache.inputStream(forKey: "k") else { Issue.record("miss"); return }
+            defer { stream.close() }
+            // The first growth comes before the reader goes on.
+            do {
+                let fd = open(path, O_WRONLY)
+                try #require(fd >= 0)
+                ftruncate(fd, off_t(originalSize + (64 << 20)))
+                close(fd)
+            }
+            let done = QueueGuarded(false, label: "test.done")
+            let writerGaveUp = QueueGuarded(false, label: "test.gave-up")
+            let writer = Thread {
+                let fd = open(path, O_WRONLY)
+                guard fd >= 0 else { return }
+                defer { close(fd) }
+                var size = off_t(originalSize + (64 << 20))
+                // Grows the file (sparse zeros) by 64 MiB a step, faster than anyone reads.
+                for _ in 0..<3000 {
+                    if done.withLock({ $0 }) { return }
+                    size += 64 << 20
+                    ftruncate(fd, size)
+                    usleep(1000)
+                }
+                writerGaveUp.withLock { $0 = true }
+                ftruncate(fd, off_t(originalSize))
+            }
+            writer.start()
+            let result = Result { try stream.readToEnd() }
+            done.withLock { $0 = true }
+            while !writer.isFinished { usleep(1000) }
+            #expect(!writerGaveUp.withLock { $0 }, "the reader kept reading until the writer stopped")
+            switch result {
+            case .success(let bytes): #expect(bytes == plain)
+            case .failure(let error): #expect(error is CacheMiss, "\(error)")
+            }
+        }
+    }
 }
 
 // MARK: Keys
