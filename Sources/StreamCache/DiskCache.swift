@@ -203,15 +203,14 @@ public final class DiskCache: Sendable {
     }
 
     /// The plain bytes of the entry under `key`, read and checked whole, or why there are none.
-    /// - Parameter limit: The most bytes to accept; a larger entry throws (it is not damaged).
+    /// - Parameter limit: The most bytes to accept; a larger entry throws (it is not damaged)
+    ///   once `limit` bytes are read. The header's plain size is not trusted for this: a size
+    ///   changed in it is damage, found by reading.
     /// - Throws: The file system's errors; ``ByteStreamError`` `lengthLimitExceeded` over `limit`.
     public func data(forKey key: String, limit: Int = Int.max) throws -> CacheLookup<Data> {
         let lookup = try inputStream(forKey: key)
         guard case .hit(let stream, _) = lookup else { return .miss(lookup.miss ?? .notFound) }
         defer { stream.close() }
-        guard stream.plainSize <= Int64(limit) else {
-            throw ByteStreamError(.lengthLimitExceeded(limit: limit), operation: "read cache entry")
-        }
         do {
             return .hit(Data(try stream.readToEnd(limit: limit)), tier: .disk)
         } catch let miss as CacheMiss {

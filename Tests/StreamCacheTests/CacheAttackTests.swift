@@ -183,6 +183,30 @@ struct CacheAttackCraftedEntryTests {
         #expect(!fileExists(entryPath(cache, key)), sourceLocation: sourceLocation)
     }
 
+    @Test("a plain size raised in the header is a damaged miss for a lookup with a limit too, not a lasting error",
+          arguments: [false, true])
+    func raisedSizeWithLimit(encrypted: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
+            let twoTier = TwoTierCache(disk: cache)
+            for lookup in ["disk", "two-tier"] {
+                try cache.store(sampleBytes(count: 1000), forKey: "k")
+                let path = entryPath(cache, "k")
+                var bytes = try fileBytes(path)
+                bytes[10] = 0x01  // 2^40 bytes and more
+                try writeFileBytes(bytes, to: path)
+                let result = lookup == "disk" ? try cache.data(forKey: "k", limit: 1 << 20) : try twoTier.data(forKey: "k", limit: 1 << 20)
+                #expect(result.miss == .damaged(.sizeMismatch(stored: Int64(bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }), decoded: 1000)),
+                        "\(lookup)")
+                #expect(!fileExists(path), "\(lookup)")
+            }
+            // A real entry over the limit still throws, and stays.
+            try cache.store(sampleBytes(count: 300_000), forKey: "large")
+            #expect(throws: ByteStreamError.self) { _ = try cache.data(forKey: "large", limit: 100_000) }
+            #expect(try cache.data(forKey: "large", limit: 300_000).value?.count == 300_000)
+        }
+    }
+
 }
 
 // MARK: Files changed while read
