@@ -22,6 +22,16 @@ extension SystemCalls {
         }
     }
 
+    /// Makes `new` another name of the file `existing` names (a link is not followed). Returns
+    /// `false` when `new` exists already. The corresponding C function is `link(2)`.
+    @discardableResult
+    package static func link(_ existing: Pathname, to new: Pathname) throws -> Bool {
+        let result = existing.withCString { from in new.withCString { to in Glibc.link(from, to) } }
+        if result == 0 { return true }
+        if errno == EEXIST { return false }
+        throw ByteStreamError(.system(errno: errno), operation: "link", target: new.description)
+    }
+
     /// The corresponding C function is `unlink(2)`. Returns `false` when there was no such file.
     @discardableResult
     package static func unlink(_ path: Pathname) throws -> Bool {

@@ -165,8 +165,9 @@ public final class DiskCache: Sendable {
             guard let opened = try EntryFile(opening: path(of: name)) else { return .miss(.notFound) }
             file = opened
         } catch let found as DamageFound {
-            // Not a regular file: a link is removed (not what it points to); a directory stays.
-            _ = try? SystemCalls.unlink(path(of: name))
+            // Not a regular file: a link is removed (not what it points to); a directory stays;
+            // a regular file renamed into place since the open is a newer entry, and stays.
+            EntryFile.remove(path(of: name)) { $0.st_mode & S_IFMT != S_IFREG && $0.st_mode & S_IFMT != S_IFDIR }
             return .miss(.damaged(found.damage))
         }
         if let maximumAge {

@@ -85,9 +85,32 @@ final class EntryFile: @unchecked Sendable {
 
     /// Removes the file at `path` when it is still the file this object opened.
     func removeIfUnchanged() {
-        guard let current = try? SystemCalls.status(ofPath: path),
-              UInt(current.st_dev) == device, UInt(current.st_ino) == inode else { return }
-        _ = try? SystemCalls.unlink(path)
+        Self.remove(path) { UInt($0.st_dev) == device && UInt($0.st_ino) == inode }
+    }
+
+    /// Removes what is at `path` only if it is what `isDamaged` says to remove (given its
+    /// `lstat(2)`), even while other processes rename new entries into place: comparing, then
+    /// calling `unlink(2)` would remove a new entry renamed in between. So what is there is
+    /// first taken away by `rename(2)` (atomic) to a temporary name beside it and looked at
+    /// there: the damaged file is removed; anything else (a newer entry) is put back with
+    /// `link(2)`, unless yet another file has been renamed into place meanwhile, which is newer
+    /// still and stays. Meanwhile a lookup of `path` finds nothing: a miss. Best effort: a
+    /// failure leaves things as they are (or a temporary name, pruned after an hour).
+    static func remove(_ path: Pathname, ifStill isDamaged: (stat) -> Bool) {
+        guard let seen = try? SystemCalls.status(ofPath: path), isDamaged(seen),
+              let slash = path.bytes.lastIndex(of: UInt8(ascii: "/")),
+              let aside = Pathname(bytes: path.bytes[...slash] + Array(TemporaryEntry.randomName().utf8)),
+              (try? SystemCalls.rename(path, to: aside)) != nil else { return }
+        guard let taken = try? SystemCalls.status(ofPath: aside) else { return }
+        if !isDamaged(taken) {
+            if taken.st_mode & S_IFMT == S_IFDIR {
+                // link(2) cannot name a directory again; it goes back if the name is still free.
+                if (try? SystemCalls.status(ofPath: path)) == nil { try? SystemCalls.rename(aside, to: path) }
+                return
+            }
+            _ = try? SystemCalls.link(aside, to: path)
+        }
+        _ = try? SystemCalls.unlink(aside)
     }
 }
 

@@ -17,11 +17,15 @@ final class TemporaryEntry {
     private var isOpen = true
 
     init(in directory: Pathname) throws {
+        path = Pathname(directory.description + "/" + Self.randomName())
+        descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+    }
+
+    /// A new temporary file name: the prefix and 16 random lowercase hexadecimal digits.
+    static func randomName() -> String {
         var random = [UInt8](repeating: 0, count: 8)
         randombytes_buf(&random, random.count)
-        let name = Self.prefix + random.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-        path = Pathname(directory.description + "/" + name)
-        descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+        return prefix + random.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 
     /// Whether `name` is one this type makes: the prefix and 16 lowercase hexadecimal digits.

@@ -260,6 +260,12 @@ struct CacheAttackChangingFileTests {
     }
 }
 
+// MARK: Limits
+
+@Suite("Cache attack: limits", .timeLimit(.minutes(2)))
+struct CacheAttackLimitTests {
+}
+
 // MARK: Keys
 
 @Suite("Cache attack: keys", .timeLimit(.minutes(2)))
@@ -362,6 +368,55 @@ struct CacheAttackThreadTests {
                 }
             }
             #expect(disagreements == 0)
+        }
+    }
+
+    @Test("a lookup never removes a valid entry renamed over the link or damaged file it opened", arguments: ["link", "damaged"])
+    func removalRace(kind: String) throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            let plain = sampleBytes(count: 2_000, seed: 4)
+            try cache.store(plain, forKey: "k")
+            let path = entryPath(cache, "k")
+            // Beside the entries (a directory the cache leaves alone): the valid entry, and a
+            // damaged copy, each linked under the entry's name by rename(2), as another process's
+            // store would put them there.
+            let keep = directory + "/keep"
+            try #require(mkdir(keep, 0o700) == 0)
+            try #require(link(path, keep + "/valid") == 0)
+            try writeFileBytes(Array(try fileBytes(path).dropLast()), to: keep + "/damaged")
+            let stop = QueueGuarded(false, label: "test.stop")
+            let wrong = SharedCount()
+            let reader = DispatchGroup()
+            DispatchQueue.global().async(group: reader) {
+                while !stop.withLock({ $0 }) {
+                    if let found = try? cache.data(forKey: "k").value, found != Data(plain) { wrong.add() }
+                }
+            }
+            var lost = 0
+            for _ in 0..<10_000 {
+                // The thing a lookup removes…
+                unlink(keep + "/bad")
+                if kind == "link" {
+                    symlink("/nonexistent", keep + "/bad")
+                } else {
+                    link(keep + "/damaged", keep + "/bad")
+                }
+                rename(keep + "/bad", path)
+                usleep(20)
+                // …then the valid entry over it.
+                unlink(keep + "/good")
+                link(keep + "/valid", keep + "/good")
+                rename(keep + "/good", path)
+                usleep(50)
+                // Its names: keep/valid and the entry's (and a removal's temporary name).
+                var info = stat()
+                if stat(keep + "/valid", &info) == 0, info.st_nlink < 2 { lost += 1 }
+            }
+            stop.withLock { $0 = true }
+            reader.wait()
+            #expect(wrong.value == 0)
+            #expect(lost == 0, "valid entries removed by lookups that had opened something else")
         }
     }
 
