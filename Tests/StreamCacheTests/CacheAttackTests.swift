@@ -86,6 +86,31 @@ struct CacheAttackDirectoryTests {
         }
     }
 
+    @Test("uppercase, 63- and 65-digit names are not entries; a chmod 000 entry is still an entry")
+    func otherNames() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, key: testKey())
+            try cache.store(Array("value".utf8), forKey: "k")
+            let name = cache.entryFileName(forKey: "k")
+            let odd = [name.uppercased(), String(name.dropLast()), name + "0", "." + name.dropFirst()]
+            for oddName in odd { try FileManager.default.copyItem(atPath: directory + "/" + name, toPath: directory + "/" + oddName) }
+            #expect(try cache.entries().map(\.name) == [name])
+            let limited = try DiskCache(directory: directory, key: testKey(), maximumSize: 0)
+            _ = try limited.prune()
+            #expect(try directoryNames(directory) == odd.sorted())
+            try cache.store(Array("value".utf8), forKey: "k")
+            #expect(chmod(directory + "/" + name, 0) == 0)
+            if geteuid() == 0 {
+                // Root reads it anyway.
+                #expect(try cache.data(forKey: "k").value == Data("value".utf8))
+            } else {
+                #expect(throws: ByteStreamError.self) { _ = try cache.data(forKey: "k") }
+            }
+            #expect(try cache.removeAll() == 1)
+            #expect(try directoryNames(directory) == odd.sorted())
+        }
+    }
+
     @Test("a directory under an entry's or a temporary file's name: removeAll removes the rest and does not throw")
     func directoriesUnderEntryNames() throws {
         try withTemporaryDirectory { directory in
@@ -126,6 +151,29 @@ struct CacheAttackDirectoryTests {
         }
     }
 
+    @Test("a link to a file outside the directory is never followed, listed, evicted, or its target removed")
+    func linkOutside() throws {
+        try withTemporaryDirectory { outside in
+            try withTemporaryDirectory { directory in
+                let cache = try DiskCache(directory: directory, maximumSize: 0)
+                let unlimited = try DiskCache(directory: outside)
+                try unlimited.store(Array("outside value".utf8), forKey: "k")
+                let target = entryPath(unlimited, "k")
+                // A valid entry of this key, outside: the link still is not followed.
+                try FileManager.default.createSymbolicLink(atPath: entryPath(cache, "k"), withDestinationPath: target)
+                try FileManager.default.createSymbolicLink(atPath: entryPath(cache, "other"), withDestinationPath: target)
+                try FileManager.default.createSymbolicLink(atPath: directory + "/.tmp-0123456789abcdef", withDestinationPath: target)
+                #expect(try cache.entries().isEmpty)
+                #expect(isEmpty(try cache.prune()))
+                #expect(try cache.data(forKey: "k").miss == .damaged(.notCacheEntry))
+                #expect(try cache.inputStream(forKey: "other", verifyingFirst: true).miss == .damaged(.notCacheEntry))
+                #expect(try cache.removeAll() == 0)
+                #expect(try directoryNames(directory).isEmpty)
+                #expect(try fileBytes(target).count > 16)
+                #expect(try unlimited.data(forKey: "k").value == Data("outside value".utf8))
+            }
+        }
+    }
 }
 
 // MARK: Hand-made entries
@@ -183,6 +231,30 @@ struct CacheAttackCraftedEntryTests {
         #expect(!fileExists(entryPath(cache, key)), sourceLocation: sourceLocation)
     }
 
+    @Test("a gzip bomb (256 MiB of zeros) under a header saying 1000 bytes is a damaged miss in every lookup")
+    func bombUnderSmallSize() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            let bomb = try boundPayload(cache, key: "k", input: RepeatingInputStream(block: [UInt8](repeating: 0, count: 1 << 20), count: 256),
+                                        level: 9)
+            try writeFileBytes(entryHeader(encrypted: false, plainSize: 1000) + bomb, to: entryPath(cache, "k"))
+            try expectDamagedEverywhere(cache, "k")
+        }
+    }
+
+    @Test("a header saying Int64.max bytes over a small valid member is a damaged miss in every lookup")
+    func hugePlainSize() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            let member = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: sampleBytes(count: 5000)))
+            try writeFileBytes(entryHeader(encrypted: false, plainSize: UInt64(Int64.max)) + member, to: entryPath(cache, "k"))
+            try expectDamagedEverywhere(cache, "k")
+            // More than Int64.max: an invalid header.
+            try writeFileBytes(entryHeader(encrypted: false, plainSize: UInt64.max) + member, to: entryPath(cache, "k"))
+            #expect(try cache.data(forKey: "k").miss == .damaged(.invalidHeader(offset: 8)))
+        }
+    }
+
     @Test("a plain size raised in the header is a damaged miss for a lookup with a limit too, not a lasting error",
           arguments: [false, true])
     func raisedSizeWithLimit(encrypted: Bool) throws {
@@ -207,12 +279,97 @@ struct CacheAttackCraftedEntryTests {
         }
     }
 
+    @Test("a valid member followed by a second member (a bomb, or empty), or by garbage, is a damaged miss")
+    func secondMember() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            let plain = sampleBytes(count: 5000)
+            let first = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: plain))
+            let bomb = try boundPayload(cache, key: "k", input: RepeatingInputStream(block: [UInt8](repeating: 0, count: 1 << 20), count: 64), level: 9)
+            let empty = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: []))
+            for tail in [bomb, empty, empty + empty, [0x1f], Array("garbage".utf8)] {
+                try writeFileBytes(entryHeader(encrypted: false, plainSize: 5000) + first + tail, to: entryPath(cache, "k"))
+                try expectDamagedEverywhere(cache, "k")
+            }
+        }
+    }
+
+    @Test("a valid entry written with the largest chunk size (16 MiB) reads back; a forged 16 MiB prefix is a damaged miss")
+    func largestChunkSize() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, key: testKey())
+            let plain = sampleBytes(count: 3 << 20, seed: 5)
+            let payload = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: plain), encryptionKey: testKey(),
+                                           chunkSize: 16 << 20)
+            try writeFileBytes(entryHeader(encrypted: true, plainSize: UInt64(plain.count)) + payload, to: entryPath(cache, "k"))
+            #expect(try cache.data(forKey: "k").value == Data(plain))
+            #expect(try lookupBytes(cache, "k", verifyingFirst: true) == plain)
+            // Without the key: the same framing with another key's chunks.
+            let forged = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: plain), encryptionKey: otherKey(),
+                                          chunkSize: 16 << 20)
+            try writeFileBytes(entryHeader(encrypted: true, plainSize: UInt64(plain.count)) + forged, to: entryPath(cache, "k"))
+            try expectDamagedEverywhere(cache, "k")
+            // A prefix claiming 16 MiB chunks, then a chunk length past it.
+            var cut = Array(forged.prefix(33)) + [0x01, 0x00, 0x00, 0x12]
+            cut += [UInt8](repeating: 0, count: 100)
+            try writeFileBytes(entryHeader(encrypted: true, plainSize: UInt64(plain.count)) + cut, to: entryPath(cache, "k"))
+            try expectDamagedEverywhere(cache, "k")
+        }
+    }
+
+    @Test("zero bytes appended to an unencrypted entry (a crash's zero-filled tail) are skipped: the value read back is exact")
+    func zeroPadding() throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            let plain = sampleBytes(count: 5000)
+            try cache.store(plain, forKey: "k")
+            let path = entryPath(cache, "k")
+            try writeFileBytes(try fileBytes(path) + [UInt8](repeating: 0, count: 4096), to: path)
+            // gzip readers skip zero padding after the last member, and so does the cache: a hit,
+            // and its bytes are exactly those stored.
+            for verifying in [false, true] {
+                #expect(try lookupBytes(cache, "k", verifyingFirst: verifying) == plain)
+            }
+            #expect(try cache.data(forKey: "k").value == Data(plain))
+        }
+    }
 }
 
 // MARK: Files changed while read
 
 @Suite("Cache attack: files changed while read", .timeLimit(.minutes(2)))
 struct CacheAttackChangingFileTests {
+    @Test("an entry replaced by a store while read: the reader gets the old value whole; the new entry stays", arguments: [false, true])
+    func replacedWhileRead(encrypted: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
+            let old = sampleBytes(count: 300_000, seed: 1), new = sampleBytes(count: 200_000, seed: 2)
+            try cache.store(old, forKey: "k")
+            guard case .hit(let stream, _) = try cache.inputStream(forKey: "k") else { Issue.record("miss"); return }
+            defer { stream.close() }
+            let first = try stream.readChunk(maxLength: 1000)
+            try cache.store(new, forKey: "k")
+            #expect(first + (try stream.readToEnd()) == old)
+            #expect(try cache.data(forKey: "k").value == Data(new))
+        }
+    }
+
+    @Test("a damaged entry replaced by a store while read: the reader fails, the new entry is not removed", arguments: [false, true])
+    func damagedReplacedWhileRead(encrypted: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
+            let old = sampleBytes(count: 300_000, seed: 1), new = sampleBytes(count: 200_000, seed: 2)
+            try cache.store(old, forKey: "k")
+            let path = entryPath(cache, "k")
+            try writeFileBytes(Array(try fileBytes(path).dropLast(3)), to: path)
+            guard case .hit(let stream, _) = try cache.inputStream(forKey: "k") else { Issue.record("miss"); return }
+            defer { stream.close() }
+            try cache.store(new, forKey: "k")
+            #expect(throws: CacheMiss.self) { _ = try stream.readToEnd() }
+            #expect(try cache.data(forKey: "k").value == Data(new))
+        }
+    }
+
     @Test("a file that keeps growing while read does not keep the reader", arguments: [false, true])
     func growingFile(encrypted: Bool) throws {
         try withTemporaryDirectory { directory in
@@ -264,6 +421,62 @@ struct CacheAttackChangingFileTests {
 
 @Suite("Cache attack: limits", .timeLimit(.minutes(2)))
 struct CacheAttackLimitTests {
+    @Test("maximumSize 0 keeps nothing (a store applies the limit to all); an entry exactly at the limit is kept")
+    func zeroAndExactLimits() throws {
+        try withTemporaryDirectory { directory in
+            let unlimited = try DiskCache(directory: directory)
+            try unlimited.store(Array("other".utf8), forKey: "other")
+            let zero = try DiskCache(directory: directory, maximumSize: 0)
+            let info = try zero.store(sampleBytes(count: 1000), forKey: "k")
+            #expect(info.storedSize > 0)
+            #expect(try zero.data(forKey: "k").miss == .notFound)
+            #expect(try directoryNames(directory).isEmpty)
+            let size = try unlimited.store(sampleBytes(count: 1000), forKey: "exact").storedSize
+            try unlimited.removeAll()
+            let exact = try DiskCache(directory: directory, maximumSize: size)
+            try exact.store(sampleBytes(count: 1000), forKey: "exact")
+            #expect(try exact.data(forKey: "exact").value == Data(sampleBytes(count: 1000)))
+        }
+    }
+
+    @Test("the entry just stored stays even when the others' times are in the future; ties go by name")
+    func justStoredStaysUnderClockSkew() throws {
+        try withTemporaryDirectory { directory in
+            let unlimited = try DiskCache(directory: directory)
+            let future = Int(Date().timeIntervalSince1970) + 86_400
+            var size: Int64 = 0
+            for key in ["a", "b", "c"] {
+                size = max(size, try unlimited.store(sampleBytes(count: 1000, seed: 1), forKey: key).storedSize)
+                setFileTime(entryPath(unlimited, key), seconds: future)
+            }
+            let limited = try DiskCache(directory: directory, maximumSize: 2 * size)
+            try limited.store(sampleBytes(count: 1000, seed: 1), forKey: "new")
+            #expect(fileExists(entryPath(limited, "new")))
+            // Equal times: the names decide, smallest first.
+            let names = ["a", "b", "c"].map(limited.entryFileName(forKey:)).sorted()
+            #expect(try limited.entries().map(\.name).sorted() == [names[2], limited.entryFileName(forKey: "new")].sorted())
+        }
+    }
+
+    @Test("prune: expired entries go first, then the least recently used; temporary files count for neither")
+    func pruneOrder() throws {
+        try withTemporaryDirectory { directory in
+            let unlimited = try DiskCache(directory: directory)
+            let now = Int(Date().timeIntervalSince1970)
+            var size: Int64 = 0
+            for (index, key) in ["expired", "old", "middle", "recent"].enumerated() {
+                size = max(size, try unlimited.store(sampleBytes(count: 1000, seed: 2), forKey: key).storedSize)
+                setFileTime(entryPath(unlimited, key), seconds: now - [100_000, 3000, 2000, 1000][index])
+            }
+            // A fresh temporary file larger than everything: neither counted nor removed.
+            try writeFileBytes(sampleBytes(count: 100_000), to: directory + "/.tmp-00000000000000ff")
+            let limited = try DiskCache(directory: directory, maximumSize: 2 * size, maximumAge: .seconds(86_400))
+            let result = try limited.prune()
+            #expect(result.expiredCount == 1 && result.evictedCount == 1 && result.abandonedTemporaryCount == 0)
+            #expect(try limited.entries().map(\.name) == ["middle", "recent"].map(limited.entryFileName(forKey:)))
+            #expect(fileExists(directory + "/.tmp-00000000000000ff"))
+        }
+    }
 }
 
 // MARK: Keys
@@ -275,6 +488,20 @@ struct CacheAttackKeyTests {
         String(repeating: "ab", count: 32), String(repeating: "AB", count: 32), "é", "e\u{301}", "\u{1F600}",
         "\u{FEFF}", String(repeating: "k", count: 1 << 20), String(repeating: "k", count: (1 << 20) + 1),
     ]
+
+    @Test("odd keys (empty, NUL, paths, 64 hex digits, decomposed accents, 1 MiB) are distinct entries in the directory", arguments: [false, true])
+    func oddKeys(encrypted: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
+            for (index, key) in Self.oddKeys.enumerated() { try cache.store(Array("value \(index)".utf8), forKey: key) }
+            let names = Self.oddKeys.map(cache.entryFileName(forKey:))
+            #expect(Set(names).count == Self.oddKeys.count)
+            #expect(try directoryNames(directory) == names.sorted())
+            for (index, key) in Self.oddKeys.enumerated() {
+                #expect(try cache.data(forKey: key).value == Data("value \(index)".utf8), "key \(index)")
+            }
+        }
+    }
 
     @Test("canonically equivalent keys (é, e + U+0301) keep their own values through both tiers")
     func canonicallyEquivalentKeys() throws {
@@ -299,6 +526,28 @@ struct CacheAttackKeyTests {
         }
     }
 
+    @Test("names differ between keyed and unkeyed caches and between keys; no file holds the key")
+    func namesAndKeys() throws {
+        try withTemporaryDirectory { directory in
+            let plain = try DiskCache(directory: directory)
+            let keyed = try DiskCache(directory: directory, key: testKey())
+            let other = try DiskCache(directory: directory, key: otherKey())
+            let again = try DiskCache(directory: directory, key: testKey())
+            for key in ["", "k", String(repeating: "x", count: 100_000)] {
+                let names = [plain, keyed, other].map { $0.entryFileName(forKey: key) }
+                #expect(Set(names).count == 3)
+                #expect(again.entryFileName(forKey: key) == keyed.entryFileName(forKey: key))
+                for cache in [plain, keyed, other] { try cache.store(sampleBytes(count: 10_000), forKey: key) }
+                #expect(try plain.data(forKey: key).value != nil && keyed.data(forKey: key).value != nil && other.data(forKey: key).value != nil)
+            }
+            let keyHex = testKeyBytes.map { String(format: "%02x", $0) }.joined()
+            for name in try directoryNames(directory) {
+                let bytes = try fileBytes(directory + "/" + name)
+                #expect(!contains(bytes, testKeyBytes) && !contains(bytes, otherKeyBytes) && !contains(bytes, Array(keyHex.utf8)))
+                #expect(!name.contains(keyHex))
+            }
+        }
+    }
 }
 
 // MARK: Threads
@@ -368,6 +617,81 @@ struct CacheAttackThreadTests {
                 }
             }
             #expect(disagreements == 0)
+        }
+    }
+
+    @Test("8 threads store, look up, verify, remove and prune 6 keys through two DiskCaches (one limited) and two TwoTierCaches")
+    func manyThreadsOneDirectory() throws {
+        try withTemporaryDirectory { directory in
+            let unlimited = try DiskCache(directory: directory, key: testKey())
+            let limited = try DiskCache(directory: directory, key: testKey(), maximumSize: 150_000)
+            let tiers = [TwoTierCache(memory: MemoryCache(countLimit: 3), disk: unlimited, promotionLimit: 8_000),
+                         TwoTierCache(memory: MemoryCache(totalCostLimit: 20_000), disk: limited, promotionLimit: 8_000)]
+            // Each key has three values: 3 kB (kept in memory), 30 kB and 90 kB (disk only).
+            @Sendable func value(_ key: Int, _ version: Int) -> [UInt8] {
+                sampleBytes(count: [3_000, 30_000, 90_000][version], seed: UInt64(key * 10 + version))
+            }
+            let problems = QueueGuarded([String](), label: "test.problems")
+            @Sendable func check(_ found: [UInt8]?, _ miss: CacheMiss?, key: Int, _ what: String) {
+                if let found {
+                    if !(0..<3).contains(where: { value(key, $0) == found }) { problems.withLock { $0.append("\(what): wrong \(found.count) bytes") } }
+                } else if miss != .notFound {
+                    problems.withLock { $0.append("\(what): \(miss.map { "\($0)" } ?? "nil")") }
+                }
+            }
+            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                var generator = SplitMix64(seed: UInt64(100 + thread))
+                for _ in 0..<60 {
+                    let key = Int(generator.next() % 6), version = Int(generator.next() % 3)
+                    let disk = generator.next() % 2 == 0 ? unlimited : limited
+                    let tier = tiers[Int(generator.next() % 2)]
+                    do {
+                        switch generator.next() % 9 {
+                        case 0: try disk.store(value(key, version), forKey: "key \(key)")
+                        case 1: try tier.store(Data(value(key, version)), forKey: "key \(key)")
+                        case 2: try tier.store(from: MemoryInputStream(bytes: value(key, version)), forKey: "key \(key)")
+                        case 3:
+                            let lookup = try disk.data(forKey: "key \(key)")
+                            check(lookup.value.map(Array.init), lookup.miss, key: key, "disk data")
+                        case 4:
+                            let lookup = try tier.data(forKey: "key \(key)")
+                            check(lookup.value.map(Array.init), lookup.miss, key: key, "tier data")
+                        case 5:
+                            let lookup = try disk.inputStream(forKey: "key \(key)", verifyingFirst: generator.next() % 2 == 0)
+                            if case .hit(let stream, _) = lookup {
+                                defer { stream.close() }
+                                check(try stream.readToEnd(), nil, key: key, "disk stream")
+                            } else {
+                                check(nil, lookup.miss, key: key, "disk stream")
+                            }
+                        case 6:
+                            let lookup = try tier.inputStream(forKey: "key \(key)")
+                            if case .hit(let stream, _) = lookup {
+                                defer { stream.close() }
+                                check(try stream.readToEnd(), nil, key: key, "tier stream")
+                            } else {
+                                check(nil, lookup.miss, key: key, "tier stream")
+                            }
+                        case 7: try tier.removeValue(forKey: "key \(key)")
+                        default:
+                            _ = try limited.prune()
+                            _ = try unlimited.entries()
+                        }
+                    } catch {
+                        problems.withLock { $0.append("thread \(thread): \(error)") }
+                    }
+                }
+            }
+            #expect(problems.withLock { $0 } == [])
+            #expect(try directoryNames(directory).allSatisfy { !$0.hasPrefix(".tmp-") })
+            // What is left is whole. (Memory need not agree with the disk here: each TwoTierCache
+            // has its own memory tier, which the other's stores and the limited disk's
+            // evictions do not change, as with two processes.)
+            for key in 0..<6 {
+                let onDisk = try unlimited.data(forKey: "key \(key)")
+                check(onDisk.value.map(Array.init), onDisk.miss, key: key, "after")
+            }
+            #expect(problems.withLock { $0 } == [])
         }
     }
 
