@@ -53,8 +53,9 @@ public final class DiskCache: Sendable {
     ///   - compressionLevel: The gzip level of new entries, `0...9`; default 6.
     ///   - compressionThreads: Deflating threads per store, `1...256`; default 1. Above 1, a
     ///     store deflates in parallel blocks, as `gzstream pack -p` does.
-    /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range, or when there
-    ///   is no directory and no `XDG_CACHE_HOME` or `HOME`; the `mkdir(2)` error.
+    /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range or an empty
+    ///   `directory`, or when there is no directory and no `XDG_CACHE_HOME` or `HOME`; the
+    ///   `mkdir(2)` error.
     public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int64? = nil,
                 maximumAge: Duration? = nil, compressionLevel: Int = 6, compressionThreads: Int = 1) throws {
         let operation = "create DiskCache"
@@ -70,6 +71,8 @@ public final class DiskCache: Sendable {
             throw ByteStreamError(.invalidArgument(name: "directory", message: "none given, and neither XDG_CACHE_HOME nor HOME is set"),
                                   operation: operation)
         }
+        // Entry paths are the directory + "/" + a name: "" would put them in "/".
+        try requireArgument(!path.isEmpty, "directory", "must not be empty", operation: operation)
         self.directory = Pathname(path)
         self.key = key
         self.hashKey = try key.map(EntryName.hashKey(derivedFrom:))

@@ -151,6 +151,13 @@ struct CacheAttackDirectoryTests {
         }
     }
 
+    @Test("an empty directory is an invalid argument, not the root directory")
+    func emptyDirectory() throws {
+        // "" + "/" + name would put the entries in "/", while listing "" fails.
+        #expect(throws: ByteStreamError.self) { _ = try DiskCache(directory: "") }
+        #expect(throws: ByteStreamError.self) { _ = try DiskCache(directory: "", key: testKey()) }
+    }
+
     @Test("a link to a file outside the directory is never followed, listed, evicted, or its target removed")
     func linkOutside() throws {
         try withTemporaryDirectory { outside in
