@@ -22,6 +22,16 @@ extension SystemCalls {
         }
     }
 
+    /// Makes `new` another name of the file `existing` names (a link is not followed). Returns
+    /// `false` when `new` exists already. The corresponding C function is `link(2)`.
+    @discardableResult
+    package static func link(_ existing: Pathname, to new: Pathname) throws -> Bool {
+        let result = existing.withCString { from in new.withCString { to in Glibc.link(from, to) } }
+        if result == 0 { return true }
+        if errno == EEXIST { return false }
+        throw ByteStreamError(.system(errno: errno), operation: "link", target: new.description)
+    }
+
     /// The corresponding C function is `unlink(2)`. Returns `false` when there was no such file.
     @discardableResult
     package static func unlink(_ path: Pathname) throws -> Bool {
@@ -56,6 +66,18 @@ extension SystemCalls {
         if let seconds { times = [timespec](repeating: timespec(tv_sec: seconds, tv_nsec: 0), count: 2) }
         if futimens(fd, &times) != 0 {
             throw ByteStreamError(.system(errno: errno), operation: "set times", target: target)
+        }
+    }
+
+    /// Reads up to `count` bytes at `offset` without moving the file offset; 0 only at the end
+    /// of the file. The corresponding C function is `pread(2)`.
+    package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64,
+                             target: String) throws -> Int {
+        while true {
+            let result = pread(fd, buffer, count, off_t(offset))
+            if result >= 0 { return result }
+            if errno == EINTR { continue }
+            throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
         }
     }
 

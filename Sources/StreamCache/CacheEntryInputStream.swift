@@ -2,7 +2,8 @@ import GzipStreams
 import SecretStreams
 
 /// The plain bytes of one disk entry, read through the streams the entry was written with:
-/// the file → ``DecryptingInputStream`` (when encrypted) → ``GzipInputStream``.
+/// the file (its payload up to the size it had when opened) → ``DecryptingInputStream`` (when
+/// encrypted) → ``GzipInputStream``.
 ///
 /// ``DiskCache/inputStream(forKey:verifyingFirst:)`` hands it out open, with its first bytes
 /// already decoded and the entry's binding to the key checked. What follows is checked as it is
@@ -37,8 +38,8 @@ public final class CacheEntryInputStream: ByteInputStream, @unchecked Sendable {
         self.name = name
         plainSize = header.plainSize
         storedSize = file.size
-        let source = FileInputStream(fileDescriptor: file.descriptor, closesDescriptor: false,
-                                     displayName: file.path.description)
+        // The payload up to the file's size at open: a file growing meanwhile cannot keep us.
+        let source = EntryPayloadInputStream(file: file)
         let payload: ByteInputStream = if let key { try DecryptingInputStream(wrapping: source, key: key) } else { source }
         decoder = try GzipInputStream(wrapping: payload, maximumOutputSize: header.plainSize)
         super.init()

@@ -54,8 +54,8 @@ public final class DiskCache: Sendable {
     ///   - compressionLevel: The gzip level of new entries, `0...9`; default 6.
     ///   - compressionThreads: Deflating threads per store, `1...256`; default 1. Above 1, a
     ///     store deflates in parallel blocks, as `gzstream pack -p` does.
-    /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range, or when there
-    ///   is no directory and no `XDG_CACHE_HOME` or `HOME`.
+    /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range or an empty
+    ///   `directory`, or when there is no directory and no `XDG_CACHE_HOME` or `HOME`.
     public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int64? = nil,
                 maximumAge: Duration? = nil, compressionLevel: Int = 6, compressionThreads: Int = 1) throws {
         let operation = "create DiskCache"
@@ -71,6 +71,8 @@ public final class DiskCache: Sendable {
             throw ByteStreamError(.invalidArgument(name: "directory", message: "none given, and neither XDG_CACHE_HOME nor HOME is set"),
                                   operation: operation)
         }
+        // Entry paths are the directory + "/" + a name: "" would put them in "/".
+        try requireArgument(!path.isEmpty, "directory", "must not be empty", operation: operation)
         self.directory = Pathname(path)
         self.key = key
         self.hashKey = try key.map(EntryName.hashKey(derivedFrom:))
@@ -173,8 +175,9 @@ public final class DiskCache: Sendable {
             guard let opened = try EntryFile(opening: path(of: name)) else { return .miss(.notFound) }
             file = opened
         } catch let found as DamageFound {
-            // Not a regular file: a link is removed (not what it points to); a directory stays.
-            _ = try? SystemCalls.unlink(path(of: name))
+            // Not a regular file: a link is removed (not what it points to); a directory stays;
+            // a regular file renamed into place since the open is a newer entry, and stays.
+            EntryFile.remove(path(of: name)) { $0.st_mode & S_IFMT != S_IFREG && $0.st_mode & S_IFMT != S_IFDIR }
             return .miss(.damaged(found.damage))
         }
         if let maximumAge {
@@ -200,8 +203,6 @@ public final class DiskCache: Sendable {
                 let check = try CacheEntryInputStream(file: file, header: header, name: name, key: self.key, closesFile: false)
                 defer { check.close() }
                 try check.verify()
-                _ = try SystemCalls.seek(file.descriptor, to: Int64(EntryFormat.headerByteCount), whence: SEEK_SET,
-                                         target: file.path.description)
             }
             let stream = try CacheEntryInputStream(file: file, header: header, name: name, key: self.key)
             try stream.readAhead()
@@ -213,15 +214,14 @@ public final class DiskCache: Sendable {
     }
 
     /// The plain bytes of the entry under `key`, read and checked whole, or why there are none.
-    /// - Parameter limit: The most bytes to accept; a larger entry throws (it is not damaged).
+    /// - Parameter limit: The most bytes to accept; a larger entry throws (it is not damaged)
+    ///   once `limit` bytes are read. The header's plain size is not trusted for this: a size
+    ///   changed in it is damage, found by reading.
     /// - Throws: The file system's errors; ``ByteStreamError`` `lengthLimitExceeded` over `limit`.
     public func data(forKey key: String, limit: Int = Int.max) throws -> CacheLookup<Data> {
         let lookup = try inputStream(forKey: key)
         guard case .hit(let stream, _) = lookup else { return .miss(lookup.miss ?? .notFound) }
         defer { stream.close() }
-        guard stream.plainSize <= Int64(limit) else {
-            throw ByteStreamError(.lengthLimitExceeded(limit: limit), operation: "read cache entry")
-        }
         do {
             return .hit(Data(try stream.readToEnd(limit: limit)), tier: .disk)
         } catch let miss as CacheMiss {
@@ -239,16 +239,16 @@ public final class DiskCache: Sendable {
     }
 
     /// Removes every entry, and every temporary file (including those of writers still at
-    /// work, whose stores then fail). Returns the number of entries removed.
+    /// work, whose stores then fail). Returns the number of entries removed. A directory under
+    /// such a name stays, as a lookup leaves it.
     @discardableResult
     public func removeAll() throws -> Int {
         var removed = 0
         for name in try directoryNames() {
-            if EntryName(fileName: name) != nil {
-                if try SystemCalls.unlink(child(name)) { removed += 1 }
-            } else if TemporaryEntry.isTemporary(name) {
-                try SystemCalls.unlink(child(name))
-            }
+            let isEntry = EntryName(fileName: name) != nil
+            guard isEntry || TemporaryEntry.isTemporary(name), let info = try SystemCalls.status(ofPath: child(name)),
+                  info.st_mode & S_IFMT != S_IFDIR else { continue }
+            if try SystemCalls.unlink(child(name)), isEntry { removed += 1 }
         }
         return removed
     }

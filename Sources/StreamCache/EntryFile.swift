@@ -31,6 +31,13 @@ final class EntryFile: @unchecked Sendable {
             return nil
         } catch let error as ByteStreamError where error.errno == ELOOP {
             throw DamageFound(damage: .notCacheEntry)
+        } catch let error as ByteStreamError {
+            // A socket (ENXIO), or a device without a driver (ENXIO, ENODEV), fails to open:
+            // not a regular file either, so damage rather than an error.
+            if let info = try? SystemCalls.status(ofPath: path), info.st_mode & S_IFMT != S_IFREG {
+                throw DamageFound(damage: .notCacheEntry)
+            }
+            throw error
         }
         let info: stat
         do {
@@ -79,8 +86,79 @@ final class EntryFile: @unchecked Sendable {
 
     /// Removes the file at `path` when it is still the file this object opened.
     func removeIfUnchanged() {
-        guard let current = try? SystemCalls.status(ofPath: path),
-              UInt(current.st_dev) == device, UInt(current.st_ino) == inode else { return }
-        _ = try? SystemCalls.unlink(path)
+        Self.remove(path) { UInt($0.st_dev) == device && UInt($0.st_ino) == inode }
+    }
+
+    /// Removes what is at `path` only if it is what `isDamaged` says to remove (given its
+    /// `lstat(2)`), even while other processes rename new entries into place: comparing, then
+    /// calling `unlink(2)` would remove a new entry renamed in between. So what is there is
+    /// first taken away by `rename(2)` (atomic) to a temporary name beside it and looked at
+    /// there: the damaged file is removed; anything else (a newer entry) is put back with
+    /// `link(2)`, unless yet another file has been renamed into place meanwhile, which is newer
+    /// still and stays. Meanwhile a lookup of `path` finds nothing: a miss. Best effort: a
+    /// failure leaves things as they are (or a temporary name, pruned after an hour).
+    static func remove(_ path: Pathname, ifStill isDamaged: (stat) -> Bool) {
+        guard let seen = try? SystemCalls.status(ofPath: path), isDamaged(seen),
+              let slash = path.bytes.lastIndex(of: UInt8(ascii: "/")),
+              let aside = Pathname(bytes: path.bytes[...slash] + Array(TemporaryEntry.randomName().utf8)),
+              (try? SystemCalls.rename(path, to: aside)) != nil else { return }
+        guard let taken = try? SystemCalls.status(ofPath: aside) else { return }
+        if !isDamaged(taken) {
+            if taken.st_mode & S_IFMT == S_IFDIR {
+                // link(2) cannot name a directory again; it goes back if the name is still free.
+                if (try? SystemCalls.status(ofPath: path)) == nil { try? SystemCalls.rename(aside, to: path) }
+                return
+            }
+            _ = try? SystemCalls.link(aside, to: path)
+        }
+        _ = try? SystemCalls.unlink(aside)
+    }
+}
+
+/// The payload of an entry file: its bytes from the end of the 16-byte header up to the size
+/// the file had when opened (``EntryFile/size``), read with `pread(2)` at an offset of its own.
+/// A file that another writer extends in place while it is read (appends, or a sparse
+/// `ftruncate`) is read no further than that size, so it cannot keep a reader reading; what
+/// lies past it is not part of the entry that was opened. A file cut meanwhile ends early,
+/// which the decoders report as truncated.
+///
+/// Property ``ByteStream/PropertyKey/fileCurrentOffset``: the read offset in the file, `Int64`;
+/// setting it moves it (what `GzipInputStream` does to decode a member again). Does not own
+/// or close the descriptor. Reads block. Not thread-safe.
+/// The corresponding C function is `pread(2)`.
+final class EntryPayloadInputStream: ByteInputStream, @unchecked Sendable {
+    private let file: EntryFile
+    private var offset = Int64(EntryFormat.headerByteCount)
+
+    init(file: EntryFile) {
+        self.file = file
+        super.init()
+    }
+
+    override func openBacking() throws {}
+    override func closeBacking() throws {}
+
+    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        let count = Int(min(Int64(maxLength), max(0, file.size - offset)))
+        guard count > 0 else { return 0 }
+        let got = try SystemCalls.read(file.descriptor, buffer, count, at: offset, target: file.path.description)
+        offset += Int64(got)
+        return got
+    }
+
+    override func property(forKey key: ByteStream.PropertyKey) -> Any? {
+        key == .fileCurrentOffset ? offset : nil
+    }
+
+    override func setProperty(_ value: Any?, forKey key: ByteStream.PropertyKey) -> Bool {
+        let newOffset: Int64? = switch value {
+        case let number as Int64: number
+        case let number as Int: Int64(number)
+        default: nil
+        }
+        guard key == .fileCurrentOffset, let newOffset, newOffset >= 0 else { return false }
+        offset = newOffset
+        if streamStatus == .atEnd { setStatus(.open) }
+        return true
     }
 }

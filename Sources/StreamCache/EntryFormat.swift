@@ -86,16 +86,32 @@ struct EntryName: Hashable, Sendable {
         hash = out
     }
 
+    /// The name of an entry file: exactly 64 lowercase hexadecimal digits (`0-9`, `a-f`), as
+    /// ``fileName`` writes them; any other name (uppercase, a sign, another length) is `nil`.
     init?(fileName: String) {
         let utf8 = Array(fileName.utf8)
-        guard utf8.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let byte = UInt8(String(decoding: utf8[index..<index + 2], as: UTF8.self), radix: 16),
-                  utf8[index..<index + 2].allSatisfy({ !(0x41...0x5A).contains($0) }) else { return nil }
-            bytes.append(byte)
-        }
+        guard utf8.count == 64, let bytes = Self.lowercaseHexBytes(utf8) else { return nil }
         hash = bytes
+    }
+
+    /// The bytes that `digits`, pairs of lowercase hexadecimal digits, spell; `nil` for any other
+    /// character. (`UInt8(_:radix:)` would also take a sign, `+f` or `-0`, and uppercase.)
+    static func lowercaseHexBytes(_ digits: [UInt8]) -> [UInt8]? {
+        guard digits.count % 2 == 0 else { return nil }
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
     }
 
     /// The key for name hashes under `key`: a subkey, so the encryption key itself is used for

@@ -3,6 +3,10 @@
 /// defined eviction order; unlike `NSCache`, it evicts only for its limits, never on memory
 /// pressure.
 ///
+/// Keys are compared by their UTF-8 bytes, as `NSCache` compares `NSString` keys (code unit
+/// by code unit) and as ``DiskCache`` names entries, not by Swift's `String` equality: "é"
+/// (U+00E9) and "e" + U+0301, canonically equivalent and so equal as `String`s, are two keys.
+///
 /// - A cost is a caller-chosen, non-negative `Int` in the caller's unit (the stream cache uses
 ///   byte counts); the cache only adds costs up and compares the sum with ``totalCostLimit``.
 /// - A limit of `0` means no limit, as in `NSCache`; limits are never negative.
@@ -43,7 +47,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         var countLimit: Int
         var totalCostLimit: Int
         var evictionHandler: EvictionHandler?
-        var indexByKey: [String: Int] = [:]
+        var indexByKey: [LiteralKey: Int] = [:]
         var entries: [Entry] = []
         var freeIndices: [Int] = []
         /// The least recently used entry's index, or `-1` when empty.
@@ -82,7 +86,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
                 entries.append(entry)
             }
             linkAsNewest(index)
-            indexByKey[key] = index
+            indexByKey[LiteralKey(key)] = index
             totalCost += cost
         }
 
@@ -93,7 +97,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
             let entry = entries[index]
             entries[index] = Entry(key: "", value: nil, cost: 0, older: -1, newer: -1)
             freeIndices.append(index)
-            indexByKey[entry.key] = nil
+            indexByKey[LiteralKey(entry.key)] = nil
             totalCost -= entry.cost
             return (entry.key, entry.value!)
         }
@@ -194,7 +198,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     /// Corresponds to `NSCache`'s `object(forKey:)`.
     public func object(forKey key: String) -> Value? {
         state.withLock { state in
-            guard let index = state.indexByKey[key] else { return nil }
+            guard let index = state.indexByKey[LiteralKey(key)] else { return nil }
             if index != state.newest {
                 state.unlink(index)
                 state.linkAsNewest(index)
@@ -223,7 +227,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         // The old value comes out of the lock with the evicted ones, to be released out here.
         let (stored, _, evicted, handler) = state.withLock {
             state -> (Bool, Value?, [(key: String, value: Value)], EvictionHandler?) in
-            let old = state.indexByKey[key].map { state.remove(at: $0).value }
+            let old = state.indexByKey[LiteralKey(key)].map { state.remove(at: $0).value }
             if state.totalCostLimit > 0 && cost > state.totalCostLimit {
                 return (false, old, [], nil)
             }
@@ -241,7 +245,7 @@ public final class MemoryCache<Value: Sendable>: Sendable {
     public func removeObject(forKey key: String) {
         // The removed value comes out of the lock, to be released out here.
         _ = state.withLock { state in
-            state.indexByKey[key].map { state.remove(at: $0) }
+            state.indexByKey[LiteralKey(key)].map { state.remove(at: $0) }
         }
     }
 
@@ -277,5 +281,23 @@ public final class MemoryCache<Value: Sendable>: Sendable {
         for (key, value) in evicted {
             handler(key, value)
         }
+    }
+}
+
+/// A ``MemoryCache`` key: equal to another only when their UTF-8 bytes are. Swift's `String`
+/// equality holds canonically equivalent strings equal, and would let a value stored under
+/// one be found under the other, while the disk tier keeps them apart.
+struct LiteralKey: Hashable {
+    let string: String
+
+    init(_ string: String) { self.string = string }
+
+    static func == (left: LiteralKey, right: LiteralKey) -> Bool {
+        left.string.utf8.elementsEqual(right.string.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var bytes = string
+        bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

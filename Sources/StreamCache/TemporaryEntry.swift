@@ -25,10 +25,7 @@ final class TemporaryEntry {
     private var isPending = false
 
     init(in directory: Pathname) throws {
-        var random = [UInt8](repeating: 0, count: 8)
-        randombytes_buf(&random, random.count)
-        let name = Self.prefix + random.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-        path = Pathname(directory.description + "/" + name)
+        path = Pathname(directory.description + "/" + Self.randomName())
         descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
         let copy = UInt(bitPattern: path.withCString { strdup($0) })
         isPending = pendingTemporaryEntryPath.compareExchange(expected: 0, desired: copy, ordering: .sequentiallyConsistent).exchanged
@@ -41,8 +38,18 @@ final class TemporaryEntry {
         free(UnsafeMutableRawPointer(bitPattern: pendingTemporaryEntryPath.exchange(0, ordering: .sequentiallyConsistent)))
     }
 
+    /// A new temporary file name: the prefix and 16 random lowercase hexadecimal digits.
+    static func randomName() -> String {
+        var random = [UInt8](repeating: 0, count: 8)
+        randombytes_buf(&random, random.count)
+        return prefix + random.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+
+    /// Whether `name` is one this type makes: the prefix and 16 lowercase hexadecimal digits.
     static func isTemporary(_ name: String) -> Bool {
-        name.hasPrefix(prefix) && name.utf8.count == prefix.utf8.count + 16
+        let utf8 = Array(name.utf8)
+        return name.hasPrefix(prefix) && utf8.count == prefix.utf8.count + 16
+            && EntryName.lowercaseHexBytes(Array(utf8.dropFirst(prefix.utf8.count))) != nil
     }
 
     /// Closes the file and renames it to `destination`.

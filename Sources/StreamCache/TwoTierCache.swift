@@ -8,7 +8,9 @@ import Foundation
 /// The classic pair: a ``MemoryCache`` in front of a ``DiskCache``. Lookups try memory, then
 /// disk, then report a miss; a disk hit of at most ``promotionLimit`` plain bytes is copied into
 /// memory. Stores go to both: to disk always, to memory when the value is at most
-/// ``promotionLimit`` bytes.
+/// ``promotionLimit`` bytes (and no other store or removal overlapped it, whose disk change
+/// may have come last: then memory is left without the key, for the next lookup to read the
+/// disk). When no store or removal is under way, memory agrees with the disk.
 ///
 /// Memory entries cost their size in bytes. Each process has its own memory tier: a value
 /// another process stores on disk is seen here once this process's memory copy is evicted or
@@ -22,9 +24,10 @@ public final class TwoTierCache: Sendable {
     /// The largest value in bytes kept in memory, and so the most a lookup reads into memory
     /// before handing out a stream.
     public let promotionLimit: Int
-    /// Counts stores, so that a lookup that read the disk while a store of any key was under way
-    /// does not promote what may be the old value over the new one. Store and promotion set
-    /// memory under this lock.
+    /// Counts the starts and ends of stores and removals, so that a lookup that read the disk
+    /// while one of any key was under way does not promote what may be the old value, and a
+    /// store that overlapped another does not leave its value in memory over the other's. Stores,
+    /// removals and promotions change memory under this lock.
     private let generation = QueueGuarded<UInt64>(0, label: "gzstream.cache.generation")
 
     /// - Parameters:
@@ -76,9 +79,14 @@ public final class TwoTierCache: Sendable {
     /// Stores `value` under `key` on disk, and in memory when at most ``promotionLimit`` bytes.
     /// - Throws: The disk's errors; then neither tier holds the key.
     public func store(_ value: Data, forKey key: String) throws {
-        beginStore(forKey: key)
-        try disk.store(value, forKey: key)
-        promote(value, forKey: key, ifNoStoreSince: nil)
+        let begun = beginStore(forKey: key)
+        do {
+            try disk.store(value, forKey: key)
+        } catch {
+            endStore(keeping: nil, forKey: key, begun: begun)
+            throw error
+        }
+        endStore(keeping: value, forKey: key, begun: begun)
     }
 
     /// Stores everything `input` holds under `key` on disk, streamed; the value is also kept in
@@ -88,17 +96,24 @@ public final class TwoTierCache: Sendable {
     /// - Throws: `input`'s or the disk's errors; then neither tier holds the key.
     @discardableResult
     public func store(from input: ByteInputStream, forKey key: String) throws -> CacheEntryInfo {
-        beginStore(forKey: key)
+        let begun = beginStore(forKey: key)
         let recorder = RecordingInputStream(wrapping: input, limit: effectivePromotionLimit)
-        let info = try disk.store(from: recorder, forKey: key)
-        if let recorded = recorder.recorded { promote(Data(recorded), forKey: key, ifNoStoreSince: nil) }
+        let info: CacheEntryInfo
+        do {
+            info = try disk.store(from: recorder, forKey: key)
+        } catch {
+            endStore(keeping: nil, forKey: key, begun: begun)
+            throw error
+        }
+        endStore(keeping: recorder.recorded.map { Data($0) }, forKey: key, begun: begun)
         return info
     }
 
     /// Removes `key` from both tiers. Returns whether the disk held it.
     @discardableResult
     public func removeValue(forKey key: String) throws -> Bool {
-        beginStore(forKey: key)
+        let begun = beginStore(forKey: key)
+        defer { endStore(keeping: nil, forKey: key, begun: begun) }
         return try disk.removeEntry(forKey: key)
     }
 
@@ -109,6 +124,13 @@ public final class TwoTierCache: Sendable {
             $0 &+= 1
             memory.removeAllObjects()
         }
+        // A lookup that read the disk before it was emptied may have promoted since.
+        defer {
+            generation.withLock {
+                $0 &+= 1
+                memory.removeAllObjects()
+            }
+        }
         return try disk.removeAll()
     }
 
@@ -118,20 +140,38 @@ public final class TwoTierCache: Sendable {
     }
 
     /// Drops the memory copy before the disk changes, and marks lookups under way as stale.
-    private func beginStore(forKey key: String) {
+    /// - Returns: The generation after this start, for ``endStore(keeping:forKey:begun:)``.
+    private func beginStore(forKey key: String) -> UInt64 {
         generation.withLock {
             $0 &+= 1
             memory.removeObject(forKey: key)
+            return $0
         }
     }
 
-    /// Copies `value` into memory when small enough; for a lookup (`ifNoStoreSince` set), only
-    /// when no store began since it read the disk.
-    private func promote(_ value: Data, forKey key: String, ifNoStoreSince started: UInt64?) {
+    /// Ends a store or removal once the disk has changed (or failed to): marks lookups under way
+    /// as stale, since one may have promoted the old value meanwhile, and leaves in memory
+    /// `value` when given and small enough, else nothing. When another store or removal began
+    /// since `begun`, its disk change may come before or after this one's, so memory is left
+    /// empty for the key and the next lookup reads whichever the disk holds.
+    private func endStore(keeping value: Data?, forKey key: String, begun: UInt64) {
+        generation.withLock {
+            let overlapped = $0 != begun
+            $0 &+= 1
+            if !overlapped, let value, value.count <= effectivePromotionLimit {
+                memory.setObject(value, forKey: key, cost: value.count)
+            } else {
+                memory.removeObject(forKey: key)
+            }
+        }
+    }
+
+    /// Copies `value`, read from the disk by a lookup, into memory when small enough and no
+    /// store or removal began or ended since the lookup began (`started`).
+    private func promote(_ value: Data, forKey key: String, ifNoStoreSince started: UInt64) {
         guard value.count <= effectivePromotionLimit else { return }
         generation.withLock {
-            if let started, $0 != started { return }
-            if started == nil { $0 &+= 1 }
+            guard $0 == started else { return }
             memory.setObject(value, forKey: key, cost: value.count)
         }
     }
