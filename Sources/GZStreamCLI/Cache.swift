@@ -306,7 +306,7 @@ final class CacheCommand {
         diagnostics.error(subject, text)
     }
 
-    /// The key (from `--key-file`) and the cache in its directory, made when missing.
+    /// The key (from `--key-file`) and the cache in its directory (made by the first put).
     private func openCache() throws -> DiskCache {
         var key: SecretStreamKey?
         if let keyFile = options.keyFile {
@@ -323,7 +323,8 @@ final class CacheCommand {
         }
         let cache = try DiskCache(directory: directory, key: key, maximumSize: options.maximumSize,
                                   maximumAge: options.maximumAge.map { .seconds($0) }, compressionLevel: options.level)
-        if FileInfo(path: Pathname(directory))?.isDirectory != true {
+        // A missing directory is made by the first put; a lookup in it is a miss.
+        if let info = FileInfo(path: Pathname(directory)), !info.isDirectory {
             throw Reported(status: fail(directory, "not a directory"))
         }
         return cache
