@@ -54,9 +54,13 @@ test-deps: deps
 build: deps
 	$(SWIFT) build
 
+# Two runs: the cache's tests block threads for long stretches (files of up to 2 GiB, 8 threads
+# at once), and on 2 cores, run beside the rest, they starve Swift concurrency's 2 threads long
+# enough for other suites' async tests to miss their time limits.
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-xctest
+	$(SWIFT) test --skip-build --disable-xctest --skip StreamCacheTests
+	$(SWIFT) test --skip-build --disable-xctest --filter StreamCacheTests
 
 # Packs and unpacks a tar of /usr/include with the release binary and checks it with gzip.
 demo: deps
