@@ -40,6 +40,40 @@ private func handle(_ path: String, writing: Bool) -> FileHandle? {
     return writing ? FileHandle(forWritingAtPath: path) : FileHandle(forReadingAtPath: path)
 }
 
+/// Starts a writer that feeds the FIFO `fifo` slowly (64 KiB of random bytes every 50 ms,
+/// gzipped when asked) until its reader is gone.
+private func startSlowWriter(into fifo: String, gzipped: Bool) throws -> Process {
+    let feed = #"while :; do head -c 65536 /dev/urandom || exit 1; sleep 0.05; done"#
+    let writer = Process()
+    writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+    writer.arguments = ["-c", #"exec >"$0"; "# + feed + (gzipped ? " | /usr/bin/gzip -1" : ""), fifo]
+    writer.standardInput = handle("/dev/null", writing: false)
+    writer.standardOutput = handle("/dev/null", writing: true)
+    writer.standardError = handle("/dev/null", writing: true)
+    try withDefaultSignalMask { try writer.run() }
+    return writer
+}
+
+/// Starts gzstream in the scratch directory, standard output to a new file and standard error
+/// to `errorPath`.
+private func startGzstream(_ arguments: [String], in scratch: Scratch, errorPath: String) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Locations.binary)
+    process.arguments = arguments
+    process.currentDirectoryURL = scratch.work
+    process.standardInput = handle("/dev/null", writing: false)
+    process.standardOutput = handle(scratch.ioPath("stdout"), writing: true)
+    process.standardError = handle(errorPath, writing: true)
+    try withDefaultSignalMask { try process.run() }
+    return process
+}
+
+/// Kills `process` if it still runs, and waits for it.
+private func stop(_ process: Process) {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    _ = waitForExit(process, timeout: 10)
+}
+
 @Suite("gzstream under signals and on terminals")
 struct ProcessControlTests {
     @Test("a signal during a file-mode run removes the temporary files and leaves no output", .requires(.gzip),
@@ -56,32 +90,12 @@ struct ProcessControlTests {
             let temporaryPrefix = ".gzstream-"
             let fifo = scratch.path(name)
             #expect(mkfifo(fifo, 0o644) == 0)
-            let feed = #"while :; do head -c 65536 /dev/urandom || exit 1; sleep 0.05; done"#
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = ["-c", #"exec >"$0"; "# + feed + (mode == "pack" ? "" : " | /usr/bin/gzip -1"), fifo]
-            writer.standardInput = handle("/dev/null", writing: false)
-            writer.standardOutput = handle("/dev/null", writing: true)
-            writer.standardError = handle("/dev/null", writing: true)
-            try withDefaultSignalMask { try writer.run() }
-            defer {
-                if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
-                _ = waitForExit(writer, timeout: 10)
-            }
-
+            let writer = try startSlowWriter(into: fifo, gzipped: mode != "pack")
+            defer { stop(writer) }
             let errPath = scratch.ioPath("stderr")
-            let packer = Process()
-            packer.executableURL = URL(fileURLWithPath: Locations.binary)
-            packer.arguments = words + ["-f", "-o", mode == "pack" ? "fifo.gz" : "fifo", name]
-            packer.currentDirectoryURL = scratch.work
-            packer.standardInput = handle("/dev/null", writing: false)
-            packer.standardOutput = handle(scratch.ioPath("stdout"), writing: true)
-            packer.standardError = handle(errPath, writing: true)
-            try withDefaultSignalMask { try packer.run() }
-            defer {
-                if packer.isRunning { kill(packer.processIdentifier, SIGKILL) }
-                _ = waitForExit(packer, timeout: 10)
-            }
+            let packer = try startGzstream(words + ["-f", "-o", mode == "pack" ? "fifo.gz" : "fifo", name], in: scratch,
+                                       errorPath: errPath)
+            defer { stop(packer) }
 
             let deadline = Date().addingTimeInterval(20)
             var temporaries: [String] = []
@@ -110,29 +124,11 @@ struct ProcessControlTests {
             let fifo = scratch.path("fifo")
             let cacheDirectory = scratch.path("cache")
             #expect(mkfifo(fifo, 0o644) == 0)
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = ["-c", #"exec >"$0"; while :; do head -c 65536 /dev/urandom || exit 1; sleep 0.05; done"#, fifo]
-            writer.standardInput = handle("/dev/null", writing: false)
-            writer.standardOutput = handle("/dev/null", writing: true)
-            writer.standardError = handle("/dev/null", writing: true)
-            try withDefaultSignalMask { try writer.run() }
-            defer {
-                if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
-                _ = waitForExit(writer, timeout: 10)
-            }
+            let writer = try startSlowWriter(into: fifo, gzipped: false)
+            defer { stop(writer) }
             let errPath = scratch.ioPath("stderr")
-            let putter = Process()
-            putter.executableURL = URL(fileURLWithPath: Locations.binary)
-            putter.arguments = ["cache", "put", "--dir", cacheDirectory, "key", fifo]
-            putter.standardInput = handle("/dev/null", writing: false)
-            putter.standardOutput = handle(scratch.ioPath("stdout"), writing: true)
-            putter.standardError = handle(errPath, writing: true)
-            try withDefaultSignalMask { try putter.run() }
-            defer {
-                if putter.isRunning { kill(putter.processIdentifier, SIGKILL) }
-                _ = waitForExit(putter, timeout: 10)
-            }
+            let putter = try startGzstream(["cache", "put", "--dir", cacheDirectory, "key", fifo], in: scratch, errorPath: errPath)
+            defer { stop(putter) }
             let deadline = Date().addingTimeInterval(20)
             var temporaries: [String] = []
             while temporaries.isEmpty && putter.isRunning && Date() < deadline {
