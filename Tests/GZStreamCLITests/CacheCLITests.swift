@@ -17,7 +17,7 @@ let expectedCacheHelp = """
 Usage: gzstream cache put KEY [FILE]       store FILE (- or none: standard input) under KEY
        gzstream cache get KEY [-o FILE]    write KEY's bytes to standard output, or to FILE
        gzstream cache list [--json]        one row per entry, least recently used first
-       gzstream cache remove KEY           remove KEY's entry
+       gzstream cache remove KEY [-f]      remove KEY's entry
        gzstream cache clear                remove every entry
        gzstream cache prune                apply --max-size and --max-age now
 
@@ -30,7 +30,7 @@ FILE and renames it into place at the end); a damaged entry is removed and is a 
 
 Options:
       --dir DIR         the cache directory (default: $XDG_CACHE_HOME/gzstream, or
-                        $HOME/.cache/gzstream); made with mode 0700 when missing
+                        $HOME/.cache/gzstream); made, mode 0700, by a put
       --key-file FILE   encrypt and authenticate entries with the key in FILE (32 raw
                         bytes); give the same key to every command on that cache
       --max-size SIZE   the most bytes of entry files: after each put and by prune, least
@@ -59,7 +59,7 @@ let cacheUsageLines = """
 Usage: gzstream cache put KEY [FILE]
        gzstream cache get KEY [-o FILE] [-f]
        gzstream cache list [--json]
-       gzstream cache remove KEY
+       gzstream cache remove KEY [-f]
        gzstream cache clear
        gzstream cache prune
 Options: --dir DIR, --key-file FILE, --max-size SIZE, --max-age AGE, -0 ... -9, -q, -v
