@@ -35,6 +35,8 @@ struct CacheOptions: Equatable {
     var maximumAge: Int64?
     /// put: the gzip level of the entry.
     var level = 6
+    /// put: deflating threads (`-p`); `nil`: the processors available.
+    var threads: Int?
     var quiet = false
     var verbose = false
 }
@@ -46,7 +48,7 @@ Usage: gzstream cache put KEY [FILE]
        gzstream cache remove KEY [-f]
        gzstream cache clear
        gzstream cache prune
-Options: --dir DIR, --key-file FILE, --max-size SIZE, --max-age AGE, -0 ... -9, -q, -v
+Options: --dir DIR, --key-file FILE, --max-size SIZE, --max-age AGE, -0 ... -9, -p N, -q, -v
 Try 'gzstream cache --help' for more information.
 
 """
@@ -77,6 +79,7 @@ Options:
       --max-age AGE     an entry unused for longer is a miss for get and is removed by
                         prune (seconds; s, m, h, d suffixes)
   -0 ... -9             put: compression level (default 6); also --level N
+  -p, --threads N       put: deflating threads (default: the processors available)
   -o, --output FILE     get: write FILE instead of standard output (- is standard output)
   -f, --force           get: replace an existing FILE; remove: no error when there is no entry
       --json            list: JSON instead of a table
@@ -142,6 +145,7 @@ func parseCacheCommandLine(_ arguments: [(String, [UInt8])]) throws(UsageError) 
                 options.maximumSize = Int64(try parseSize(text, option: "--max-size", range: 0...Int.max, usage: cacheUsageText))
             case "max-age": options.maximumAge = try parseAge(try value(for: "--max-age", inline: inline).0)
             case "level": options.level = try parseCacheLevel(try value(for: "--level", inline: inline).0)
+            case "threads", "processes": options.threads = try parseThreads(try value(for: "--\(name)", inline: inline).0)
             case "output":
                 options.outputPath = try cachePathname(try value(for: "--output", inline: inline).1)
                 outputGiven = true
@@ -164,6 +168,9 @@ func parseCacheCommandLine(_ arguments: [(String, [UInt8])]) throws(UsageError) 
             case "q": options.quiet = true; options.verbose = false
             case "v": options.verbose = true; options.quiet = false
             case "0"..."9": options.level = Int(String(letter))!
+            case "p":
+                options.threads = try parseThreads(try value(for: "-p", inline: letters.isEmpty ? nil : raw[(argument.utf8.count - letters.utf8.count)...]).0)
+                letters = ""[...]
             case "o":
                 // The letters before `o` are ASCII, so the bytes after it start at the same offset.
                 let offset = argument.utf8.count - letters.utf8.count
@@ -322,7 +329,8 @@ final class CacheCommand {
             throw Reported(status: fail("cache", "no cache directory: give --dir DIR, or set XDG_CACHE_HOME or HOME"))
         }
         let cache = try DiskCache(directory: directory, key: key, maximumSize: options.maximumSize,
-                                  maximumAge: options.maximumAge.map { .seconds($0) }, compressionLevel: options.level)
+                                  maximumAge: options.maximumAge.map { .seconds($0) }, compressionLevel: options.level,
+                                  compressionThreads: min(options.threads ?? availableProcessorCount(), 256))
         // A missing directory is made by the first put; a lookup in it is a miss.
         if let info = FileInfo(path: Pathname(directory)), !info.isDirectory {
             throw Reported(status: fail(directory, "not a directory"))

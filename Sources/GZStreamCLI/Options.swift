@@ -335,7 +335,7 @@ private func parseLevel(_ text: String) throws(UsageError) -> Int {
 /// The most deflating threads `-p` accepts.
 let maximumThreads = 256
 
-private func parseThreads(_ text: String) throws(UsageError) -> Int {
+func parseThreads(_ text: String) throws(UsageError) -> Int {
     guard let count = Int(text), (1...maximumThreads).contains(count) else {
         throw UsageError(message: "thread count must be 1 to \(maximumThreads), not '\(text)'")
     }

@@ -39,6 +39,7 @@ Options:
       --max-age AGE     an entry unused for longer is a miss for get and is removed by
                         prune (seconds; s, m, h, d suffixes)
   -0 ... -9             put: compression level (default 6); also --level N
+  -p, --threads N       put: deflating threads (default: the processors available)
   -o, --output FILE     get: write FILE instead of standard output (- is standard output)
   -f, --force           get: replace an existing FILE; remove: no error when there is no entry
       --json            list: JSON instead of a table
@@ -62,7 +63,7 @@ Usage: gzstream cache put KEY [FILE]
        gzstream cache remove KEY [-f]
        gzstream cache clear
        gzstream cache prune
-Options: --dir DIR, --key-file FILE, --max-size SIZE, --max-age AGE, -0 ... -9, -q, -v
+Options: --dir DIR, --key-file FILE, --max-size SIZE, --max-age AGE, -0 ... -9, -p N, -q, -v
 Try 'gzstream cache --help' for more information.
 
 """
@@ -730,6 +731,23 @@ struct CacheCLITests {
             let best = try #require(fileStatus(try cache.entryPath("best"))).size
             #expect(stored > 200_000 && best < 100_000)
             #expect(try await cache.run(["get", "stored"]).stdout == text)
+        }
+    }
+
+    @Test("-p N and --threads N: one or several deflating threads give the same bytes back; 0 is a usage error")
+    func threads() async throws {
+        try await withCacheScratch { scratch in
+            let cache = try CacheUnderTest(scratch)
+            let text = sampleText(byteCount: 3 << 20)
+            try await cache.put("one", text, options: ["-p", "1"])
+            try await cache.put("two", text, options: ["--threads=2"])
+            try await cache.put("grouped", text, options: ["-9p2"])
+            for key in ["one", "two", "grouped"] {
+                #expect(try await cache.run(["get", key]).stdout == text, "\(key)")
+            }
+            let zero = try await cache.run(["put", "-p", "0", "zero"])
+            #expect(zero.status == 1 && zero.out == "")
+            #expect(zero.err.hasPrefix("gzstream: Error: thread count must be 1 to 256, not '0'\n"), "\(zero.err)")
         }
     }
 
