@@ -280,7 +280,7 @@ public final class DiskCache: Sendable {
         var result = PruneResult()
         let now = Date().timeIntervalSince1970
         let maximumAgeSeconds = maximumAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-        var live: [(name: String, size: Int64, lastUse: Double)] = []
+        var live: [(name: String, size: Int64, lastUse: Double, device: UInt, inode: UInt)] = []
         for name in try directoryNames() {
             let path = child(name)
             let isEntry = EntryName(fileName: name) != nil
@@ -294,18 +294,18 @@ public final class DiskCache: Sendable {
                     result.removedBytes += size
                 }
             } else if let maximumAgeSeconds, now - lastUse > maximumAgeSeconds, name != justStored {
-                if try SystemCalls.unlink(path) {
+                if Self.removeIfStill(path, device: UInt(info.st_dev), inode: UInt(info.st_ino)) {
                     result.expiredCount += 1
                     result.removedBytes += size
                 }
             } else {
-                live.append((name, size, lastUse))
+                live.append((name, size, lastUse, UInt(info.st_dev), UInt(info.st_ino)))
             }
         }
         guard let maximumSize else { return result }
         // An entry that alone is over the limit is not kept, and costs no other entry its place.
         if let index = live.firstIndex(where: { $0.name == justStored }), live[index].size > maximumSize {
-            if try SystemCalls.unlink(child(live[index].name)) {
+            if Self.removeIfStill(child(live[index].name), device: live[index].device, inode: live[index].inode) {
                 result.evictedCount += 1
                 result.removedBytes += live[index].size
             }
@@ -315,7 +315,7 @@ public final class DiskCache: Sendable {
         // Oldest first; the entry just stored goes last, evicted only when it alone is too large.
         live.sort { ($0.name == justStored ? 1 : 0, $0.lastUse, $0.name) < ($1.name == justStored ? 1 : 0, $1.lastUse, $1.name) }
         for entry in live where total > maximumSize {
-            if try SystemCalls.unlink(child(entry.name)) {
+            if Self.removeIfStill(child(entry.name), device: entry.device, inode: entry.inode) {
                 result.evictedCount += 1
                 result.removedBytes += entry.size
             }
@@ -332,6 +332,12 @@ public final class DiskCache: Sendable {
     private func entryName(for key: String) -> EntryName { EntryName(key: key, hashKey: hashKey) }
     private func path(of name: EntryName) -> Pathname { child(name.fileName) }
     private func child(_ name: String) -> Pathname { Pathname(directory.description + "/" + name) }
+
+    /// Removes the entry at `path` only if it is still the file that was listed: another
+    /// process's store renamed into place meanwhile is newer, and stays.
+    private static func removeIfStill(_ path: Pathname, device: UInt, inode: UInt) -> Bool {
+        EntryFile.remove(path) { UInt($0.st_dev) == device && UInt($0.st_ino) == inode }
+    }
 
     /// The names in the cache directory; none when it does not exist (yet).
     private func directoryNames() throws -> [String] {

@@ -97,21 +97,26 @@ final class EntryFile: @unchecked Sendable {
     /// `link(2)`, unless yet another file has been renamed into place meanwhile, which is newer
     /// still and stays. Meanwhile a lookup of `path` finds nothing: a miss. Best effort: a
     /// failure leaves things as they are (or a temporary name, pruned after an hour).
-    static func remove(_ path: Pathname, ifStill isDamaged: (stat) -> Bool) {
+    /// Returns whether the file was removed.
+    @discardableResult
+    static func remove(_ path: Pathname, ifStill isDamaged: (stat) -> Bool) -> Bool {
         guard let seen = try? SystemCalls.status(ofPath: path), isDamaged(seen),
               let slash = path.bytes.lastIndex(of: UInt8(ascii: "/")),
               let aside = Pathname(bytes: path.bytes[...slash] + Array(TemporaryEntry.randomName().utf8)),
-              (try? SystemCalls.rename(path, to: aside)) != nil else { return }
-        guard let taken = try? SystemCalls.status(ofPath: aside) else { return }
+              (try? SystemCalls.rename(path, to: aside)) != nil else { return false }
+        guard let taken = try? SystemCalls.status(ofPath: aside) else { return false }
         if !isDamaged(taken) {
             if taken.st_mode & S_IFMT == S_IFDIR {
                 // link(2) cannot name a directory again; it goes back if the name is still free.
                 if (try? SystemCalls.status(ofPath: path)) == nil { try? SystemCalls.rename(aside, to: path) }
-                return
+                return false
             }
             _ = try? SystemCalls.link(aside, to: path)
+            _ = try? SystemCalls.unlink(aside)
+            return false
         }
         _ = try? SystemCalls.unlink(aside)
+        return true
     }
 }
 
