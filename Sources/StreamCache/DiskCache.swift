@@ -180,9 +180,9 @@ public final class DiskCache: Sendable {
             EntryFile.remove(path(of: name)) { $0.st_mode & S_IFMT != S_IFREG && $0.st_mode & S_IFMT != S_IFDIR }
             return .miss(.damaged(found.damage))
         }
-        if let maximumAge {
+        if let maximumAgeSeconds {
             let age = Date().timeIntervalSince1970 - file.lastUse
-            if age > Double(maximumAge.components.seconds) + Double(maximumAge.components.attoseconds) / 1e18 {
+            if age > maximumAgeSeconds {
                 file.removeIfUnchanged()
                 return .miss(.expired(age: Int64(age)))
             }
@@ -279,7 +279,6 @@ public final class DiskCache: Sendable {
     private func enforceLimits(justStored: String?) throws -> PruneResult {
         var result = PruneResult()
         let now = Date().timeIntervalSince1970
-        let maximumAgeSeconds = maximumAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         var live: [(name: String, size: Int64, lastUse: Double, device: UInt, inode: UInt)] = []
         for name in try directoryNames() {
             let path = child(name)
@@ -287,7 +286,7 @@ public final class DiskCache: Sendable {
             guard isEntry || TemporaryEntry.isTemporary(name), let info = try SystemCalls.status(ofPath: path),
                   info.st_mode & S_IFMT == S_IFREG else { continue }
             let size = Int64(info.st_size)
-            let lastUse = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+            let lastUse = info.modificationSeconds
             if !isEntry {
                 if now - lastUse > 3600, try SystemCalls.unlink(path) {
                     result.abandonedTemporaryCount += 1
@@ -337,6 +336,11 @@ public final class DiskCache: Sendable {
     /// process's store renamed into place meanwhile is newer, and stays.
     private static func removeIfStill(_ path: Pathname, device: UInt, inode: UInt) -> Bool {
         EntryFile.remove(path) { UInt($0.st_dev) == device && UInt($0.st_ino) == inode }
+    }
+
+    /// ``maximumAge`` in seconds.
+    private var maximumAgeSeconds: Double? {
+        maximumAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
     }
 
     /// The names in the cache directory; none when it does not exist (yet).

@@ -51,7 +51,7 @@ final class EntryFile: @unchecked Sendable {
         self.path = path
         descriptor = fd
         size = Int64(info.st_size)
-        lastUse = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        lastUse = info.modificationSeconds
         device = UInt(info.st_dev)
         inode = UInt(info.st_ino)
     }
@@ -118,6 +118,11 @@ final class EntryFile: @unchecked Sendable {
         _ = try? SystemCalls.unlink(aside)
         return true
     }
+}
+
+extension stat {
+    /// The modification time (an entry's last use), in seconds since 1970.
+    var modificationSeconds: Double { Double(st_mtim.tv_sec) + Double(st_mtim.tv_nsec) / 1e9 }
 }
 
 /// The payload of an entry file: its bytes from the end of the 16-byte header up to the size

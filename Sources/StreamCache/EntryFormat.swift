@@ -70,7 +70,7 @@ enum EntryFormat {
 /// Wraps libsodium's `crypto_generichash` and `crypto_kdf_derive_from_key`.
 struct EntryName: Hashable, Sendable {
     let hash: [UInt8]
-    var fileName: String { hash.map { String($0, radix: 16).leftPadded(to: 2) }.joined() }
+    var fileName: String { hexDigits(hash) }
 
     init(key: String, hashKey: SecretStreamKey?) {
         var out = [UInt8](repeating: 0, count: 32)
@@ -127,10 +127,9 @@ struct EntryName: Hashable, Sendable {
     }
 }
 
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
+/// `bytes` in lowercase hexadecimal, two digits each: entry and temporary file names.
+func hexDigits(_ bytes: [UInt8]) -> String {
+    bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
 }
 
 /// Damage found by a check of this module, on its way to becoming a ``CacheMiss``.

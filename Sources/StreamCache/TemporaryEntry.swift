@@ -42,7 +42,7 @@ final class TemporaryEntry {
     static func randomName() -> String {
         var random = [UInt8](repeating: 0, count: 8)
         randombytes_buf(&random, random.count)
-        return prefix + random.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        return prefix + hexDigits(random)
     }
 
     /// Whether `name` is one this type makes: the prefix and 16 lowercase hexadecimal digits.

@@ -79,14 +79,7 @@ public final class TwoTierCache: Sendable {
     /// Stores `value` under `key` on disk, and in memory when at most ``promotionLimit`` bytes.
     /// - Throws: The disk's errors; then neither tier holds the key.
     public func store(_ value: Data, forKey key: String) throws {
-        let begun = beginStore(forKey: key)
-        do {
-            try disk.store(value, forKey: key)
-        } catch {
-            endStore(keeping: nil, forKey: key, begun: begun)
-            throw error
-        }
-        endStore(keeping: value, forKey: key, begun: begun)
+        try store(from: MemoryInputStream(data: value), forKey: key)
     }
 
     /// Stores everything `input` holds under `key` on disk, streamed; the value is also kept in
