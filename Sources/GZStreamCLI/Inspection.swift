@@ -266,13 +266,7 @@ private func displayText(_ bytes: [UInt8]) -> String {
 
 /// MTIME as `YYYY-MM-DDTHH:MM:SSZ`, or `-` when it is 0 (none stored).
 private func isoDate(_ mtime: UInt32) -> String {
-    guard mtime != 0 else { return "-" }
-    var time = time_t(mtime)
-    var parts = tm()
-    guard gmtime_r(&time, &parts) != nil else { return String(mtime) }
-    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-        + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    mtime == 0 ? "-" : utcTimestamp(Double(mtime))
 }
 
 /// A JSON string literal (RFC 8259 §7).
