@@ -59,8 +59,9 @@ final class FileDescriptorBacking {
     }
 }
 
-/// Accepts the integer types a caller is likely to pass for an offset.
-func int64(_ value: Any?) -> Int64? {
+/// Accepts the integer types a caller is likely to pass for an offset (the value of
+/// ``ByteStream/PropertyKey/fileCurrentOffset``).
+package func int64(_ value: Any?) -> Int64? {
     switch value {
     case let number as Int64: number
     case let number as Int: Int64(number)

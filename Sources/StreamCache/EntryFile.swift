@@ -161,12 +161,7 @@ final class EntryPayloadInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override func setProperty(_ value: Any?, forKey key: ByteStream.PropertyKey) -> Bool {
-        let newOffset: Int64? = switch value {
-        case let number as Int64: number
-        case let number as Int: Int64(number)
-        default: nil
-        }
-        guard key == .fileCurrentOffset, let newOffset, newOffset >= 0 else { return false }
+        guard key == .fileCurrentOffset, let newOffset = int64(value), newOffset >= 0 else { return false }
         offset = newOffset
         if streamStatus == .atEnd { setStatus(.open) }
         return true
