@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// File-system calls relative to an open directory descriptor, and calls on an open file's
+/// descriptor, for code that must not look a name up twice.
+///
+/// A name in a directory that another user can write may be replaced between two calls that
+/// take it (a file swapped for a symbolic link to `/etc/shadow` between a `stat` and a `chmod`:
+/// GNU gzip's CVE-2005-0988). So a directory is opened once, every name is taken relative to
+/// that descriptor (`openat(2)`, `fstatat(2)`, `renameat(2)`, `linkat(2)`, `unlinkat(2)`), and a
+/// file's attributes are set on its own descriptor (`fchown(2)`, `fchmod(2)`, `futimens(2)`).
+/// `name` is one path component or a path relative to the directory; `directory` may be
+/// `AT_FDCWD`. Every call retries on `EINTR` where it can be interrupted and turns `errno`
+/// into a ``ByteStreamError`` naming the operation and `target` (or the name).
+extension SystemCalls {
+    /// Opens `name` in `directory`; `O_CLOEXEC` is always added.
+    /// - Returns: The new descriptor, owned by the caller.
+    /// The corresponding C function is `openat(2)`.
+    package static func open(_ name: Pathname, in directory: Int32, flags: Int32, mode: mode_t = 0o666,
+                             target: String? = nil) throws -> Int32 {
+        while true {
+            let fd = name.withCString { openat(directory, $0, flags | O_CLOEXEC, mode) }
+            if fd >= 0 { return fd }
+            if errno == EINTR { continue }
+            throw ByteStreamError(.system(errno: errno), operation: "open", target: target ?? name.description)
+        }
+    }
+
+    /// The status of `name` in `directory`, or `nil` when there is no such name; a symbolic
+    /// link is described itself unless `followsLinks`.
+    /// The corresponding C function is `fstatat(2)`.
+    package static func status(of name: Pathname, in directory: Int32, followsLinks: Bool = false,
+                               target: String? = nil) throws -> stat? {
+        var info = stat()
+        let flags = followsLinks ? 0 : AT_SYMLINK_NOFOLLOW
+        if name.withCString({ fstatat(directory, $0, &info, flags) }) == 0 { return info }
+        if errno == ENOENT { return nil }
+        throw ByteStreamError(.system(errno: errno), operation: "stat", target: target ?? name.description)
+    }
+
+    /// Sets an open file's owner and group. The corresponding C function is `fchown(2)`.
+    package static func changeOwner(of fd: Int32, owner: uid_t, group: gid_t, target: String) throws {
+        if fchown(fd, owner, group) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "change owner", target: target)
+        }
+    }
+
+    /// Sets an open file's permission bits. The corresponding C function is `fchmod(2)`.
+    package static func changeMode(of fd: Int32, to mode: mode_t, target: String) throws {
+        if fchmod(fd, mode) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "change mode", target: target)
+        }
+    }
+
+    /// Sets an open file's access and modification times, to the nanosecond.
+    /// The corresponding C function is `futimens(2)`.
+    package static func setTimes(of fd: Int32, access: timespec, modification: timespec, target: String) throws {
+        var times = [access, modification]
+        if futimens(fd, &times) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "set times", target: target)
+        }
+    }
+
+    /// Renames `name` in `directory` to `newName` in `newDirectory`, replacing what is there.
+    /// The corresponding C function is `renameat(2)`.
+    package static func rename(_ name: Pathname, in directory: Int32, to newName: Pathname, in newDirectory: Int32,
+                               target: String? = nil) throws {
+        let result = name.withCString { from in newName.withCString { to in renameat(directory, from, newDirectory, to) } }
+        if result != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "rename", target: target ?? newName.description)
+        }
+    }
+
+    /// Makes `newName` in `newDirectory` another name of the file `name` in `directory` names
+    /// (a symbolic link is not followed), never replacing.
+    /// - Returns: `false` when `newName` exists already.
+    /// The corresponding C function is `linkat(2)`.
+    @discardableResult
+    package static func link(_ name: Pathname, in directory: Int32, to newName: Pathname, in newDirectory: Int32,
+                             target: String? = nil) throws -> Bool {
+        let result = name.withCString { from in newName.withCString { to in linkat(directory, from, newDirectory, to, 0) } }
+        if result == 0 { return true }
+        if errno == EEXIST { return false }
+        throw ByteStreamError(.system(errno: errno), operation: "link", target: target ?? newName.description)
+    }
+
+    /// Removes `name` from `directory` (an empty directory when `isDirectory`).
+    /// - Returns: `false` when there was no such name.
+    /// The corresponding C function is `unlinkat(2)`.
+    @discardableResult
+    package static func unlink(_ name: Pathname, in directory: Int32, isDirectory: Bool = false,
+                               target: String? = nil) throws -> Bool {
+        if name.withCString({ unlinkat(directory, $0, isDirectory ? AT_REMOVEDIR : 0) }) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw ByteStreamError(.system(errno: errno), operation: "remove", target: target ?? name.description)
+    }
+
+    /// Makes the directory `name` in `directory` with `mode` (less the umask).
+    /// - Returns: `false` when `name` exists already (as anything: the caller opens and checks it).
+    /// The corresponding C function is `mkdirat(2)`.
+    @discardableResult
+    package static func makeDirectory(_ name: Pathname, in directory: Int32, mode: mode_t,
+                                      target: String? = nil) throws -> Bool {
+        if name.withCString({ mkdirat(directory, $0, mode) }) == 0 { return true }
+        if errno == EEXIST { return false }
+        throw ByteStreamError(.system(errno: errno), operation: "create directory", target: target ?? name.description)
+    }
+
+    /// The names in the open directory `fd`, without `.` and `..`, as bytes, in no particular
+    /// order. `fd` stays open and is not moved: the listing reads a duplicate of it.
+    /// The corresponding C functions are `fdopendir(3)` and `readdir(3)`.
+    package static func directoryEntries(of fd: Int32, target: String) throws -> [Pathname] {
+        // fdopendir takes the descriptor over (closedir closes it): hand it a duplicate,
+        // opened anew so that its offset is its own.
+        let duplicate = try open(".", in: fd, flags: O_RDONLY | O_DIRECTORY, target: target)
+        guard let stream = fdopendir(duplicate) else {
+            let code = errno
+            Glibc.close(duplicate)
+            throw ByteStreamError(.system(errno: code), operation: "read directory", target: target)
+        }
+        defer { closedir(stream) }
+        var names: [Pathname] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 {
+                    throw ByteStreamError(.system(errno: errno), operation: "read directory", target: target)
+                }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { Pathname(bytes: $0.prefix { $0 != 0 }) }
+            if let name, name != ".", name != ".." { names.append(name) }
+        }
+    }
+}
