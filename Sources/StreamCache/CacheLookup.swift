@@ -56,7 +56,7 @@ public enum CacheMiss: Error, Sendable, Equatable, CustomStringConvertible {
         /// The entry is encrypted and the cache has no key (`true`), or the other way round.
         case encryptionMismatch(entryIsEncrypted: Bool)
         /// Decryption failed: a wrong key, changed, cut or reordered bytes (offsets in the
-        /// encrypted payload, which starts at byte 16).
+        /// encrypted payload, which starts at byte 70, after the header and its seal).
         case decryption(SecretStreamError)
         /// The gzip member is invalid: CRC-32 or ISIZE mismatch, invalid deflate data, cut
         /// (offsets in the member).
