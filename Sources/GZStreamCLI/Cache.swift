@@ -70,7 +70,8 @@ FILE and renames it into place at the end); a damaged entry is removed and is a 
 
 Options:
       --dir DIR         the cache directory (default: $XDG_CACHE_HOME/gzstream, or
-                        $HOME/.cache/gzstream); made, mode 0700, by a put
+                        $HOME/.cache/gzstream); made, mode 0700, by a put; refused
+                        unless yours and writable by no one else (not a symbolic link)
       --key-file FILE   encrypt and authenticate entries with the key in FILE (32 raw
                         bytes); give the same key to every command on that cache
       --max-size SIZE   the most bytes of entry files: after each put and by prune, least
@@ -296,6 +297,8 @@ final class CacheCommand {
             }
         } catch let reported as Reported {
             return reported.status
+        } catch let refused as CacheDirectoryError {
+            return fail(refused.path, refused.message)
         } catch let error as ByteStreamError {
             return fail(error.target ?? "cache", describe(error))
         } catch {
@@ -331,10 +334,8 @@ final class CacheCommand {
         let cache = try DiskCache(directory: directory, key: key, maximumSize: options.maximumSize,
                                   maximumAge: options.maximumAge.map { .seconds($0) }, compressionLevel: options.level,
                                   compressionThreads: min(options.threads ?? availableProcessorCount(), 256))
-        // A missing directory is made by the first put; a lookup in it is a miss.
-        if let info = FileInfo(path: Pathname(directory)), !info.isDirectory {
-            throw Reported(status: fail(directory, "not a directory"))
-        }
+        // A missing directory is made by the first put; a lookup in it is a miss. Each command
+        // opens and checks the directory itself (CacheDirectoryError: refused, one line, exit 1).
         return cache
     }
 
@@ -366,6 +367,8 @@ final class CacheCommand {
         let stored: CacheEntryInfo
         do {
             stored = try cache.store(from: input, forKey: key)
+        } catch let refused as CacheDirectoryError {
+            throw refused
         } catch {
             // The input's own failure names the input; anything else is the cache's.
             if input.streamStatus == .error { return fail(inputName, describe(error)) }
@@ -405,6 +408,8 @@ final class CacheCommand {
         let lookup: CacheLookup<CacheEntryInputStream>
         do {
             lookup = try cache.inputStream(forKey: options.key!, verifyingFirst: verifyingFirst)
+        } catch let refused as CacheDirectoryError {
+            throw refused
         } catch {
             return fail(entrySubject, describe(error))
         }

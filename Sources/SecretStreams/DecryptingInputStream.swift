@@ -43,6 +43,7 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
     private let inner: ByteInputStream
     private let key: SecretStreamKey
     private let closesInnerStream: Bool
+    private let additionalData: [UInt8]
     private var phase = Phase.head
     /// The prefix and the secretstream header.
     private var head = [UInt8](repeating: 0, count: SecretStreamFraming.prefixByteCount + SecretStreamFraming.headerByteCount)
@@ -70,12 +71,16 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
     ///   - inner: The encrypted bytes.
     ///   - key: The 32-byte key they were encrypted with; kept (not copied) for the stream's life.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    ///   - additionalData: The bytes the writer bound to chunk 1 (``EncryptingOutputStream``'s
+    ///     `additionalData`); others fail chunk 1's authentication. Default: none.
     /// - Throws: ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start.
-    public init(wrapping inner: ByteInputStream, key: SecretStreamKey, closesInnerStream: Bool = true) throws {
+    public init(wrapping inner: ByteInputStream, key: SecretStreamKey, closesInnerStream: Bool = true,
+                additionalData: [UInt8] = []) throws {
         try requireSodium()
         self.inner = inner
         self.key = key
         self.closesInnerStream = closesInnerStream
+        self.additionalData = additionalData
         state = .allocate(capacity: 1)
         super.init()
     }
@@ -180,8 +185,8 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
 
     /// Authenticates and decrypts the chunk in `ciphertext` (its length in `bodyLength`).
     private func pull(_ ciphertext: UnsafeMutablePointer<UInt8>, into plaintext: UnsafeMutablePointer<UInt8>) throws {
-        // The chunk's additional data: its length field, after the prefix for chunk 1.
-        let additional = (chunkNumber == 1 ? Array(head[0..<SecretStreamFraming.prefixByteCount]) : []) + lengthField
+        let additional = SecretStreamFraming.additionalData(chunk: chunkNumber, prefix: Array(head[0..<SecretStreamFraming.prefixByteCount]),
+                                                            lengthField: lengthField, bound: additionalData)
         var count: UInt64 = 0
         var tag: UInt8 = 0
         let code = additional.withUnsafeBufferPointer { ad in

@@ -35,6 +35,7 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
     private let inner: ByteOutputStream
     private let key: SecretStreamKey
     private let closesInnerStream: Bool
+    private let additionalData: [UInt8]
     /// The plaintext bytes per chunk.
     public let chunkSize: Int
     private let plaintext: UnsafeMutablePointer<UInt8>
@@ -56,10 +57,14 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
     ///   - chunkSize: Plaintext bytes per chunk, `1...SecretStreamFraming.maximumChunkSize`
     ///     (16 MiB); default 64 KiB. Recorded in the prefix; the reader needs no setting.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    ///   - additionalData: Bytes kept outside the stream (a file header, say) that chunk 1
+    ///     authenticates: a reader must give the same bytes to ``DecryptingInputStream``, or
+    ///     chunk 1 fails. Not written, not encrypted. Default: none.
     /// - Throws: ``ByteStreamError``'s `invalidArgument` for a `chunkSize` out of range (nothing
     ///   is allocated then); ``SecretStreamError/sodiumFailure(function:)``.
     public init(wrapping inner: ByteOutputStream, key: SecretStreamKey,
-                chunkSize: Int = SecretStreamFraming.defaultChunkSize, closesInnerStream: Bool = true) throws {
+                chunkSize: Int = SecretStreamFraming.defaultChunkSize, closesInnerStream: Bool = true,
+                additionalData: [UInt8] = []) throws {
         try requireArgument(chunkSize, in: SecretStreamFraming.chunkSizes, "chunkSize",
                             operation: "create EncryptingOutputStream")
         try requireSodium()
@@ -67,6 +72,7 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
         self.key = key
         self.chunkSize = chunkSize
         self.closesInnerStream = closesInnerStream
+        self.additionalData = additionalData
         plaintext = .allocate(capacity: chunkSize)
         ciphertext = .allocate(capacity: SecretStreamFraming.lengthByteCount + chunkSize + SecretStreamFraming.chunkOverhead)
         state = .allocate(capacity: 1)
@@ -137,8 +143,8 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
     private func push(final: Bool) throws {
         chunkNumber += 1
         let lengthField = SecretStreamFraming.encode(length: plaintextCount + SecretStreamFraming.chunkOverhead)
-        // The length is the chunk's additional data, after the prefix for chunk 1.
-        let additional = (chunkNumber == 1 ? SecretStreamFraming.prefix(chunkSize: chunkSize) : []) + lengthField
+        let additional = SecretStreamFraming.additionalData(chunk: chunkNumber, prefix: SecretStreamFraming.prefix(chunkSize: chunkSize),
+                                                            lengthField: lengthField, bound: additionalData)
         let tag = final ? UInt8(crypto_secretstream_xchacha20poly1305_tag_final())
                         : UInt8(crypto_secretstream_xchacha20poly1305_tag_message())
         let lengthCount = SecretStreamFraming.lengthByteCount

@@ -17,7 +17,9 @@ import CSodium
 /// A writer fills every chunk with C plaintext bytes (tag MESSAGE) and ends with one chunk of
 /// the remaining 0 to C - 1 bytes tagged FINAL (`crypto_secretstream_xchacha20poly1305_TAG_FINAL`);
 /// nothing follows it. Each chunk's additional data is its 4-byte length, preceded for chunk 1
-/// by the 9-byte prefix, so a changed prefix or length fails authentication. A file of `n`
+/// by the 9-byte prefix and, before it, the caller's own additional data when there is some
+/// (``additionalData(chunk:prefix:lengthField:bound:)``), so a changed prefix or length, or
+/// bytes the caller keeps elsewhere and binds, fail authentication. A file of `n`
 /// plaintext bytes is `33 + n + 21 × (n / C + 1)` bytes long.
 ///
 /// The lengths let a reader find the end of the final chunk without reading further, so that
@@ -48,6 +50,18 @@ public enum SecretStreamFraming {
     /// A 4-byte big-endian length.
     static func encode(length: Int) -> [UInt8] {
         withUnsafeBytes(of: UInt32(length).bigEndian, Array.init)
+    }
+
+    /// Chunk `chunk`'s additional data: its 4-byte length field, preceded for chunk 1 by `bound`
+    /// (the caller's, not stored in the stream; empty for none) and the 9-byte prefix. With
+    /// nothing bound, chunk 1's is the prefix and the length, as before there was a choice.
+    /// - Parameters:
+    ///   - chunk: The chunk's number, 1 for the first.
+    ///   - prefix: The stream's 9-byte prefix.
+    ///   - lengthField: The chunk's 4-byte big-endian length field.
+    ///   - bound: Bytes the writer and the reader both know, bound to the stream by chunk 1.
+    static func additionalData(chunk: Int, prefix: [UInt8], lengthField: [UInt8], bound: [UInt8]) -> [UInt8] {
+        chunk == 1 ? bound + prefix + lengthField : lengthField
     }
 
     /// The 9-byte prefix for `chunkSize`.

@@ -56,7 +56,7 @@ public enum CacheMiss: Error, Sendable, Equatable, CustomStringConvertible {
         /// The entry is encrypted and the cache has no key (`true`), or the other way round.
         case encryptionMismatch(entryIsEncrypted: Bool)
         /// Decryption failed: a wrong key, changed, cut or reordered bytes (offsets in the
-        /// encrypted payload, which starts at byte 16).
+        /// encrypted payload, which starts at byte 70, after the header and its seal).
         case decryption(SecretStreamError)
         /// The gzip member is invalid: CRC-32 or ISIZE mismatch, invalid deflate data, cut
         /// (offsets in the member).
@@ -65,6 +65,13 @@ public enum CacheMiss: Error, Sendable, Equatable, CustomStringConvertible {
         case boundToAnotherKey
         /// The header's plain size differs from the bytes the member holds.
         case sizeMismatch(stored: Int64, decoded: Int64)
+        /// Encrypted: the header's seal does not authenticate it (a changed plain size or
+        /// flag, a header or seal from another entry, a wrong key, or a version 1 entry's bytes).
+        case headerNotAuthenticated
+        /// The file belongs to another user (`owner`, a uid), who could have written anything
+        /// in it: never read as data. Removed like other damage: the name is in a directory
+        /// only the effective user may write, so removing it takes nothing from anyone else.
+        case foreignOwner(UInt32)
 
         public var description: String {
             switch self {
@@ -78,6 +85,8 @@ public enum CacheMiss: Error, Sendable, Equatable, CustomStringConvertible {
             case .gzip(let error): "gzip data invalid: \(error)"
             case .boundToAnotherKey: "entry belongs to another key"
             case .sizeMismatch(let stored, let decoded): "plain size \(stored) in the header, \(decoded) bytes in the member"
+            case .headerNotAuthenticated: "entry header not authenticated (changed, or written with another key)"
+            case .foreignOwner(let owner): "entry file owned by uid \(owner), not by this user"
             }
         }
     }
@@ -97,11 +106,15 @@ public struct CacheEntryInfo: Sendable, Equatable {
     public var name: String
     /// The file's size in bytes (header, gzip member, encryption).
     public var storedSize: Int64
-    /// The plain size in bytes from the entry's header; `nil` when the header is unreadable.
+    /// The plain size in bytes from the entry's header; `nil` when the header is unreadable,
+    /// when the file belongs to another user, and, in a cache with a key, when the header is
+    /// not authenticated (its seal fails, or the entry is not encrypted). Without a key the
+    /// header is not authenticated: the size is what the file says, checked only by a lookup
+    /// that reads the entry whole.
     public var plainSize: Int64?
     /// The last store or hit (the file's modification time), in seconds since 1970 UTC.
     public var lastUse: Double
-    /// Whether the payload is encrypted; `nil` when the header is unreadable.
+    /// Whether the payload is encrypted; `nil` when ``plainSize`` is.
     public var isEncrypted: Bool?
 }
 

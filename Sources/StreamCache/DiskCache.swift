@@ -25,6 +25,17 @@ import Darwin
 ///   after each store and at ``prune()``; ``maximumAge`` makes older entries misses, removed
 ///   when looked up or pruned. Use is the file's modification time, set at store and at each hit.
 ///
+/// - A directory it can trust: every operation opens the directory once with
+///   `O_DIRECTORY | O_NOFOLLOW` and refuses it (``CacheDirectoryError``) unless the effective
+///   user owns it and neither group nor others may write it, as ssh's `StrictModes` does;
+///   a directory made by a store is made 0700 and then checked the same way. Every name in
+///   it is taken relative to that descriptor (`openat(2)`, `renameat(2)`, `linkat(2)`,
+///   `unlinkat(2)`, `fstatat(2)`, `fdopendir(3)`). An entry file owned by another user is a
+///   miss, never data (``CacheMiss/Damage/foreignOwner(_:)``), and is removed.
+/// - With a key, an entry's header (its flags and plain size) is authenticated before it is
+///   believed, by lookups and by ``entries()`` (``EntryFormat``'s seal). Without one, nothing
+///   is authenticated: the directory's trust is all there is.
+///
 /// Thread-safe, and safe for several processes sharing the directory: a file appears under its
 /// name only complete (`rename(2)`), so a reader never sees a half-written entry, and the last
 /// store of a key wins. Memory stays flat whatever the entry size: the streams' fixed buffers.
@@ -46,6 +57,7 @@ public final class DiskCache: Sendable {
 
     /// A disk cache in `directory`, created (mode 0700, parents too) by the first store: a
     /// lookup, listing or prune of a missing directory finds nothing and creates nothing.
+    /// Nothing is opened here: each operation opens and checks the directory.
     /// - Parameters:
     ///   - directory: The entries' directory; `nil` for ``defaultDirectory()``.
     ///   - key: The 32-byte key to encrypt entries with; `nil` stores them compressed only.
@@ -105,24 +117,24 @@ public final class DiskCache: Sendable {
     ///   - key: The entry's key, any string.
     /// - Returns: The stored entry; when the entry alone is larger than ``maximumSize`` it was
     ///   evicted at once, and ``CacheEntryInfo/storedSize`` says how large it was.
-    /// - Throws: `input`'s error, or the file system's (``ByteStreamError``), with no file left.
+    /// - Throws: ``CacheDirectoryError`` for a directory not to trust; `input`'s error, or the
+    ///   file system's (``ByteStreamError``), with no file left.
     /// Memory: fixed buffers of the streams, whatever the input's size. Blocks.
     @discardableResult
     public func store(from input: ByteInputStream, forKey key: String) throws -> CacheEntryInfo {
         let name = entryName(for: key)
-        let temporary: TemporaryEntry
-        do {
-            temporary = try TemporaryEntry(in: directory)
-        } catch let error as ByteStreamError where error.errno == ENOENT {
-            try Self.makeDirectories(directory.description)
-            temporary = try TemporaryEntry(in: directory)
+        guard let directory = try CacheDirectory.open(directory, creating: true) else {
+            preconditionFailure("a directory opened with creating: true is there")
         }
+        let temporary = try TemporaryEntry(in: directory)
         var published = false
         defer { if !published { temporary.discard() } }
         let file = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
-                                    displayName: temporary.path.description)
+                                    displayName: temporary.path)
         try file.openOrThrow()
-        try file.writeAll(EntryFormat.encode(.init(isEncrypted: isEncrypted, plainSize: 0)))
+        // The seal's place is kept: it is written last, once the plain size is known.
+        try file.writeAll(EntryFormat.encode(.init(isEncrypted: isEncrypted, plainSize: 0))
+                          + [UInt8](repeating: 0, count: isEncrypted ? EntryFormat.sealByteCount : 0))
         let payload: ByteOutputStream = if let encryptionKey = self.key {
             try EncryptingOutputStream(wrapping: file, key: encryptionKey)
         } else { file }
@@ -138,16 +150,21 @@ public final class DiskCache: Sendable {
             gzip.abandon()
             throw error
         }
-        try SystemCalls.write(temporary.descriptor, EntryFormat.encode(.init(isEncrypted: isEncrypted, plainSize: plainSize)),
-                              at: 0, target: temporary.path.description)
-        let storedSize = Int64(try SystemCalls.status(of: temporary.descriptor, target: temporary.path.description).st_size)
-        try temporary.publish(as: path(of: name))
+        var leading = EntryFormat.encode(.init(isEncrypted: isEncrypted, plainSize: plainSize))
+        if let encryptionKey = self.key {
+            let payloadHead = try readBytes(of: temporary.descriptor, count: EntryFormat.payloadHeadByteCount,
+                                            at: Int64(EntryFormat.payloadOffset(isEncrypted: true)), target: temporary.path)
+            leading += try EntryFormat.seal(header: leading, name: name, payloadHead: payloadHead, key: encryptionKey)
+        }
+        try SystemCalls.write(temporary.descriptor, leading, at: 0, target: temporary.path)
+        let storedSize = Int64(try SystemCalls.status(of: temporary.descriptor, target: temporary.path).st_size)
+        try temporary.publish(as: Pathname(name.fileName))
         published = true
         let info = CacheEntryInfo(name: name.fileName, storedSize: storedSize, plainSize: plainSize,
                                   lastUse: Date().timeIntervalSince1970, isEncrypted: isEncrypted)
         // The entry is stored: a failure to apply the limits now is left for the next store or
         // prune to meet, not reported as a failed store.
-        if maximumSize != nil { _ = try? enforceLimits(justStored: name.fileName) }
+        if maximumSize != nil { _ = try? enforceLimits(in: directory, justStored: name.fileName) }
         return info
     }
 
@@ -167,18 +184,26 @@ public final class DiskCache: Sendable {
     /// stream's error when reached (``CacheMiss/damaged(_:)``, entry removed) and the bytes
     /// read before it must be discarded; with it, the whole entry is read and checked once
     /// first, so a hit's stream fails only on I/O errors, at the price of reading twice.
-    /// - Throws: The file system's errors other than a missing file (``ByteStreamError``).
+    /// - Throws: ``CacheDirectoryError`` for a directory not to trust; the file system's errors
+    ///   other than a missing file (``ByteStreamError``).
     public func inputStream(forKey key: String, verifyingFirst: Bool = false) throws -> CacheLookup<CacheEntryInputStream> {
         let name = entryName(for: key)
+        guard let directory = try CacheDirectory.open(directory, creating: false) else { return .miss(.notFound) }
+        let fileName = Pathname(name.fileName)
         let file: EntryFile
         do {
-            guard let opened = try EntryFile(opening: path(of: name)) else { return .miss(.notFound) }
+            guard let opened = try EntryFile(opening: fileName, in: directory) else { return .miss(.notFound) }
             file = opened
         } catch let found as DamageFound {
             // Not a regular file: a link is removed (not what it points to); a directory stays;
             // a regular file renamed into place since the open is a newer entry, and stays.
-            EntryFile.remove(path(of: name)) { $0.st_mode & S_IFMT != S_IFREG && $0.st_mode & S_IFMT != S_IFDIR }
+            EntryFile.remove(fileName, in: directory) { $0.st_mode & S_IFMT != S_IFREG && $0.st_mode & S_IFMT != S_IFDIR }
             return .miss(.damaged(found.damage))
+        }
+        // Whoever owns the file could have written any bytes in it, its time included.
+        if file.isForeign {
+            file.removeIfUnchanged()
+            return .miss(.damaged(.foreignOwner(UInt32(file.owner))))
         }
         if let maximumAgeSeconds {
             let age = Date().timeIntervalSince1970 - file.lastUse
@@ -189,14 +214,15 @@ public final class DiskCache: Sendable {
         }
         let header: EntryFormat.Header
         do {
-            header = try EntryFormat.decode(try file.readHeader())
+            let leading = try file.readLeadingBytes()
+            header = try EntryFormat.decode(leading)
+            guard header.isEncrypted == isEncrypted else {
+                throw DamageFound(damage: .encryptionMismatch(entryIsEncrypted: header.isEncrypted))
+            }
+            if let key = self.key { try EntryFormat.checkSeal(leading, name: name, key: key) }
         } catch let found as DamageFound {
             file.removeIfUnchanged()
             return .miss(.damaged(found.damage))
-        }
-        guard header.isEncrypted == isEncrypted else {
-            file.removeIfUnchanged()
-            return .miss(.damaged(.encryptionMismatch(entryIsEncrypted: header.isEncrypted)))
         }
         do {
             if verifyingFirst {
@@ -232,34 +258,54 @@ public final class DiskCache: Sendable {
     // MARK: Removing and limits
 
     /// Removes the entry under `key`. Returns whether there was one.
-    /// - Throws: The `unlink(2)` error other than a missing file.
+    /// - Throws: ``CacheDirectoryError``; the `unlinkat(2)` error other than a missing file.
     @discardableResult
     public func removeEntry(forKey key: String) throws -> Bool {
-        try SystemCalls.unlink(path(of: entryName(for: key)))
+        guard let directory = try CacheDirectory.open(directory, creating: false) else { return false }
+        return try directory.unlink(Pathname(entryName(for: key).fileName))
     }
 
     /// Removes every entry, and every temporary file (including those of writers still at
     /// work, whose stores then fail). Returns the number of entries removed. A directory under
     /// such a name stays, as a lookup leaves it.
+    /// - Throws: ``CacheDirectoryError``; the file system's errors.
     @discardableResult
     public func removeAll() throws -> Int {
+        guard let directory = try CacheDirectory.open(directory, creating: false) else { return 0 }
         var removed = 0
-        for name in try directoryNames() {
-            let isEntry = EntryName(fileName: name) != nil
-            guard isEntry || TemporaryEntry.isTemporary(name), let info = try SystemCalls.status(ofPath: child(name)),
+        for name in try directory.names() {
+            let isEntry = EntryName(fileName: name.description) != nil
+            guard isEntry || TemporaryEntry.isTemporary(name.description), let info = try directory.status(of: name),
                   info.st_mode & S_IFMT != S_IFDIR else { continue }
-            if try SystemCalls.unlink(child(name)), isEntry { removed += 1 }
+            if try directory.unlink(name), isEntry { removed += 1 }
         }
         return removed
     }
 
     /// The entries, least recently used first. Files that are not entries are left out.
+    ///
+    /// With a key, an entry's plain size and encryption flag are given only once its header is
+    /// authenticated (its seal checked: no more of the entry is decrypted); an entry whose
+    /// header is not (changed, another key's, not encrypted, an older format) is listed with
+    /// `nil` for both, so that its file's size still shows. Without a key, the header is not
+    /// authenticated: its values are what the file says. A file owned by another user is
+    /// listed with `nil` for both, its header not read.
+    /// - Throws: ``CacheDirectoryError``; the file system's errors reading the directory.
     public func entries() throws -> [CacheEntryInfo] {
+        guard let directory = try CacheDirectory.open(directory, creating: false) else { return [] }
         var result: [CacheEntryInfo] = []
-        for name in try directoryNames() where EntryName(fileName: name) != nil {
-            guard let file = try? EntryFile(opening: child(name)) else { continue }
-            let header = try? EntryFormat.decode(file.readHeader())
-            result.append(CacheEntryInfo(name: name, storedSize: file.size, plainSize: header?.plainSize,
+        for fileName in try directory.names() {
+            guard let name = EntryName(fileName: fileName.description),
+                  let file = try? EntryFile(opening: fileName, in: directory) else { continue }
+            var header: EntryFormat.Header?
+            if !file.isForeign, let leading = try? file.readLeadingBytes(), let decoded = try? EntryFormat.decode(leading) {
+                if let key {
+                    if decoded.isEncrypted, (try? EntryFormat.checkSeal(leading, name: name, key: key)) != nil { header = decoded }
+                } else {
+                    header = decoded
+                }
+            }
+            result.append(CacheEntryInfo(name: name.fileName, storedSize: file.size, plainSize: header?.plainSize,
                                          lastUse: file.lastUse, isEncrypted: header?.isEncrypted))
             file.close()
         }
@@ -269,31 +315,33 @@ public final class DiskCache: Sendable {
     /// Applies the limits now: removes expired entries, then least-recently-used entries until
     /// the files fit ``maximumSize``, and temporary files more than an hour old (left by
     /// writers that stopped).
-    /// - Throws: The file system's errors.
+    /// Files another user owns count as entries: they take room, and the directory is ours.
+    /// - Throws: ``CacheDirectoryError``; the file system's errors.
     @discardableResult
     public func prune() throws -> PruneResult {
-        try enforceLimits(justStored: nil)
+        guard let directory = try CacheDirectory.open(directory, creating: false) else { return PruneResult() }
+        return try enforceLimits(in: directory, justStored: nil)
     }
 
     @discardableResult
-    private func enforceLimits(justStored: String?) throws -> PruneResult {
+    private func enforceLimits(in directory: CacheDirectory, justStored: String?) throws -> PruneResult {
         var result = PruneResult()
         let now = Date().timeIntervalSince1970
         var live: [(name: String, size: Int64, lastUse: Double, device: UInt, inode: UInt)] = []
-        for name in try directoryNames() {
-            let path = child(name)
+        for fileName in try directory.names() {
+            let name = fileName.description
             let isEntry = EntryName(fileName: name) != nil
-            guard isEntry || TemporaryEntry.isTemporary(name), let info = try SystemCalls.status(ofPath: path),
+            guard isEntry || TemporaryEntry.isTemporary(name), let info = try directory.status(of: fileName),
                   info.st_mode & S_IFMT == S_IFREG else { continue }
             let size = Int64(info.st_size)
             let lastUse = info.modificationSeconds
             if !isEntry {
-                if now - lastUse > 3600, try SystemCalls.unlink(path) {
+                if now - lastUse > 3600, try directory.unlink(fileName) {
                     result.abandonedTemporaryCount += 1
                     result.removedBytes += size
                 }
             } else if let maximumAgeSeconds, now - lastUse > maximumAgeSeconds, name != justStored {
-                if Self.removeIfStill(path, device: UInt(info.st_dev), inode: UInt(info.st_ino)) {
+                if Self.removeIfStill(fileName, in: directory, device: UInt(info.st_dev), inode: UInt(info.st_ino)) {
                     result.expiredCount += 1
                     result.removedBytes += size
                 }
@@ -304,7 +352,7 @@ public final class DiskCache: Sendable {
         guard let maximumSize else { return result }
         // An entry that alone is over the limit is not kept, and costs no other entry its place.
         if let index = live.firstIndex(where: { $0.name == justStored }), live[index].size > maximumSize {
-            if Self.removeIfStill(child(live[index].name), device: live[index].device, inode: live[index].inode) {
+            if Self.removeIfStill(Pathname(live[index].name), in: directory, device: live[index].device, inode: live[index].inode) {
                 result.evictedCount += 1
                 result.removedBytes += live[index].size
             }
@@ -314,7 +362,7 @@ public final class DiskCache: Sendable {
         // Oldest first; the entry just stored goes last, evicted only when it alone is too large.
         live.sort { ($0.name == justStored ? 1 : 0, $0.lastUse, $0.name) < ($1.name == justStored ? 1 : 0, $1.lastUse, $1.name) }
         for entry in live where total > maximumSize {
-            if Self.removeIfStill(child(entry.name), device: entry.device, inode: entry.inode) {
+            if Self.removeIfStill(Pathname(entry.name), in: directory, device: entry.device, inode: entry.inode) {
                 result.evictedCount += 1
                 result.removedBytes += entry.size
             }
@@ -329,34 +377,15 @@ public final class DiskCache: Sendable {
     public func entryFileName(forKey key: String) -> String { entryName(for: key).fileName }
 
     private func entryName(for key: String) -> EntryName { EntryName(key: key, hashKey: hashKey) }
-    private func path(of name: EntryName) -> Pathname { child(name.fileName) }
-    private func child(_ name: String) -> Pathname { Pathname(directory.description + "/" + name) }
 
-    /// Removes the entry at `path` only if it is still the file that was listed: another
+    /// Removes the entry `name` only if it is still the file that was listed: another
     /// process's store renamed into place meanwhile is newer, and stays.
-    private static func removeIfStill(_ path: Pathname, device: UInt, inode: UInt) -> Bool {
-        EntryFile.remove(path) { UInt($0.st_dev) == device && UInt($0.st_ino) == inode }
+    private static func removeIfStill(_ name: Pathname, in directory: CacheDirectory, device: UInt, inode: UInt) -> Bool {
+        EntryFile.remove(name, in: directory) { UInt($0.st_dev) == device && UInt($0.st_ino) == inode }
     }
 
     /// ``maximumAge`` in seconds.
     private var maximumAgeSeconds: Double? {
         maximumAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-    }
-
-    /// The names in the cache directory; none when it does not exist (yet).
-    private func directoryNames() throws -> [String] {
-        do {
-            return try SystemCalls.directoryEntries(directory)
-        } catch let error as ByteStreamError where error.errno == ENOENT {
-            return []
-        }
-    }
-
-    private static func makeDirectories(_ path: String) throws {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            try SystemCalls.makeDirectory(Pathname(prefix), mode: 0o700)
-        }
     }
 }

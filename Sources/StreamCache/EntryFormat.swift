@@ -1,3 +1,4 @@
+import ByteStreams
 import CSodium
 import GzipStreams
 import SecretStreams
@@ -7,20 +8,41 @@ import SecretStreams
 /// | bytes | field |
 /// |---|---|
 /// | 0–3 | magic `GZSC` |
-/// | 4 | format version, 1 |
+/// | 4 | format version, 2 |
 /// | 5 | flags: bit 0 set when the payload is encrypted |
 /// | 6–7 | zero |
 /// | 8–15 | the plain size in bytes, big-endian |
-/// | 16– | the payload: one gzip member (RFC 1952), encrypted with ``EncryptingOutputStream`` when a key is set |
+/// | 16–69 | encrypted only: the header's seal (below) |
+/// | 16– or 70– | the payload: one gzip member (RFC 1952), encrypted with ``EncryptingOutputStream`` when a key is set |
 ///
 /// The member's FEXTRA field (RFC 1952 §2.3.1.1) holds one subfield `GC` with the 32-byte
 /// name hash, so a file moved under another entry's name is found out; encrypted, that binding
 /// is authenticated. The plain size is checked against the bytes decoded, so a changed size is
-/// found out too.
+/// found out too, at the end of a read.
+///
+/// The seal authenticates the header before anything is decoded, so that a listing shows only
+/// sizes the key holder wrote: it is an encrypted stream (``SecretStreamFraming``, chunk size
+/// 1) of no plaintext, one final chunk, 54 bytes, whose chunk 1 binds as additional data the
+/// header (bytes 0–15), the name hash and the payload's first 33 bytes (its prefix and its
+/// random secretstream header), so a header changed, moved to another name or put before
+/// another payload fails. It is written last, once the plain size is known: chunk 1 of the
+/// payload itself goes out long before the end of a streamed store, so the header cannot be
+/// its additional data. Without a key nothing is authenticated: the header's sizes are what
+/// anyone who could write the file wrote, checked only by reading the entry whole.
+///
+/// Version 1 (no seal) is not read: such an entry is a damaged miss, removed, as a cache
+/// can afford (it is stored again by the next put).
 enum EntryFormat {
     static let magic: [UInt8] = Array("GZSC".utf8)
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
     static let headerByteCount = 16
+    /// The seal of an encrypted entry's header: 9 + 24 + 4 + 17 bytes.
+    static let sealByteCount = SecretStreamFraming.prefixByteCount + SecretStreamFraming.headerByteCount
+        + SecretStreamFraming.lengthByteCount + SecretStreamFraming.chunkOverhead
+    /// The payload's prefix and secretstream header, which the seal binds.
+    static let payloadHeadByteCount = SecretStreamFraming.prefixByteCount + SecretStreamFraming.headerByteCount
+    /// What a lookup or listing reads first: header, seal and payload head.
+    static let leadingByteCount = headerByteCount + sealByteCount + payloadHeadByteCount
     static let encryptedFlag: UInt8 = 1
     /// The FEXTRA subfield ID: `G`, `C`.
     static let subfieldID: [UInt8] = [0x47, 0x43]
@@ -30,20 +52,61 @@ enum EntryFormat {
         var plainSize: Int64
     }
 
+    /// Where the payload starts: after the header, and the seal when encrypted.
+    static func payloadOffset(isEncrypted: Bool) -> Int {
+        isEncrypted ? headerByteCount + sealByteCount : headerByteCount
+    }
+
+    /// The seal's additional data: the header, the name hash, the payload's head.
+    private static func sealedBytes(header: [UInt8], name: EntryName, payloadHead: [UInt8]) -> [UInt8] {
+        header + name.hash + payloadHead
+    }
+
+    /// The seal of an encrypted entry whose first 16 bytes are `header` and whose payload
+    /// starts with `payloadHead` (33 bytes).
+    /// - Throws: ``SecretStreamError/sodiumFailure(function:)``; the memory stream's errors.
+    static func seal(header: [UInt8], name: EntryName, payloadHead: [UInt8], key: SecretStreamKey) throws -> [UInt8] {
+        let output = MemoryOutputStream()
+        let stream = try EncryptingOutputStream(wrapping: output, key: key, chunkSize: 1,
+                                                additionalData: sealedBytes(header: header, name: name, payloadHead: payloadHead))
+        try stream.openOrThrow()
+        try stream.closeOrThrow()
+        return Array(output.data)
+    }
+
+    /// Checks the seal in an encrypted entry's leading bytes (``leadingByteCount`` of them, or
+    /// fewer when the file is shorter, which fails).
+    /// - Throws: ``DamageFound`` (`headerNotAuthenticated`) when the seal does not
+    ///   authenticate the header, the name and the payload's head with `key`.
+    static func checkSeal(_ leading: [UInt8], name: EntryName, key: SecretStreamKey) throws(DamageFound) {
+        let sealEnd = headerByteCount + sealByteCount
+        guard leading.count >= leadingByteCount else { throw DamageFound(damage: .headerNotAuthenticated) }
+        let bound = sealedBytes(header: Array(leading[0..<headerByteCount]), name: name,
+                                payloadHead: Array(leading[sealEnd..<leadingByteCount]))
+        do {
+            let stream = try DecryptingInputStream(wrapping: MemoryInputStream(bytes: leading[headerByteCount..<sealEnd]),
+                                                   key: key, additionalData: bound)
+            defer { stream.close() }
+            guard try stream.readToEnd(limit: 0).isEmpty else { throw DamageFound(damage: .headerNotAuthenticated) }
+        } catch {
+            throw DamageFound(damage: .headerNotAuthenticated)
+        }
+    }
+
     static func encode(_ header: Header) -> [UInt8] {
         var bytes = magic + [version, header.isEncrypted ? encryptedFlag : 0, 0, 0]
         for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: UInt64(header.plainSize) >> UInt64(shift))) }
         return bytes
     }
 
-    /// The header in `bytes` (the file's first 16, or fewer when it is shorter).
+    /// The header in `bytes` (the file's first 16 or more, or fewer when it is shorter).
     /// - Throws: ``DamageFound`` saying why it is not one.
     static func decode(_ bytes: [UInt8]) throws(DamageFound) -> Header {
         guard bytes.count >= 4, Array(bytes[0..<4]) == magic else {
             // A file cut inside the magic is as much "not an entry" as one with another magic.
             throw DamageFound(damage: bytes.count < 4 && magic.starts(with: bytes) ? .truncated(offset: Int64(bytes.count)) : .notCacheEntry)
         }
-        guard bytes.count == headerByteCount else { throw DamageFound(damage: .truncated(offset: Int64(bytes.count))) }
+        guard bytes.count >= headerByteCount else { throw DamageFound(damage: .truncated(offset: Int64(bytes.count))) }
         guard bytes[4] == version else { throw DamageFound(damage: .unsupportedVersion(bytes[4])) }
         guard bytes[5] & ~encryptedFlag == 0 else { throw DamageFound(damage: .invalidHeader(offset: 5)) }
         guard bytes[6] == 0, bytes[7] == 0 else { throw DamageFound(damage: .invalidHeader(offset: bytes[6] == 0 ? 7 : 6)) }

@@ -30,7 +30,8 @@ FILE and renames it into place at the end); a damaged entry is removed and is a 
 
 Options:
       --dir DIR         the cache directory (default: $XDG_CACHE_HOME/gzstream, or
-                        $HOME/.cache/gzstream); made, mode 0700, by a put
+                        $HOME/.cache/gzstream); made, mode 0700, by a put; refused
+                        unless yours and writable by no one else (not a symbolic link)
       --key-file FILE   encrypt and authenticate entries with the key in FILE (32 raw
                         bytes); give the same key to every command on that cache
       --max-size SIZE   the most bytes of entry files: after each put and by prune, least
@@ -485,9 +486,10 @@ struct CacheCLITests {
                message: { _, _ in "not a gzstream cache entry" }),
         Damage(description: "cut inside the header", encrypted: false, damage: { $0.removeLast($0.count - 10) },
                message: { _, _ in "entry header cut at byte 10" }),
-        Damage(description: "cut inside chunk 2", encrypted: true, damage: { $0.removeLast($0.count - (16 + 33 + chunkBytes + 1000)) },
+        // An encrypted entry's payload starts at byte 70: the 16-byte header, then its 54-byte seal.
+        Damage(description: "cut inside chunk 2", encrypted: true, damage: { $0.removeLast($0.count - (70 + 33 + chunkBytes + 1000)) },
                message: { _, _ in "decryption failed: unexpected end of encrypted input in chunk 2, before the final chunk at byte \(33 + chunkBytes + 1000)" }),
-        Damage(description: "a bit flipped in chunk 3", encrypted: true, damage: { $0[16 + 33 + 2 * chunkBytes + 30_000] ^= 0x80 },
+        Damage(description: "a bit flipped in chunk 3", encrypted: true, damage: { $0[70 + 33 + 2 * chunkBytes + 30_000] ^= 0x80 },
                message: { _, _ in "decryption failed: authentication failed for chunk 3 at byte \(33 + 2 * chunkBytes) "
                    + "(wrong key, or the data was changed, reordered or cut)" }),
         Damage(description: "the encryption flag cleared", encrypted: true, damage: { $0[5] = 0 },
@@ -577,11 +579,12 @@ struct CacheCLITests {
             #expect(table.out == "      stored        plain  last use (UTC)        key hash\n"
                 + rows.map { "\(pad(String($0.stored), 12)) \(pad($0.plain, 12))  \($0.time)  \($0.name)\n" }.joined())
 
+            // With a key, only authenticated headers give sizes: the unencrypted entries' are null.
             let json = try await encrypted.run(["list", "--json"])
             #expect(json.status == 0 && json.err == "")
             #expect(json.out == "[\n" + rows.map {
-                "{\"name\":\"\($0.name)\",\"storedSize\":\($0.stored),\"plainSize\":\($0.plain == "-" ? "null" : $0.plain),"
-                    + "\"lastUse\":\"\($0.time)\",\"encrypted\":\($0.encrypted)}"
+                "{\"name\":\"\($0.name)\",\"storedSize\":\($0.stored),\"plainSize\":\($0.encrypted == "true" ? $0.plain : "null"),"
+                    + "\"lastUse\":\"\($0.time)\",\"encrypted\":\($0.encrypted == "true" ? "true" : "null")}"
             }.joined(separator: ",\n") + "\n]\n")
             let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout)) as? [[String: Any]]
             #expect(parsed?.count == 4)
@@ -783,10 +786,97 @@ struct CacheCLITests {
             #expect(notDirectory.err == "gzstream: \(file): not a directory\n")
             let under = try await gzstreamAsync(["cache", "--dir", file + "/sub", "list"], in: scratch)
             #expect(under.status == 1 && under.out == "")
-            #expect(under.err == "gzstream: \(file)/sub: read directory failed: Not a directory\n")
+            #expect(under.err == "gzstream: \(file)/sub: open failed: Not a directory\n")
             let putUnder = try await gzstreamAsync(["cache", "--dir", file + "/sub", "put", "k", file], in: scratch)
             #expect(putUnder.status == 1 && putUnder.out == "")
             #expect(putUnder.err == "gzstream: cache: k: cannot store: open failed: Not a directory\n")
+        }
+    }
+
+    @Test("a cache directory group or others may write, or a symbolic link, is refused by every command: one line, exit 1",
+          arguments: [0o770, 0o777, 0o707] as [mode_t])
+    func untrustedDirectory(mode: mode_t) async throws {
+        try await withCacheScratch { scratch in
+            let cache = try CacheUnderTest(scratch)
+            try await cache.put("k", Array("value".utf8))
+            let input = try scratch.write("input", "new value")
+            try #require(chmod(cache.directory, mode) == 0)
+            let refusal = "gzstream: \(cache.directory): untrusted cache directory: writable by group or others "
+                + "(mode 0\(String(mode, radix: 8)); it must be writable by its owner only)\n"
+            for arguments in [["get", "k"], ["put", "k", input], ["list"], ["remove", "k"], ["clear"], ["prune"]] {
+                let result = try await cache.run(arguments)
+                #expect(result.status == 1 && result.out == "" && result.err == refusal, "\(arguments)")
+            }
+            try #require(chmod(cache.directory, 0o700) == 0)
+            let link = scratch.path("link")
+            try #require(symlink(cache.directory, link) == 0)
+            for arguments in [["get", "k"], ["list"]] {
+                let result = try await gzstreamAsync(["cache", "--dir", link] + arguments, in: scratch)
+                #expect(result.status == 1 && result.out == "", "\(arguments)")
+                #expect(result.err == "gzstream: \(link): untrusted cache directory: a symbolic link (give the directory itself)\n")
+            }
+            // Nothing was changed: the entry is still there for the directory itself.
+            let get = try await cache.run(["get", "k"])
+            #expect(get.status == 0 && get.out == "value" && get.err == "")
+        }
+    }
+
+    @Test("a cache directory another user owns is refused: one line, exit 1, nothing read",
+          .enabled(if: geteuid() == 0, "needs root to give the directory to nobody (uid 65534)"))
+    func foreignDirectory() async throws {
+        try await withCacheScratch { scratch in
+            let cache = try CacheUnderTest(scratch)
+            try await cache.put("k", Array("value".utf8))
+            try #require(chown(cache.directory, 65534, 65534) == 0)
+            let get = try await cache.run(["get", "k"])
+            #expect(get.status == 1 && get.out == "")
+            #expect(get.err == "gzstream: \(cache.directory): untrusted cache directory: owned by uid 65534 "
+                + "(it must be owned by uid 0, the effective user, and writable by no one else)\n")
+        }
+    }
+
+    @Test("an entry another user wrote for our key is a damaged miss: nothing on standard output, exit 1, removed",
+          .enabled(if: geteuid() == 0, "needs root to give the entry to nobody (uid 65534)"))
+    func foreignEntry() async throws {
+        try await withCacheScratch { scratch in
+            let cache = try CacheUnderTest(scratch)
+            try await cache.put("k", Array("attacker's bytes".utf8))
+            let path = try cache.entryPath("k")
+            try #require(chown(path, 65534, 65534) == 0)
+            setModificationTime(path, seconds: 1_700_000_000)
+            let list = try await cache.run(["list"])
+            let stored = String(fileStatus(path)?.size ?? -1)
+            #expect(list.status == 0 && list.err == "")
+            #expect(list.out == "      stored        plain  last use (UTC)        key hash\n"
+                + String(repeating: " ", count: 12 - stored.count) + stored + "            -  2023-11-14T22:13:20Z  \(try cache.name("k"))\n")
+            let get = try await cache.run(["get", "k"])
+            #expect(get.status == 1 && get.out == "")
+            #expect(get.err == "gzstream: cache: k: damaged entry removed: entry file owned by uid 65534, not by this user\n")
+            #expect(cache.files() == [])
+        }
+    }
+
+    @Test("with a key, list shows no plain size a header was changed to, and get is a damaged miss")
+    func forgedPlainSize() async throws {
+        try await withCacheScratch { scratch in
+            let cache = try CacheUnderTest(scratch, encrypted: true)
+            try await cache.put("k", sampleText(byteCount: 1000))
+            let path = try cache.entryPath("k")
+            var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            bytes[14] = 0xff  // 1000 becomes 65512
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            setModificationTime(path, seconds: 1_700_000_000)
+            let stored = String(bytes.count)
+            let list = try await cache.run(["list"])
+            #expect(list.status == 0 && list.err == "")
+            #expect(list.out == "      stored        plain  last use (UTC)        key hash\n"
+                + String(repeating: " ", count: 12 - stored.count) + stored + "            -  2023-11-14T22:13:20Z  \(try cache.name("k"))\n")
+            let json = try await cache.run(["list", "--json"])
+            #expect(json.out == "[\n{\"name\":\"\(try cache.name("k"))\",\"storedSize\":\(stored),\"plainSize\":null,"
+                + "\"lastUse\":\"2023-11-14T22:13:20Z\",\"encrypted\":null}\n]\n")
+            let get = try await cache.run(["get", "k"])
+            #expect(get.status == 1 && get.out == "")
+            #expect(get.err == "gzstream: cache: k: damaged entry removed: entry header not authenticated (changed, or written with another key)\n")
         }
     }
 

@@ -19,9 +19,24 @@ private func hashBytes(ofFileName name: String) -> [UInt8] {
     return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
 }
 
-/// The 16-byte entry header: `GZSC`, version 1, flags, two zero bytes, the plain size.
+/// The 16-byte entry header: `GZSC`, version 2, flags, two zero bytes, the plain size.
 private func entryHeader(encrypted: Bool, plainSize: UInt64) -> [UInt8] {
-    Array("GZSC".utf8) + [1, encrypted ? 1 : 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: plainSize >> UInt64(56 - 8 * $0)) }
+    Array("GZSC".utf8) + [2, encrypted ? 1 : 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: plainSize >> UInt64(56 - 8 * $0)) }
+}
+
+/// An encrypted entry's header and its seal, made by hand as the format says: an encrypted
+/// stream of no plaintext, chunk size 1, whose chunk 1 binds the header, the name hash and the
+/// payload's first 33 bytes.
+private func sealedHeader(_ cache: DiskCache, key: String, plainSize: UInt64, payload: [UInt8],
+                          sealKey: SecretStreamKey) throws -> [UInt8] {
+    let header = entryHeader(encrypted: true, plainSize: plainSize)
+    let memory = MemoryOutputStream()
+    let seal = try EncryptingOutputStream(wrapping: memory, key: sealKey, chunkSize: 1,
+                                          additionalData: header + hashBytes(ofFileName: cache.entryFileName(forKey: key))
+                                              + Array(payload.prefix(33)))
+    try seal.openOrThrow()
+    try seal.closeOrThrow()
+    return header + Array(memory.data)
 }
 
 /// A gzip member of `input`'s bytes bound (FEXTRA subfield `GC`) to `key`'s entry in `cache`,
@@ -275,7 +290,9 @@ struct CacheAttackCraftedEntryTests {
                 bytes[10] = 0x01  // 2^40 bytes and more
                 try writeFileBytes(bytes, to: path)
                 let result = lookup == "disk" ? try cache.data(forKey: "k", limit: 1 << 20) : try twoTier.data(forKey: "k", limit: 1 << 20)
-                #expect(result.miss == .damaged(.sizeMismatch(stored: Int64(bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }), decoded: 1000)),
+                // With a key the header's seal fails first; without, the size is found out by reading.
+                let stored = Int64(bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                #expect(result.miss == .damaged(encrypted ? .headerNotAuthenticated : .sizeMismatch(stored: stored, decoded: 1000)),
                         "\(lookup)")
                 #expect(!fileExists(path), "\(lookup)")
             }
@@ -308,18 +325,22 @@ struct CacheAttackCraftedEntryTests {
             let plain = sampleBytes(count: 3 << 20, seed: 5)
             let payload = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: plain), encryptionKey: testKey(),
                                            chunkSize: 16 << 20)
-            try writeFileBytes(entryHeader(encrypted: true, plainSize: UInt64(plain.count)) + payload, to: entryPath(cache, "k"))
+            try writeFileBytes(sealedHeader(cache, key: "k", plainSize: UInt64(plain.count), payload: payload, sealKey: testKey())
+                               + payload, to: entryPath(cache, "k"))
             #expect(try cache.data(forKey: "k").value == Data(plain))
             #expect(try lookupBytes(cache, "k", verifyingFirst: true) == plain)
             // Without the key: the same framing with another key's chunks.
             let forged = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: plain), encryptionKey: otherKey(),
                                           chunkSize: 16 << 20)
-            try writeFileBytes(entryHeader(encrypted: true, plainSize: UInt64(plain.count)) + forged, to: entryPath(cache, "k"))
+            // Sealed with the right key, so that the payload's own check is the one that fails.
+            try writeFileBytes(sealedHeader(cache, key: "k", plainSize: UInt64(plain.count), payload: forged, sealKey: testKey())
+                               + forged, to: entryPath(cache, "k"))
             try expectDamagedEverywhere(cache, "k")
             // A prefix claiming 16 MiB chunks, then a chunk length past it.
             var cut = Array(forged.prefix(33)) + [0x01, 0x00, 0x00, 0x12]
             cut += [UInt8](repeating: 0, count: 100)
-            try writeFileBytes(entryHeader(encrypted: true, plainSize: UInt64(plain.count)) + cut, to: entryPath(cache, "k"))
+            try writeFileBytes(sealedHeader(cache, key: "k", plainSize: UInt64(plain.count), payload: cut, sealKey: testKey())
+                               + cut, to: entryPath(cache, "k"))
             try expectDamagedEverywhere(cache, "k")
         }
     }

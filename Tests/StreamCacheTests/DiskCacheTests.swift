@@ -224,7 +224,8 @@ struct DiskCacheDamageTests {
         }
     }
 
-    @Test("two entries' files swapped: both are misses (bound to another key), and removed", arguments: [false, true])
+    @Test("two entries' files swapped: both are misses (bound to another key; encrypted, the header's seal), and removed",
+          arguments: [false, true])
     func swapped(encrypted: Bool) throws {
         try withTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
@@ -234,8 +235,10 @@ struct DiskCacheDamageTests {
             try FileManager.default.moveItem(atPath: a, toPath: directory + "/swap")
             try FileManager.default.moveItem(atPath: b, toPath: a)
             try FileManager.default.moveItem(atPath: directory + "/swap", toPath: b)
-            #expect(try cache.data(forKey: "a").miss == .damaged(.boundToAnotherKey))
-            #expect(try cache.data(forKey: "b").miss == .damaged(.boundToAnotherKey))
+            // The seal binds the name hash: an encrypted entry is found out before its payload.
+            let damage: CacheMiss.Damage = encrypted ? .headerNotAuthenticated : .boundToAnotherKey
+            #expect(try cache.data(forKey: "a").miss == .damaged(damage))
+            #expect(try cache.data(forKey: "b").miss == .damaged(damage))
             #expect(!fileExists(a) && !fileExists(b))
         }
     }
@@ -249,13 +252,11 @@ struct DiskCacheDamageTests {
             // Another key names entries differently: a plain miss, and the entry is left alone.
             #expect(try cache.data(forKey: "k").miss == .notFound)
             #expect(fileExists(entryPath(other, "k")))
-            // Under this key's name, the other key's entry fails authentication.
+            // Under this key's name, the other key's entry fails authentication: its header's
+            // seal, the first thing checked.
             try FileManager.default.moveItem(atPath: entryPath(other, "k"), toPath: entryPath(cache, "k"))
-            guard case .damaged(.decryption(let error)) = try cache.data(forKey: "k").miss else {
-                Issue.record("expected a decryption failure")
-                return
-            }
-            #expect(error.kind == "authentication")
+            #expect(try cache.entries().map(\.plainSize) == [nil])
+            #expect(try cache.data(forKey: "k").miss == .damaged(.headerNotAuthenticated))
             #expect(!fileExists(entryPath(cache, "k")))
         }
     }
@@ -293,19 +294,56 @@ struct DiskCacheDamageTests {
         }
     }
 
-    @Test("a plain size changed in the header is a miss", arguments: [Int64(199_999), 200_001, 0, Int64.max])
+    @Test("with a key, a plain size changed in the header is not listed, and is a miss before any decoding",
+          arguments: [Int64(199_999), 200_001, 0, Int64.max])
     func sizeChanged(size: Int64) throws {
         try withTemporaryDirectory { directory in
             let (cache, path) = try storedEntry(directory, encrypted: true)
+            #expect(try cache.entries().map(\.plainSize) == [Int64(Self.plain.count)])
             var bytes = try fileBytes(path)
             for index in 0..<8 { bytes[8 + index] = UInt8(truncatingIfNeeded: UInt64(size) >> UInt64(56 - 8 * index)) }
             try writeFileBytes(bytes, to: path)
-            guard case .damaged(let damage) = try cache.data(forKey: "k").miss else {
-                Issue.record("expected damage")
-                return
-            }
-            if case .sizeMismatch = damage {} else { Issue.record("\(damage)") }
+            let listed = try cache.entries()
+            #expect(listed.map(\.plainSize) == [nil] && listed.map(\.isEncrypted) == [nil])
+            #expect(listed.map(\.storedSize) == [Int64(bytes.count)])
+            #expect(try cache.data(forKey: "k").miss == .damaged(.headerNotAuthenticated))
             #expect(!fileExists(path))
+        }
+    }
+
+    @Test("without a key, a plain size changed in the header is a miss once the entry is read")
+    func sizeChangedWithoutKey() throws {
+        try withTemporaryDirectory { directory in
+            let (cache, path) = try storedEntry(directory, encrypted: false)
+            var bytes = try fileBytes(path)
+            bytes[15] ^= 1
+            try writeFileBytes(bytes, to: path)
+            // Not authenticated: listed as the file says (the documented limit without a key).
+            #expect(try cache.entries().map(\.plainSize) == [Int64(Self.plain.count ^ 1)])
+            #expect(try cache.data(forKey: "k").miss == .damaged(.sizeMismatch(stored: Int64(Self.plain.count ^ 1),
+                                                                               decoded: Int64(Self.plain.count))))
+        }
+    }
+
+    @Test("with a key, a changed flags byte is not listed and is a miss; version 1 entries are unsupported misses",
+          arguments: [UInt8(0), 3, 0x81])
+    func flagsChanged(flags: UInt8) throws {
+        try withTemporaryDirectory { directory in
+            let (cache, path) = try storedEntry(directory, encrypted: true)
+            var bytes = try fileBytes(path)
+            bytes[5] = flags
+            try writeFileBytes(bytes, to: path)
+            #expect(try cache.entries().map(\.plainSize) == [nil])
+            let expected: CacheMiss.Damage = flags == 0 ? .encryptionMismatch(entryIsEncrypted: false) : .invalidHeader(offset: 5)
+            #expect(try cache.data(forKey: "k").miss == .damaged(expected))
+            #expect(!fileExists(path))
+            // The format before the seal: version 1.
+            try cache.store(Self.plain, forKey: "k")
+            bytes = try fileBytes(path)
+            bytes[4] = 1
+            try writeFileBytes(bytes, to: path)
+            #expect(try cache.entries().map(\.plainSize) == [nil])
+            #expect(try cache.data(forKey: "k").miss == .damaged(.unsupportedVersion(1)))
         }
     }
 }
