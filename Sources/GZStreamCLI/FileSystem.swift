@@ -307,12 +307,6 @@ func directoryEntries(of descriptor: Int32, path: Pathname) throws -> [Pathname]
         .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
 }
 
-/// A failed system call's `errno`.
-struct Errno: Error {
-    var code: Int32
-    var message: String { String(cString: strerror(code)) }
-}
-
 /// Removes `path`. - Returns: whether it was removed (`errno` says why not).
 /// The corresponding C function is `unlink(2)`.
 @discardableResult
