@@ -25,13 +25,24 @@ extension Command {
         // Messages name both as the user reads them.
         let (path, indexPath) = (file.description, indexFile.description)
         let index: BGZFIndex
-        let indexStream = FileInputStream(path: indexFile)
         do {
-            let bytes = try indexStream.readToEnd(limit: 1 << 30)
-            indexStream.close()
-            index = try BGZFIndex(decoding: bytes)
+            // Looked up beside the input in the directory it was opened in, by the same rule
+            // for links, and read only if it is a regular file (not a FIFO or /dev/zero).
+            let indexInput: OpenedInput
+            if let input = currentInput {
+                indexInput = try OpenedInput(name: input.name.appending(".gzi"), in: input.directory, ownsDirectory: false,
+                                             path: indexFile, followsLinks: input.followsLinks)
+            } else {
+                indexInput = try OpenedInput(path: indexFile, followsLinks: followsOperandLinks)
+            }
+            defer { indexInput.close() }
+            guard indexInput.info.isRegularFile else {
+                throw Reported(status: reportError(indexPath, "not a regular file"))
+            }
+            let indexStream = try indexInput.stream()
+            defer { indexStream.close() }
+            index = try BGZFIndex(decoding: try indexStream.readToEnd(limit: 1 << 30))
         } catch let error as ByteStreamError where error.errno == ENOENT {
-            indexStream.close()
             // Only a BGZF file can have an index: say so rather than suggest building one.
             let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
             if !BGZFInputStream.startsWithBGZFMember(start) {
@@ -114,14 +125,15 @@ extension Command {
     /// `gzstream index FILE.gz`: writes `FILE.gz.gzi`, byte for byte what `bgzip -r` writes,
     /// by walking the member headers without inflating. Refuses a non-BGZF file; the index is
     /// written beside and renamed into place, never over an existing one without `-f`.
-    func buildIndex(_ operand: Pathname) throws -> ExitStatus {
-        guard operand != "-" else {
+    /// `opened` is the operand opened once (``Command/openOperand(_:)``), `nil` for `-`.
+    func buildIndex(_ operand: Pathname, input opened: OpenedInput?) throws -> ExitStatus {
+        guard let opened else {
             throw Reported(status: reportError("standard input", "index needs a file: the .gzi is written beside it"))
         }
-        _ = try inputInfo(operand)
+        try checkKind(opened.info, of: operand)
         let indexPath = operand.appending(".gzi")
         try refuseToReplaceIndex(indexPath, existing: FileInfo(path: indexPath))
-        let input = FileInputStream(path: operand)
+        let input = try opened.stream()
         let scan: BGZFIndex.Scan
         do {
             defer { input.close() }

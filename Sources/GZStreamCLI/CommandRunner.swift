@@ -194,81 +194,164 @@ final class Command {
     /// could not be written.
     private var stopped: Bool { closedPipe != nil || listing?.writeError != nil }
 
-    /// One operand, or a file `-r` found; reports its failure.
+    /// The input being handled, opened once (`nil` for standard input): removal
+    /// (``removeInputIfAsked(_:inputInfo:status:)``), the `.gzi` beside it and gzip's listing
+    /// look names up relative to its directory.
+    var currentInput: OpenedInput?
+
+    /// One operand; reports its failure.
     private func handle(_ operand: Pathname) -> ExitStatus {
+        reportingFailure(of: operand) {
+            guard operand != "-" else { return try handleInput(operand, nil) }
+            let input: OpenedInput
+            do {
+                input = try openOperand(operand)
+            } catch let reported as Reported {
+                if options.mode == .test || options.mode == .list {
+                    listing?.unreadableFile(displayName(operand), problem: reported.problem ?? "cannot be read")
+                }
+                throw reported
+            }
+            defer { input.close() }
+            if input.info.isDirectory { return try handleDirectory(input) }
+            return try handleInput(operand, input)
+        }
+    }
+
+    /// Runs `body` for `path`; a failure it did not report is reported naming `path`.
+    private func reportingFailure(of path: Pathname, _ body: () throws -> ExitStatus) -> ExitStatus {
         do {
-            if operand != "-", let info = FileInfo(path: operand), info.isDirectory {
-                return try handleDirectory(operand)
-            }
-            switch options.mode {
-            case .index: return try buildIndex(operand)
-            case .test, .list: return try inspect(operand, listing: listing)
-            case .pack, .unpack: return try process(operand)
-            }
+            return try body()
         } catch let reported as Reported {
             return reported.status
         } catch {
-            diagnostics.error(displayName(operand), describe(error))
+            diagnostics.error(displayName(path), describe(error))
             return .error
         }
     }
 
+    /// An opened input that is not a directory (`nil`: standard input), by mode.
+    private func handleInput(_ path: Pathname, _ input: OpenedInput?) throws -> ExitStatus {
+        let outer = currentInput
+        currentInput = input
+        defer { currentInput = outer }
+        switch options.mode {
+        case .index: return try buildIndex(path, input: input)
+        case .test, .list: return try inspect(path, input: input, listing: listing)
+        case .pack, .unpack: return try process(path, input: input)
+        }
+    }
+
     /// A directory named on the command line: walked with `-r`, else passed over with GNU
-    /// gzip's warning.
-    private func handleDirectory(_ directory: Pathname) throws -> ExitStatus {
+    /// gzip's warning. (A symbolic link to one was refused when it was opened, unless
+    /// following was asked for.)
+    private func handleDirectory(_ directory: OpenedInput) throws -> ExitStatus {
         guard options.recursive else {
-            let problem = "is a directory -- ignored"
-            diagnostics.warning(directory.description, problem)
-            listing?.unreadableFile(directory.description, problem: problem)
+            let problem = Self.directoryIgnored
+            diagnostics.warning(directory.path.description, problem)
+            listing?.unreadableFile(directory.path.description, problem: problem)
             return .warning
         }
-        if writesFiles, !options.force, FileInfo.isSymbolicLink(directory) {
-            throw Reported(status: reportError(directory.description, "is a symbolic link (use -f to follow it)"))
-        }
-        return walk(directory)
+        return walk(directory.fileDescriptor, path: directory.path)
     }
 
     /// Whether pack or unpack writes files (not `-c`): GNU gzip's file mode.
-    private var writesFiles: Bool {
+    var writesFiles: Bool {
         (options.mode == .pack || options.mode == .unpack) && !options.toStandardOutput
     }
 
-    /// `-r`: every regular file under `directory`, in bytewise order of names, handled as if
-    /// named. Symbolic links are not followed, and FIFOs, devices and sockets not read (a FIFO
-    /// would block the walk): each is passed over with a warning. Names pack would not pack
-    /// again, or that have no suffix unpack takes, are passed over quietly (with a warning under
-    /// `-v`, and ``unfitNameStatus``), as GNU gzip does; with `-c`, every regular file is taken.
-    private func walk(_ directory: Pathname) -> ExitStatus {
+    /// `-r`: every regular file under the open directory `directory` (named `path` in
+    /// messages), in bytewise order of names, handled as if named. Symbolic links are not
+    /// followed, and FIFOs, devices and sockets not read (a FIFO would block the walk): each
+    /// is passed over with a warning. Names pack would not pack again, or that have no suffix
+    /// unpack takes, are passed over quietly (with a warning under `-v`, and
+    /// ``unfitNameStatus``), as GNU gzip does; with `-c`, every regular file is taken.
+    ///
+    /// Every entry is looked up relative to its directory's descriptor (`fstatat`), then
+    /// opened relative to it with `O_NOFOLLOW` and checked to be the file looked up (same
+    /// device and inode): a directory or file that another user swaps for a symbolic link
+    /// during the walk is passed over, so the walk never leaves its tree. One descriptor is
+    /// open per level of directories being walked, closed when its level is done.
+    private func walk(_ directory: Int32, path: Pathname) -> ExitStatus {
         let names: [Pathname]
         do {
-            names = try directoryEntries(directory)
+            names = try directoryEntries(of: directory, path: path)
         } catch {
-            return reportError(directory.description, error.message)
+            return reportError(path.description, errorText(error))
         }
         var status = ExitStatus.success
         for name in names {
             if stopped { break }
-            let path = directory.appending(component: name)
-            guard let info = FileInfo(path: path, followsLinks: false) else {
-                status = max(status, reportError(path.description, String(cString: strerror(errno))))
+            let entryPath = path.appending(component: name)
+            let found: FileInfo
+            do {
+                guard let info = try SystemCalls.status(of: name, in: directory, target: entryPath.description) else {
+                    status = max(status, reportError(entryPath.description, String(cString: strerror(ENOENT))))
+                    continue
+                }
+                found = FileInfo(info)
+            } catch {
+                status = max(status, reportError(entryPath.description, errorText(error)))
                 continue
             }
-            if info.isDirectory {
-                status = max(status, walk(path))
-            } else if info.isSymbolicLink {
-                status = max(status, passOver(path, "is a symbolic link -- not followed"))
-            } else if !info.isRegularFile {
-                status = max(status, passOver(path, "is not a directory or a regular file -- ignored"))
-            } else if (writesFiles || options.mode == .test || options.mode == .list), let problem = unfitName(path) {
+            if found.isDirectory {
+                status = max(status, walkSubdirectory(name, in: directory, path: entryPath, found: found))
+            } else if found.isSymbolicLink {
+                status = max(status, passOver(entryPath, Self.linkNotFollowed))
+            } else if !found.isRegularFile {
+                status = max(status, passOver(entryPath, "is not a directory or a regular file -- ignored"))
+            } else if (writesFiles || options.mode == .test || options.mode == .list), let problem = unfitName(entryPath) {
                 if options.verbose {
-                    diagnostics.warning(path.description, problem)
+                    diagnostics.warning(entryPath.description, problem)
                     status = max(status, unfitNameStatus)
                 }
             } else {
-                status = max(status, handle(path))
+                status = max(status, handleFound(name, in: directory, path: entryPath, found: found))
             }
         }
         return status
+    }
+
+    static let linkNotFollowed = "is a symbolic link -- not followed"
+    /// An entry the walk looked up and then found another file under the name.
+    static let replacedDuringWalk = "was replaced while being opened -- ignored"
+
+    /// Opens the subdirectory `name` of `directory` without following a link, checks that it
+    /// is the directory looked up as `found`, and walks it; its descriptor is closed after.
+    private func walkSubdirectory(_ name: Pathname, in directory: Int32, path: Pathname, found: FileInfo) -> ExitStatus {
+        let descriptor: Int32
+        do {
+            descriptor = try SystemCalls.open(name, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK,
+                                              target: path.description)
+        } catch let error as ByteStreamError where error.errno == ELOOP || error.errno == ENOTDIR {
+            return passOver(path, error.errno == ELOOP ? Self.linkNotFollowed : Self.replacedDuringWalk)
+        } catch {
+            return reportError(path.description, errorText(error))
+        }
+        defer { close(descriptor) }
+        guard let opened = FileInfo(descriptor: descriptor) else {
+            return reportError(path.description, String(cString: strerror(errno)))
+        }
+        guard opened.isSameFile(as: found) else { return passOver(path, Self.replacedDuringWalk) }
+        return walk(descriptor, path: path)
+    }
+
+    /// Opens the regular file `name` of `directory` without following a link, checks that it
+    /// is the file looked up as `found`, and handles it.
+    private func handleFound(_ name: Pathname, in directory: Int32, path: Pathname, found: FileInfo) -> ExitStatus {
+        let input: OpenedInput
+        do {
+            input = try OpenedInput(name: name, in: directory, ownsDirectory: false, path: path, followsLinks: false)
+        } catch let error as ByteStreamError where error.errno == ELOOP {
+            return passOver(path, Self.linkNotFollowed)
+        } catch {
+            return reportError(path.description, errorText(error))
+        }
+        defer { input.close() }
+        guard input.info.isRegularFile, input.info.isSameFile(as: found) else {
+            return passOver(path, Self.replacedDuringWalk)
+        }
+        return reportingFailure(of: path) { try handleInput(path, input) }
     }
 
     private func passOver(_ path: Pathname, _ problem: String) -> ExitStatus {
@@ -276,8 +359,8 @@ final class Command {
         return .warning
     }
 
-    private func process(_ operand: Pathname) throws -> ExitStatus {
-        if operand == "-" {
+    private func process(_ operand: Pathname, input opened: OpenedInput?) throws -> ExitStatus {
+        guard let opened else {
             if let outputDirectory {
                 throw Reported(status: reportError("standard input", "has no name for a file in the directory "
                     + "\(outputDirectory) (give -o DIRECTORY/NAME)"))
@@ -288,15 +371,14 @@ final class Command {
             }
             return try toStandardOutput(input: environment.standardInput, inputPath: operand, inputInfo: nil)
         }
-        let info = try inputInfo(operand)
+        // Every decision below is taken from what fstat said of the opened file; a symbolic
+        // link was refused when it was opened (O_NOFOLLOW), unless following was asked for.
+        let info = opened.info
+        try checkKind(info, of: operand)
         if options.toStandardOutput {
-            return try toStandardOutput(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info)
+            return try toStandardOutput(input: opened.stream(), inputPath: operand, inputInfo: info)
         }
         let explicitOutput = options.outputPath != nil && outputDirectory == nil
-        if !options.force, !explicitOutput, FileInfo.isSymbolicLink(operand) {
-            // As GNU gzip: replacing a link's target by name is rarely what was meant.
-            throw Reported(status: reportError(operand.description, "is a symbolic link (use -f to follow it)"))
-        }
         if !options.force, info.linkCount > 1 {
             // As GNU gzip: --rm would break the link, and the other names would keep the old data.
             let others = info.linkCount - 1
@@ -304,12 +386,10 @@ final class Command {
             return .warning
         }
         if explicitOutput, let outputPath = options.outputPath {
-            return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
-                              outputPath: outputPath)
+            return try toFile(input: opened.stream(), inputPath: operand, inputInfo: info, outputPath: outputPath)
         }
         let defaultPath = try defaultOutputPath(for: operand)
         let outputPath = outputDirectory.map { $0.appending(component: baseName(defaultPath)) } ?? defaultPath
-        return try toFile(input: FileInputStream(path: operand), inputPath: operand, inputInfo: info,
-                          outputPath: outputPath)
+        return try toFile(input: opened.stream(), inputPath: operand, inputInfo: info, outputPath: outputPath)
     }
 }

@@ -7,7 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// What `stat(2)` says of a path.
+/// What `stat(2)` says of a file: for an input, what `fstat(2)` says of its open descriptor
+/// (``OpenedInput/info``), so that every decision is about the file that is read.
 struct FileInfo {
     struct Timestamp: Equatable {
         var seconds: Int
@@ -40,7 +41,8 @@ struct FileInfo {
         self.init(info)
     }
 
-    private init(_ info: stat) {
+    /// The fields of a `stat` structure that `fstat(2)` or `fstatat(2)` filled.
+    init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         mode = info.st_mode
@@ -291,29 +293,18 @@ private func descriptorNamed(_ path: Pathname) -> Int32? {
     return nil
 }
 
-/// The names in `directory` as bytes, without `.` and `..`, sorted bytewise so that a walk
-/// is the same on every run. The corresponding C functions are `opendir(3)` and `readdir(3)`.
-/// - Throws: `errno` of `opendir` or `readdir`.
-func directoryEntries(_ directory: Pathname) throws(Errno) -> [Pathname] {
-    guard let stream = directory.withCString({ opendir($0) }) else { throw Errno(code: errno) }
-    defer { closedir(stream) }
-    var names: [Pathname] = []
-    while true {
-        errno = 0
-        guard let entry = readdir(stream) else {
-            if errno != 0 { throw Errno(code: errno) }
-            break
-        }
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { Pathname(bytes: $0.prefix { $0 != 0 })! }
-        if name != ".", name != ".." { names.append(name) }
-    }
-    return names.sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
-}
-
-/// A failed system call's `errno`.
-struct Errno: Error {
-    var code: Int32
-    var message: String { String(cString: strerror(code)) }
+/// The names in the open directory `descriptor`, without `.` and `..`, sorted bytewise so
+/// that a walk is the same on every run.
+/// - Parameters:
+///   - descriptor: An open directory; it stays open and owned by the caller (the listing
+///     reads a descriptor of its own).
+///   - path: The directory as messages name it.
+/// - Throws: ``ByteStreamError`` with the `errno` of `openat`, `fdopendir` or `readdir`.
+/// Blocks on the file system only.
+/// The corresponding C functions are `fdopendir(3)` and `readdir(3)`.
+func directoryEntries(of descriptor: Int32, path: Pathname) throws -> [Pathname] {
+    try SystemCalls.directoryEntries(of: descriptor, target: path.description)
+        .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
 }
 
 /// Removes `path`. - Returns: whether it was removed (`errno` says why not).

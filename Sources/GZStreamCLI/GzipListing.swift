@@ -111,7 +111,7 @@ final class GzipListing: Listing {
     /// modification time (standard input's when it is a regular file, else 0).
     private func listedTime() -> Int {
         if options.useName == true, let mtime = firstHeader?.modificationTime, mtime != 0 { return Int(mtime) }
-        if operand != "-" { return FileInfo(path: operand)?.modificationTime.seconds ?? 0 }
+        if operand != "-" { return command.currentInput?.info.modificationTime.seconds ?? 0 }
         return command.standardInputModificationTime() ?? 0
     }
 }

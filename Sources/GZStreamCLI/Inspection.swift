@@ -8,21 +8,23 @@ import Darwin
 
 extension Command {
     /// `test` and `list`: decodes every member of `operand`, checking CRC-32 and ISIZE, and
-    /// writes no data. `list` adds a row per member through `listing`.
-    func inspect(_ operand: Pathname, listing: (any Listing)?) throws -> ExitStatus {
+    /// writes no data. `list` adds a row per member through `listing`. `opened` is the operand
+    /// opened once (``Command/openOperand(_:)``), `nil` for standard input; it is read through
+    /// its own descriptor.
+    func inspect(_ operand: Pathname, input opened: OpenedInput?, listing: (any Listing)?) throws -> ExitStatus {
         let name = displayName(operand)
         let input: ByteInputStream
-        if operand == "-" {
-            try refuseTerminal(readingStandardInput: true)
-            input = environment.standardInput
-        } else {
+        if let opened {
             do {
-                _ = try inputInfo(operand)
+                try checkKind(opened.info, of: operand)
             } catch let reported as Reported {
                 listing?.unreadableFile(name, problem: reported.problem ?? "cannot be read")
                 throw reported
             }
-            input = FileInputStream(path: operand)
+            input = try opened.stream()
+        } else {
+            try refuseTerminal(readingStandardInput: true)
+            input = environment.standardInput
         }
         // test reads ahead and checks BGZF on -p threads, as unpack does; list needs every
         // member's header, so it stays sequential. Only test shows progress (Progress.swift).

@@ -8,12 +8,105 @@ import Darwin
 
 /// Which inputs are taken, and the names outputs get.
 extension Command {
-    func inputInfo(_ path: Pathname) throws -> FileInfo {
-        func refuse(_ problem: String) -> Reported {
-            Reported(status: reportError(path.description, problem), problem: problem)
+    /// Whether a symbolic link named as an operand is followed: with `-f` (as GNU gzip's `-f`),
+    /// and wherever no file is written beside the input and nothing is removed (`-c`, test,
+    /// list, index, send). Pack and unpack in file mode refuse one (`-o FILE` reads one to a
+    /// regular file: ``openOperand(_:)``).
+    var followsOperandLinks: Bool {
+        options.force || !writesFiles || options.network != nil
+    }
+
+    /// Opens an operand (not `-`) once, through ``OpenedInput``, and refuses what cannot be
+    /// taken: a symbolic link without ``followsOperandLinks`` (as before, the message says
+    /// what the link leads to when that decides: a directory without `-r`, a FIFO), and a name
+    /// that cannot be opened. Does not check the kind of file (``checkKind(_:of:)``): a
+    /// directory is returned for `-r` to walk.
+    /// - Returns: The input, owned by the caller (``OpenedInput/close()``).
+    /// - Throws: ``Reported`` after saying why (with its ``Reported/problem``).
+    /// Does not block, also on a FIFO.
+    func openOperand(_ path: Pathname) throws -> OpenedInput {
+        let lookup: (directory: Int32, name: Pathname, trailingSlash: Bool)
+        do {
+            lookup = try OpenedInput.openDirectory(of: path)
+        } catch {
+            throw refuseInput(path, errorText(error))
         }
-        guard let info = FileInfo(path: path) else { throw refuse(String(cString: strerror(errno))) }
-        if info.isDirectory { throw refuse("is a directory") }
+        var ownsDirectory = true
+        defer { if ownsDirectory { close(lookup.directory) } }
+        let follows = followsOperandLinks || lookup.trailingSlash
+        func open(following: Bool) throws -> OpenedInput {
+            let input = try OpenedInput(name: lookup.name, in: lookup.directory, ownsDirectory: true, path: path,
+                                        followsLinks: following, requiresDirectory: lookup.trailingSlash)
+            ownsDirectory = false
+            return input
+        }
+        do {
+            return try open(following: follows)
+        } catch let error as ByteStreamError where error.errno == ELOOP && !follows {
+            try refuseUnfollowedLink(lookup.name, in: lookup.directory, path: path)
+            // -o FILE: the link is read, as a shell redirection from it would be.
+            let input = try open(following: true)
+            if input.info.isDirectory { throw refuseInput(path, Self.symbolicLinkOperand) }
+            return input
+        } catch {
+            // An open can fail on what a lookup takes (a socket: ENXIO); say what it is, as the
+            // kind check would.
+            if let found = try? SystemCalls.status(of: lookup.name, in: lookup.directory, followsLinks: follows),
+               case let info = FileInfo(found), !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
+                try checkKind(info, of: path)
+            }
+            throw refuseInput(path, errorText(error))
+        }
+    }
+
+    /// ``openOperand(_:)``, then ``checkKind(_:of:)``: an input that is read, not walked.
+    func openInput(_ path: Pathname) throws -> OpenedInput {
+        let input = try openOperand(path)
+        try checkKind(input.info, of: path)
+        return input
+    }
+
+    static let symbolicLinkOperand = "is a symbolic link (use -f to follow it)"
+
+    /// `name` in `directory` is a symbolic link that is not followed: throws what is said of
+    /// it, unless an explicit `-o FILE` lets a link to something readable be read. What the
+    /// link leads to only picks the message (a link to a directory without `-r` is skipped
+    /// as a directory); nothing is read through it.
+    /// The corresponding C function is `fstatat(2)`.
+    private func refuseUnfollowedLink(_ name: Pathname, in directory: Int32, path: Pathname) throws {
+        let target: stat?
+        do {
+            target = try SystemCalls.status(of: name, in: directory, followsLinks: true, target: path.description)
+        } catch {
+            throw refuseInput(path, errorText(error))
+        }
+        guard let target else { throw refuseInput(path, String(cString: strerror(ENOENT))) }
+        let info = FileInfo(target)
+        if info.isDirectory {
+            guard options.recursive else {
+                let problem = Self.directoryIgnored
+                diagnostics.warning(path.description, problem)
+                throw Reported(status: .warning, problem: problem)
+            }
+            throw refuseInput(path, Self.symbolicLinkOperand)
+        }
+        try checkKind(info, of: path)
+        // As GNU gzip: replacing a link's target by name is rarely what was meant.
+        if !(options.outputPath != nil && outputDirectory == nil) { throw refuseInput(path, Self.symbolicLinkOperand) }
+    }
+
+    static let directoryIgnored = "is a directory -- ignored"
+
+    /// Says that `path` cannot be taken; - Returns: the ``Reported`` to throw.
+    func refuseInput(_ path: Pathname, _ problem: String) -> Reported {
+        Reported(status: reportError(path.description, problem), problem: problem)
+    }
+
+    /// Refuses an input that is not to be read, from what `fstat(2)` said of it: a directory
+    /// (where it is not walked), and in file mode a FIFO or device.
+    /// - Throws: ``Reported`` after an error, or a warning for a FIFO or device passed over.
+    func checkKind(_ info: FileInfo, of path: Pathname) throws {
+        if info.isDirectory { throw refuseInput(path, "is a directory") }
         // test and list write nothing, and send writes no file, so a FIFO, a device or
         // /dev/fd/N is read as with -c.
         let writesNothing = options.mode == .test || options.mode == .list || options.network != nil
@@ -22,14 +115,13 @@ extension Command {
             // device is passed over, -f or not, as GNU gzip does (`-f` must never turn
             // /dev/null into /dev/null.gz and unlink it). `-f -o FILE` reads one.
             if options.outputPath != nil && outputDirectory == nil {
-                if options.force { return info }
-                throw refuse("not a regular file (use -f or -c to read it)")
+                if options.force { return }
+                throw refuseInput(path, "not a regular file (use -f or -c to read it)")
             }
             let problem = "is not a directory or a regular file -- ignored"
             diagnostics.warning(path.description, problem)
             throw Reported(status: .warning, problem: problem)
         }
-        return info
     }
 
     func refuseTerminal(readingStandardInput: Bool) throws {
@@ -179,6 +271,13 @@ extension Pathname {
 
 private func asciiLowercase(_ byte: UInt8) -> UInt8 {
     (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+}
+
+/// What a failed system call's error says to a user: `errno`'s text alone (`No such file or
+/// directory`), as a lookup's failure has always been reported.
+func errorText(_ error: any Error) -> String {
+    if let code = (error as? ByteStreamError)?.errno { return String(cString: strerror(code)) }
+    return describe(error)
 }
 
 /// The mode of a new file: 0666 less the process's umask.

@@ -128,16 +128,21 @@ extension Command {
     /// peer read everything to the end of the stream. What the peer sends back is discarded.
     private func send(to address: NetworkAddress) throws -> ExitStatus {
         let operand = options.files.first ?? "-"
-        // A FILE that cannot be read is reported before anyone is connected to.
-        let info = operand == "-" ? nil : try inputInfo(operand)
-        // Opened before connecting too: a FIFO waits here for its writer, not a connected peer.
-        let input = operand == "-" ? environment.standardInput : FileInputStream(path: operand)
-        if operand != "-" {
+        // A FILE that cannot be read is reported before anyone is connected to; it is opened
+        // once and read through that descriptor.
+        let opened = operand == "-" ? nil : try openInput(operand)
+        let info = opened?.info
+        // A FIFO waits here for its writer, not a connected peer.
+        let input: ByteInputStream
+        if let opened {
             do {
+                input = try opened.stream()
                 try input.openOrThrow()
             } catch {
                 throw Reported(status: reportError(displayName(operand), describe(error)))
             }
+        } else {
+            input = environment.standardInput
         }
         let connection: (input: ByteInputStream, output: ByteOutputStream)
         do {

@@ -93,13 +93,25 @@ extension Command {
     }
 
     /// `--rm` (and gzip mode's default): removes the input once its output is in place; never
-    /// standard input, a FIFO or a device. A failure is a warning.
-    /// - Returns: `status`, or a warning when the input could not be removed.
+    /// standard input, a FIFO or a device. The name is removed relative to the directory the
+    /// input was opened in, and only if it still names the file that was read
+    /// (``OpenedInput/removeName()``): a file put in its place is left, with a warning. A
+    /// failure is a warning.
+    /// - Returns: `status`, or a warning when the input was not removed.
     private func removeInputIfAsked(_ inputPath: Pathname, inputInfo: FileInfo?, status: ExitStatus) -> ExitStatus {
-        guard options.removeInput, inputInfo?.isRegularFile == true, !removeFile(inputPath) else { return status }
-        diagnostics.warning(displayName(inputPath), "could not remove: \(String(cString: strerror(errno)))")
+        guard options.removeInput, inputInfo?.isRegularFile == true, let input = currentInput else { return status }
+        switch input.removeName() {
+        case .removed:
+            return status
+        case .replaced:
+            diagnostics.warning(displayName(inputPath), Self.replacedInput)
+        case .failed(let code):
+            diagnostics.warning(displayName(inputPath), "could not remove: \(String(cString: strerror(code)))")
+        }
         return max(status, .warning)
     }
+
+    static let replacedInput = "was replaced after it was read -- not removed"
 
     /// Refuses `--index` beside an output that is no regular file (a device, a descriptor).
     private func refuseIndex(besideNonFile outputPath: Pathname) throws {
