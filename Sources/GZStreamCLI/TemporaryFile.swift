@@ -92,7 +92,7 @@ final class TemporaryFile {
 
     /// Called (tests only) once the file is created, before anything else is done with it:
     /// a test replaces the file by its name there, as another user could.
-    package nonisolated(unsafe) static var afterCreation: ((TemporaryFile) -> Void)?
+    nonisolated(unsafe) static var afterCreation: ((TemporaryFile) -> Void)?
 
     /// Creates a new file of a random name in `directory`, never following a link and never
     /// opening an existing file (another name is drawn when it exists).

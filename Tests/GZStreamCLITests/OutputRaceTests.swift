@@ -1,4 +1,6 @@
+import ByteStreams
 import Foundation
+@testable import GZStreamCLI
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -110,16 +112,19 @@ private func withAsyncScratch<T>(_ body: (Scratch) async throws -> T) async thro
 }
 
 // Serialized, and every child awaited without holding a thread (``runAsync``).
-@Suite("root writing into a directory another user owns", .serialized, .timeLimit(.minutes(5)))
+@Suite("temporary outputs in a directory another user may write", .serialized, .timeLimit(.minutes(5)))
 struct OutputRaceTests {
     @Test("a temporary output swapped for a link to a root-only file while it is written: the file keeps its owner, mode and bytes",
-          .needsRoot, .requires(setpriv), .requires(.gzip))
-    func swappedTemporaryOutput() async throws {
+          .needsRoot, .requires(setpriv), .requires(.gzip), arguments: [[], ["--bgzf", "--index"]])
+    func swappedTemporaryOutput(extraArguments: [String]) async throws {
         try await withAsyncScratch { scratch in
             // 3 MiB at -9 takes long enough that the attacker sees the temporary file while it
             // is being written, every time.
             let hostile = try HostileDirectory(in: scratch, byteCount: 3 << 20)
             let output = hostile.directory + "/input.gz"
+            // With --index the attacker swaps whichever temporary file it sees first: the
+            // output's or the index's.
+            let index = extraArguments.contains("--index") ? output + ".gzi" : nil
             var swaps = 0
             for run in 1...20 {
                 // Made here, writable by the attacker, who cannot create files in io/.
@@ -134,7 +139,7 @@ struct OutputRaceTests {
                 while (try? readBytes(ready)) != Array("ready\n".utf8) && racer.process.isRunning && ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(1))
                 }
-                let packed = try await runAsync(Locations.binary, ["pack", "-9", "attack/input"], in: scratch)
+                let packed = try await runAsync(Locations.binary, ["pack", "-9"] + extraArguments + ["attack/input"], in: scratch)
                 if racer.process.isRunning { kill(racer.process.processIdentifier, SIGKILL) }
                 let raced = try await finish(racer, timeout: 10)
                 let swapped = raced.out == "swapped\n"
@@ -151,12 +156,19 @@ struct OutputRaceTests {
                     #expect(published?.permissions == 0o666, comment)
                     let unpacked = try await runAsync("/usr/bin/gzip", ["-dc", output], in: scratch)
                     #expect(unpacked.status == 0 && unpacked.stdout == hostile.inputBytes, comment)
+                    if let index {
+                        let publishedIndex = ownership(index)
+                        #expect(publishedIndex?.isLink == false, comment)
+                        #expect(publishedIndex?.owner == attackerID && publishedIndex?.permissions == 0o666, comment)
+                    }
                 } else {
                     #expect(swapped, comment)
                     #expect(packed.status == 1, comment)
-                    #expect(packed.err == "gzstream: attack/input.gz: cannot write: its temporary file was "
-                        + "replaced or removed while it was written\n", comment)
+                    let message = ": cannot write: its temporary file was replaced or removed while it was written\n"
+                    #expect(packed.err == "gzstream: attack/input.gz" + message
+                        || (index != nil && packed.err == "gzstream: attack/input.gz.gzi" + message), comment)
                     #expect(ownership(output) == nil, comment)
+                    if let index { #expect(ownership(index) == nil, comment) }
                 }
                 // What the attacker left (its link under the temporary name) and the output go
                 // before the next run.
@@ -168,4 +180,96 @@ struct OutputRaceTests {
             #expect(swaps >= 10, "the attacker swapped the temporary file in only \(swaps) of 20 runs")
         }
     }
+
+    // MARK: The same, deterministic: a hook between creation and the attributes
+
+    @Test("a temporary file replaced by a link before its attributes are set: the link's target is untouched, publishing fails, the link stays")
+    func temporaryReplacedByLink() throws {
+        try withScratch { scratch in
+            let secret = try scratch.write("secret", "not to be given away\n")
+            #expect(chmod(secret, 0o600) == 0)
+            setModificationTime(secret, seconds: 1_000_000_000)
+            let directory = scratch.path("out")
+            #expect(mkdir(directory, 0o755) == 0)
+            // As root the owner is given away too; anyone else can test the mode and times.
+            let owner: (uid_t, gid_t)? = geteuid() == 0 ? (attackerID, attackerID) : nil
+            let temporary = try withTemporaryFileHook({ temporary in
+                let path = directory + "/" + temporary.name.description
+                #expect(unlink(path) == 0)
+                #expect(symlink(secret, path) == 0)
+            }) {
+                try TemporaryFile(besides: Pathname(directory + "/result.gz"))
+            }
+            let linkPath = directory + "/" + temporary.name.description
+            #expect(write(temporary.descriptor, "data", 4) == 4)
+            try temporary.finish(mode: 0o666, times: (FileInfo.Timestamp(seconds: 5, nanoseconds: 0),
+                                                      FileInfo.Timestamp(seconds: 5, nanoseconds: 0)), owner: owner)
+            let error = #expect(throws: PublishError.self) { try temporary.publish(as: "result.gz", replacing: true) }
+            #expect(error?.message == "cannot write: its temporary file was replaced or removed while it was written")
+            #expect(error?.alreadyExists == false)
+            temporary.discard()
+            let status = ownership(secret)
+            #expect(status?.owner == geteuid() && status?.permissions == 0o600 && status?.isLink == false)
+            #expect(fileStatus(secret)?.modificationSeconds == 1_000_000_000)
+            #expect(try readBytes(secret) == Array("not to be given away\n".utf8))
+            // Not this process's file: discard leaves the link, and nothing was published.
+            #expect(ownership(linkPath)?.isLink == true)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [temporary.name.description])
+        }
+    }
+
+    @Test("a temporary file replaced by another file: discarding leaves that file", arguments: [false, true])
+    func temporaryReplacedByFile(publishing: Bool) throws {
+        try withScratch { scratch in
+            let directory = scratch.path("out")
+            #expect(mkdir(directory, 0o755) == 0)
+            let temporary = try withTemporaryFileHook({ temporary in
+                let path = directory + "/" + temporary.name.description
+                #expect(unlink(path) == 0)
+                #expect(FileManager.default.createFile(atPath: path, contents: Data("theirs".utf8)))
+            }) {
+                try TemporaryFile(besides: Pathname(directory + "/result"))
+            }
+            try temporary.finish(mode: 0o644, times: nil, owner: nil)
+            if publishing {
+                #expect(throws: PublishError.self) { try temporary.publish(as: "result", replacing: false) }
+            }
+            temporary.discard()
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == [temporary.name.description])
+            #expect(try readBytes(directory + "/" + temporary.name.description) == Array("theirs".utf8))
+        }
+    }
+
+    @Test("a temporary file left alone: attributes on the file, published under its name, nothing else left")
+    func temporaryPublished() throws {
+        try withScratch { scratch in
+            let directory = scratch.path("out")
+            #expect(mkdir(directory, 0o755) == 0)
+            try scratch.write("out/result", "old")
+            let temporary = try TemporaryFile(besides: Pathname(directory + "/result"))
+            #expect(temporary.name.description.hasPrefix(".gzstream-") && temporary.name.bytes.count == 16)
+            #expect(ownership(directory + "/" + temporary.name.description)?.permissions == 0o600)
+            #expect(write(temporary.descriptor, "new", 3) == 3)
+            try temporary.finish(mode: 0o640, times: (FileInfo.Timestamp(seconds: 7, nanoseconds: 500),
+                                                      FileInfo.Timestamp(seconds: 1_234_567_890, nanoseconds: 123_456_789)),
+                                 owner: nil)
+            // Without replacing, the existing file stays.
+            #expect(throws: PublishError.self) { try temporary.publish(as: "result", replacing: false) }
+            try temporary.publish(as: "result", replacing: true)
+            temporary.discard()
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["result"])
+            #expect(try readBytes(directory + "/result") == Array("new".utf8))
+            #expect(ownership(directory + "/result")?.permissions == 0o640)
+            let status = fileStatus(directory + "/result")
+            #expect(status?.modificationSeconds == 1_234_567_890 && status?.modificationNanoseconds == 123_456_789)
+        }
+    }
+}
+
+/// Runs `body` with ``TemporaryFile/afterCreation`` set to `hook`, and resets it. The suite is
+/// serialized and no other test creates a temporary file in this process.
+private func withTemporaryFileHook<T>(_ hook: @escaping (TemporaryFile) -> Void, _ body: () throws -> T) rethrows -> T {
+    TemporaryFile.afterCreation = hook
+    defer { TemporaryFile.afterCreation = nil }
+    return try body()
 }
