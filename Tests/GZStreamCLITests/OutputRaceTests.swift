@@ -181,6 +181,39 @@ struct OutputRaceTests {
         }
     }
 
+    // MARK: -o naming a FIFO: opened once, decided from what was opened
+
+    @Test("-o FIFO without a reader yet: gzstream waits for one and writes into it, as a redirection would", .requires(.gzip))
+    func fifoReaderComesLater() async throws {
+        try await withAsyncScratch { scratch in
+            let text = sampleText(byteCount: 100_000, seed: 5)
+            try scratch.write("input", text)
+            #expect(mkfifo(scratch.path("fifo"), 0o644) == 0)
+            // gzstream finds no reader at first (its non-blocking open fails), then waits.
+            let result = try await runAsync("/bin/sh", ["-c", #""$0" pack -o fifo input & sleep 0.3; cat fifo >got; wait $!; echo $?"#,
+                                                        Locations.binary], in: scratch)
+            #expect(result.out == "0\n" && result.err == "", "\(result)")
+            let unpacked = try await runAsync("/usr/bin/gzip", ["-dc", scratch.path("got")], in: scratch)
+            #expect(unpacked.status == 0 && unpacked.stdout == text, "\(unpacked)")
+            #expect(try scratch.listing() == ["fifo", "got", "input"])
+        }
+    }
+
+    @Test("-o FIFO with --index and no reader: refused at once, without waiting for a reader")
+    func fifoWithIndexRefused() async throws {
+        try await withAsyncScratch { scratch in
+            try scratch.write("input", "data\n")
+            #expect(mkfifo(scratch.path("fifo"), 0o644) == 0)
+            let result = try await runAsync(Locations.binary, ["pack", "--bgzf", "--index", "-o", "fifo", "input"],
+                                            in: scratch, timeout: 20)
+            #expect(!result.timedOut)
+            #expect(result.status == 1)
+            #expect(result.out == "")
+            #expect(result.err == "gzstream: fifo: not a regular file: --index needs one to write its .gzi beside\n")
+            #expect(try scratch.listing() == ["fifo", "input"])
+        }
+    }
+
     // MARK: The same, deterministic: a hook between creation and the attributes
 
     @Test("a temporary file replaced by a link before its attributes are set: the link's target is untouched, publishing fails, the link stays")
