@@ -1,5 +1,4 @@
 import ByteStreams
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
