@@ -132,7 +132,10 @@ extension Command {
         }
         try checkKind(opened.info, of: operand)
         let indexPath = operand.appending(".gzi")
-        try refuseToReplaceIndex(indexPath, existing: FileInfo(path: indexPath))
+        // The index's directory is opened once: the check, the temporary file and the move
+        // all take names in it.
+        let directory = try openDirectory(containing: indexPath)
+        try refuseToReplaceIndex(indexPath, in: directory)
         let input = try opened.stream()
         let scan: BGZFIndex.Scan
         do {
@@ -144,10 +147,9 @@ extension Command {
         } catch let error as ByteStreamError {
             throw Reported(status: reportError(error.target ?? operand.description, describe(error)))
         }
-        let temporary = try temporaryFile(besides: indexPath, shownAs: indexPath)
+        let temporary = try temporaryFile(in: directory, shownAs: indexPath)
         defer { temporary.discard() }
-        try writeIndex(scan.bgzipEncoded, into: temporary, path: indexPath)
-        temporary.setAttributes(mode: defaultPermissions(), times: nil, owner: nil)
+        try writeIndex(scan.bgzipEncoded, into: temporary, path: indexPath, mode: defaultPermissions(), owner: nil)
         try publishIndex(temporary, as: indexPath)
         if options.verbose {
             diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(scan.memberCount) members, "

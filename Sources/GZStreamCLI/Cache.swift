@@ -438,23 +438,28 @@ final class CacheCommand {
             try closeOutput(output, name: outputName)
         case .file(let path, let publishPath):
             outputName = path.description
+            // Created, given its mode and moved into place by descriptor, in the directory
+            // opened once (see TemporaryFile).
             let temporary: TemporaryFile
             do {
                 temporary = try TemporaryFile(besides: publishPath)
-            } catch let error as PublishError {
+            } catch {
                 return fail(outputName, error.message)
             }
             defer { temporary.discard() }
-            let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true, displayName: outputName)
-            temporary.descriptorClosed()
+            let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false, displayName: outputName)
             defer { output.close() }
             try output.openOrThrow()
             try copyEntry(entry, to: output, outputName: outputName)
             try closeOutput(output, name: outputName)
-            temporary.setAttributes(mode: defaultPermissions(), times: nil, owner: nil)
             do {
-                try temporary.publish(as: publishPath, replacing: options.force)
-            } catch let error as PublishError {
+                try temporary.finish(mode: defaultPermissions(), times: nil, owner: nil)
+            } catch {
+                return fail(outputName, describe(error))
+            }
+            do {
+                try temporary.publish(as: lastComponent(of: publishPath), replacing: options.force)
+            } catch {
                 if error.alreadyExists { return fail(outputName, Command.existingOutput) }
                 return fail(outputName, error.message)
             }

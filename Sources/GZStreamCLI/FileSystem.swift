@@ -77,107 +77,87 @@ struct PublishError: Error {
     var alreadyExists = false
 }
 
-/// The paths of the temporary files being written, for the signal handler to remove: the
-/// addresses of `strdup`ed C strings, or 0. Two slots: an output and, for `pack --index`, the
-/// index beside it.
-let pendingTemporaryPath = Atomic<UInt>(0)
-let pendingSecondTemporaryPath = Atomic<UInt>(0)
+/// How many temporary files the interrupt handler can know at once: an output and its index
+/// are two; the others are room to spare.
+private let pendingCapacity = 4
 
-/// An output written beside its final path and renamed into place only when complete, so
-/// that a failure or an interruption never leaves a partial file under the final name.
-final class TemporaryFile {
-    let path: Pathname
-    private(set) var descriptor: Int32
-    private var ownsDescriptor = true
-    private var published = false
+/// A temporary file for the interrupt handler to remove: its directory's descriptor, its name
+/// there, and the device and inode it had when created (a name that another user has since
+/// given to another file is left alone).
+private struct PendingTemporary {
+    var directory: Int32 = -1
+    var device: UInt64 = 0
+    var inode: UInt64 = 0
+    /// The name, NUL-terminated, in 32 bytes (a temporary name is 16).
+    var name: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+}
 
-    /// Creates `.gzstream-XXXXXX` (mode 0600) in the directory of `finalPath`: a name of fixed
-    /// length, so that a final name of up to NAME_MAX bytes still works.
-    /// The corresponding C function is `mkstemp(3)`.
-    init(besides finalPath: Pathname) throws {
-        var template = directory(of: finalPath).bytes.map { CChar(bitPattern: $0) } + Array(".gzstream-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else {
-            throw PublishError(message: "cannot create output: \(String(cString: strerror(errno)))")
+/// The state of each slot of ``pendingRecords``: 0 free, 1 being written (the handler skips
+/// it), 2 complete (the handler may read it). A record is written only between 1 and 2, so the
+/// handler, which reads one only after seeing 2, never sees half a name.
+private let pendingStates: InlineArray<4, Atomic<Int>> = InlineArray { _ in Atomic(0) }
+
+/// The records, allocated once and never freed: a signal on one thread can read them while
+/// another thread releases its slot.
+private nonisolated(unsafe) let pendingRecords: UnsafeMutablePointer<PendingTemporary> = {
+    let records = UnsafeMutablePointer<PendingTemporary>.allocate(capacity: pendingCapacity)
+    records.initialize(repeating: PendingTemporary(), count: pendingCapacity)
+    return records
+}()
+
+/// Set by the interrupt handler before it reads any record. A thread that released a slot
+/// and finds it set stops there (the process is about to die of the signal): it must not
+/// close the directory or reuse the slot that the handler may be reading.
+private let interruptCleanupStarted = Atomic<Bool>(false)
+
+/// Tells the interrupt handler of a temporary file. - Returns: the slot to release, or `nil`
+/// when every slot is taken (the file is then not removed on a signal).
+/// Thread safety: safe from any thread.
+func registerPendingTemporary(directory: Int32, name: Pathname, device: UInt64, inode: UInt64) -> Int? {
+    precondition(name.bytes.count < 32, "a temporary name is 16 bytes")
+    for slot in 0..<pendingCapacity {
+        guard pendingStates[slot].compareExchange(expected: 0, desired: 1, ordering: .sequentiallyConsistent).exchanged else {
+            continue
         }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        descriptor = fd
-        path = template.withUnsafeBufferPointer { Pathname(cString: $0.baseAddress!) }
-        let copy = UInt(bitPattern: path.withCString { strdup($0) })
-        if pendingTemporaryPath.compareExchange(expected: 0, desired: copy, ordering: .sequentiallyConsistent).exchanged {
-            pendingSlot = 0
-        } else {
-            // At most two temporary files exist at once: the output and its index.
-            pendingSecondTemporaryPath.store(copy, ordering: .sequentiallyConsistent)
-            pendingSlot = 1
+        var record = PendingTemporary(directory: directory, device: device, inode: inode)
+        withUnsafeMutableBytes(of: &record.name) { buffer in
+            buffer.copyBytes(from: name.bytes)
         }
+        pendingRecords[slot] = record
+        pendingStates[slot].store(2, ordering: .sequentiallyConsistent)
+        return slot
     }
+    return nil
+}
 
-    /// Which of the two pending paths this file registered.
-    private var pendingSlot = 0
-
-    /// The descriptor now belongs to a stream that closes it.
-    func descriptorClosed() {
-        ownsDescriptor = false
+/// Tells the interrupt handler that the file of `slot` is gone or published. Returns only
+/// when the handler cannot be reading the slot; when the handler has started, never returns
+/// (the signal ends the process).
+/// Thread safety: safe from any thread; `slot` is the caller's.
+func releasePendingTemporary(_ slot: Int) {
+    pendingStates[slot].store(0, ordering: .sequentiallyConsistent)
+    // Both sequentially consistent: either the handler saw the slot free, or this load sees
+    // that the handler started, and then the record and its directory stay as they are.
+    while interruptCleanupStarted.load(ordering: .sequentiallyConsistent) {
+        pause()
     }
+}
 
-    /// Sets permissions, times and (where allowed) owner before the file is published.
-    func setAttributes(mode: mode_t, times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?,
-                       owner: (uid_t, gid_t)?) {
-        path.withCString { path in
-            if let (uid, gid) = owner { _ = chown(path, uid, gid) }
-            _ = chmod(path, mode)
-            if let times {
-                var values = [timespec(tv_sec: time_t(times.access.seconds), tv_nsec: times.access.nanoseconds),
-                              timespec(tv_sec: time_t(times.modification.seconds), tv_nsec: times.modification.nanoseconds)]
-                _ = utimensat(AT_FDCWD, path, &values, 0)
+/// Removes every temporary file registered, each only if its name still refers to the
+/// file created. Async-signal-safe: atomics, `fstatat(2)` and `unlinkat(2)` only, called
+/// directly (the wrappers in SystemCalls build errors, which allocates).
+private func removePendingTemporaries() {
+    interruptCleanupStarted.store(true, ordering: .sequentiallyConsistent)
+    for slot in 0..<pendingCapacity where pendingStates[slot].load(ordering: .sequentiallyConsistent) == 2 {
+        let record = pendingRecords[slot]
+        withUnsafeBytes(of: record.name) { name in
+            let cName = name.baseAddress!.assumingMemoryBound(to: CChar.self)
+            var info = stat()
+            if fstatat(record.directory, cName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+               UInt64(info.st_dev) == record.device, UInt64(info.st_ino) == record.inode {
+                unlinkat(record.directory, cName, 0)
             }
         }
-    }
-
-    /// Moves the file to `finalPath`. Without `replacing`, an existing file there is kept and
-    /// the move fails (atomically: `link(2)` refuses to replace).
-    func publish(as finalPath: Pathname, replacing: Bool) throws {
-        try path.withCString { path in
-            try finalPath.withCString { finalPath in
-                if replacing {
-                    guard rename(path, finalPath) == 0 else {
-                        throw PublishError(message: "cannot write: \(String(cString: strerror(errno)))")
-                    }
-                } else if link(path, finalPath) == 0 {
-                    unlink(path)
-                } else {
-                    let linkError = errno
-                    if linkError == EEXIST {
-                        throw PublishError(message: "already exists; not overwritten (use -f to overwrite)", alreadyExists: true)
-                    }
-                    // File systems without hard links: check, then rename.
-                    guard access(finalPath, F_OK) != 0, rename(path, finalPath) == 0 else {
-                        throw PublishError(message: "cannot write: \(String(cString: strerror(linkError)))")
-                    }
-                }
-            }
-        }
-        published = true
-        clearPending()
-    }
-
-    /// Removes the file unless it was published; closes the descriptor if still owned.
-    func discard() {
-        if ownsDescriptor {
-            close(descriptor)
-            ownsDescriptor = false
-        }
-        if !published {
-            removeFile(path)
-            clearPending()
-        }
-    }
-
-    private func clearPending() {
-        let old = pendingSlot == 0 ? pendingTemporaryPath.exchange(0, ordering: .sequentiallyConsistent)
-            : pendingSecondTemporaryPath.exchange(0, ordering: .sequentiallyConsistent)
-        free(UnsafeMutableRawPointer(bitPattern: old))
     }
 }
 
@@ -189,8 +169,9 @@ final class TemporaryFile {
 /// job control) stays ignored, as GNU gzip leaves it.
 public func installInterruptCleanup() {
     // Globals are initialised on first use: done here, not in the handler.
-    _ = pendingTemporaryPath.load(ordering: .sequentiallyConsistent)
-    _ = pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)
+    _ = pendingStates[0].load(ordering: .sequentiallyConsistent)
+    _ = pendingRecords
+    _ = interruptCleanupStarted.load(ordering: .sequentiallyConsistent)
     _ = pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)
     _ = progressColumnsShown.load(ordering: .sequentiallyConsistent)
     _ = progressStopped.load(ordering: .sequentiallyConsistent)
@@ -199,12 +180,7 @@ public func installInterruptCleanup() {
         let previous = signal(signalNumber, SIG_IGN)
         if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
         signal(signalNumber) { received in
-            if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryPath.load(ordering: .sequentiallyConsistent)) {
-                unlink(path)
-            }
-            if let path = UnsafePointer<CChar>(bitPattern: pendingSecondTemporaryPath.load(ordering: .sequentiallyConsistent)) {
-                unlink(path)
-            }
+            removePendingTemporaries()
             if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {
                 unlink(path)
             }
@@ -241,6 +217,13 @@ private func eraseProgressLine() {
         }
     }
     _ = write(STDERR_FILENO, &carriageReturn, 1)
+}
+
+extension FileInfo {
+    /// What `fstat(2)` or `fstatat(2)` filled in.
+    init(status: stat) {
+        self.init(status)
+    }
 }
 
 /// The path a symbolic link finally points to, or `nil` when `path` is not a symbolic link or

@@ -20,6 +20,11 @@ extension Command {
     }
 
     /// Writes the output to `outputPath`; `inputPath` is `-` for standard input.
+    ///
+    /// A file is written beside its final name and moved into place: the directory is opened
+    /// once and every name in it (the checks, the temporary file, the move) is taken relative
+    /// to that descriptor, so that another user who may write the directory cannot redirect
+    /// what is done to the file (its owner, mode and times are set on its descriptor).
     func toFile(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?, outputPath: Pathname) throws -> ExitStatus {
         let inputName = displayName(inputPath)
         if inputPath == "-" { try refuseTerminal(readingStandardInput: true) }
@@ -29,61 +34,74 @@ extension Command {
             return try toDescriptor(descriptor, input: input, inputPath: inputPath, inputInfo: inputInfo,
                                     outputPath: outputPath)
         }
-        if explicitOutput, let target = FileInfo(path: outputPath), !target.isRegularFile, !target.isDirectory {
-            return try toDevice(input: input, inputPath: inputPath, inputInfo: inputInfo, target: target,
-                                outputPath: outputPath)
+        if explicitOutput, let device = try openDevice(outputPath, inputInfo: inputInfo, inputName: inputName) {
+            return try toDevice(device.descriptor, target: device.info, input: input, inputPath: inputPath,
+                                inputInfo: inputInfo, outputPath: outputPath)
         }
-        let existing = FileInfo(path: outputPath)
+        let openedDirectory = try openDirectory(containing: outputPath)
+        let outputName = lastComponent(of: outputPath)
+        let existing = openedDirectory.info(of: outputName, followsLinks: true)
         try rejectSameFile(inputInfo, existing, inputName: inputName)
         // unpack -N names the output after the header, known only once it is read: the
         // publish step checks that name.
         let outputNamedByHeader = options.mode == .unpack && options.useName == true && !explicitOutput
         // A dangling symbolic link exists too: publishing would refuse to replace it, so it
         // is found here, before the input is read.
-        if !options.force, !outputNamedByHeader, existing != nil || FileInfo.isSymbolicLink(outputPath) {
+        let outputIsLink = openedDirectory.info(of: outputName, followsLinks: false)?.isSymbolicLink == true
+        if !options.force, !outputNamedByHeader, existing != nil || outputIsLink {
             throw Reported(status: refuseExisting(outputPath.description))
         }
-        // pack --bgzf --index: OUTPUT.gzi, written and published with the output.
+        // pack --bgzf --index: OUTPUT.gzi, written and published with the output, beside it.
         let indexPath = options.index ? outputPath.appending(".gzi") : nil
+        let indexName = lastComponent(of: outputPath.appending(".gzi"))
         if let indexPath {
-            let existingIndex = FileInfo(path: indexPath)
-            try rejectSameFile(inputInfo, existingIndex, inputName: inputName)
-            try refuseToReplaceIndex(indexPath, existing: existingIndex)
+            try rejectSameFile(inputInfo, openedDirectory.info(of: indexName, followsLinks: true), inputName: inputName)
+            try refuseToReplaceIndex(indexPath, in: openedDirectory)
         }
         // -o naming a symbolic link writes the file the link points to, as a shell redirection
-        // would; the link itself stays. (A link to a descriptor, as /dev/stdout is, was taken above.)
-        let publishPath = explicitOutput ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
-        let temporary = try temporaryFile(besides: publishPath, shownAs: outputPath)
+        // would; the link itself stays. (A link to a descriptor, as /dev/stdout is, was taken
+        // above.) The link is resolved once; its target's directory is then used by descriptor.
+        let publishPath = explicitOutput && outputIsLink ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
+        let publishDirectory = publishPath == outputPath ? openedDirectory : try openDirectory(containing: publishPath,
+                                                                                         shownAs: outputPath)
+        let temporary = try temporaryFile(in: publishDirectory, shownAs: outputPath)
         defer { temporary.discard() }
-        let indexTemporary = try indexPath.map { try temporaryFile(besides: $0, shownAs: $0) }
+        let indexTemporary = try indexPath.map { try temporaryFile(in: openedDirectory, shownAs: $0) }
         defer { indexTemporary?.discard() }
-        let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true,
+        // The temporary file keeps its descriptor: its attributes are set on it after the data.
+        let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
                                       displayName: outputPath.description)
-        temporary.descriptorClosed()
         let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
                                     outputName: outputPath.description, closesOutput: true)
-        var finalPath = publishPath
+        let publishName = lastComponent(of: publishPath)
+        var finalName = publishName
         if outputNamedByHeader, let stored = outcome.header?.fileName, let name = safeFileName(stored) {
-            finalPath = Pathname(bytes: directory(of: outputPath).bytes + name.bytes)!
+            finalName = name
         }
-        try rejectSameFile(inputInfo, FileInfo(path: finalPath), inputName: inputName)
+        try rejectSameFile(inputInfo, publishDirectory.info(of: finalName, followsLinks: true), inputName: inputName)
         // Messages name the path the user gave (`-o link`), not the file behind the link.
-        let shownPath = (finalPath == publishPath ? outputPath : finalPath).description
+        let shownPath = (finalName == publishName ? outputPath
+            : Pathname(bytes: directory(of: outputPath).bytes + finalName.bytes)!).description
         // A FIFO's or a device's mode (often 0666) is no file's: those get the umask's default.
         let permissions = inputInfo.flatMap { $0.isRegularFile ? $0.permissions : nil } ?? defaultPermissions()
-        temporary.setAttributes(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
-                                owner: inputInfo.map { ($0.owner, $0.group) })
+        let owner = inputInfo.map { ($0.owner, $0.group) }
+        do {
+            try temporary.finish(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
+                                 owner: owner)
+        } catch {
+            throw Reported(status: reportError(outputPath.description, describe(error)))
+        }
         // The index is published first and taken back if the output cannot be, so that the
         // two appear together or not at all.
         if let indexTemporary, let indexPath {
-            try writeIndex((outcome.index ?? BGZFIndex()).encoded, into: indexTemporary, path: indexPath)
-            indexTemporary.setAttributes(mode: permissions, times: nil, owner: inputInfo.map { ($0.owner, $0.group) })
+            try writeIndex((outcome.index ?? BGZFIndex()).encoded, into: indexTemporary, path: indexPath,
+                           mode: permissions, owner: owner)
             try publishIndex(indexTemporary, as: indexPath)
         }
         do {
-            try temporary.publish(as: finalPath, replacing: options.force)
-        } catch let error as PublishError {
-            if let indexPath { removeFile(indexPath) }
+            try temporary.publish(as: finalName, replacing: options.force)
+        } catch {
+            indexTemporary?.unpublish(indexName)
             // Found only now (unpack -N's stored name, a file made meanwhile): as if found first.
             if error.alreadyExists { throw Reported(status: refuseExisting(shownPath)) }
             throw Reported(status: reportError(shownPath, error.message))
@@ -113,6 +131,48 @@ extension Command {
 
     static let replacedInput = "was replaced after it was read -- not removed"
 
+    /// `-o PATH` opened once, when it names a device, a FIFO or a socket (links followed, as a
+    /// shell redirection follows them); every decision is taken from the descriptor opened.
+    /// - Returns: The descriptor (blocking, owned by the caller) and what `fstat(2)` says of it;
+    ///   `nil` when `path` names nothing, a regular file or a directory, or a file that cannot be
+    ///   opened for writing: those are written through a temporary file beside the name.
+    /// - Throws: ``Reported`` when it names a device or FIFO that cannot be opened, the input
+    ///   itself, or a FIFO while `--index` is asked.
+    /// Blocks only on a FIFO that has no reader yet, until one comes, as a redirection does.
+    /// The corresponding C function is `open(2)`, without `O_CREAT` or `O_TRUNC`: a regular
+    /// file opened here is left as it was.
+    private func openDevice(_ path: Pathname, inputInfo: FileInfo?, inputName: String) throws -> (descriptor: Int32, info: FileInfo)? {
+        let descriptor: Int32
+        do {
+            // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of holding the check.
+            descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | O_NONBLOCK)
+        } catch let error as ByteStreamError where error.errno == ENXIO {
+            // Only a FIFO (or a socket) says so: refused now what would be refused once it is
+            // open, rather than wait for a reader first.
+            try refuseIndex(besideNonFile: path)
+            try rejectSameFile(inputInfo, FileInfo(path: path), inputName: inputName)
+            do {
+                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY)
+            } catch {
+                throw Reported(status: reportError(path.description, describe(error)))
+            }
+        } catch {
+            // What cannot be opened is written beside its name, unless it is a device: the
+            // error then is the open's.
+            if let info = FileInfo(path: path), !info.isRegularFile, !info.isDirectory {
+                throw Reported(status: reportError(path.description, describe(error)))
+            }
+            return nil
+        }
+        guard let info = FileInfo(descriptor: descriptor), !info.isRegularFile, !info.isDirectory else {
+            close(descriptor)
+            return nil
+        }
+        // O_NONBLOCK was for the open: the output is written blocking.
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        return (descriptor, info)
+    }
+
     /// Refuses `--index` beside an output that is no regular file (a device, a descriptor).
     private func refuseIndex(besideNonFile outputPath: Pathname) throws {
         guard options.index else { return }
@@ -120,13 +180,20 @@ extension Command {
                                            "not a regular file: --index needs one to write its .gzi beside"))
     }
 
-    /// `-o` naming a device or FIFO (`-o /dev/null`): written into as a shell redirection would,
-    /// never replaced by a regular file. No index is written beside one.
-    func toDevice(input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?, target: FileInfo,
-                  outputPath: Pathname) throws -> ExitStatus {
-        try refuseIndex(besideNonFile: outputPath)
-        try rejectSameFile(inputInfo, target, inputName: displayName(inputPath))
-        let output = FileOutputStream(path: outputPath)
+    /// `-o` naming a device or FIFO (`-o /dev/null`), opened by ``openDevice(_:inputInfo:inputName:)``:
+    /// written into as a shell redirection would, never replaced by a regular file. No index is
+    /// written beside one. Takes `descriptor` over and closes it.
+    func toDevice(_ descriptor: Int32, target: FileInfo, input: ByteInputStream, inputPath: Pathname,
+                  inputInfo: FileInfo?, outputPath: Pathname) throws -> ExitStatus {
+        let output = FileOutputStream(fileDescriptor: descriptor, closesDescriptor: true,
+                                      displayName: outputPath.description)
+        do {
+            try refuseIndex(besideNonFile: outputPath)
+            try rejectSameFile(inputInfo, target, inputName: displayName(inputPath))
+        } catch {
+            output.close()
+            throw error
+        }
         output.open()
         if let error = output.streamError {
             throw Reported(status: reportError(outputPath.description, describe(error)))
@@ -173,38 +240,56 @@ extension Command {
     /// A temporary file beside `path`, to be renamed into place; a failure is reported
     /// naming `subject` (the path the user gave).
     func temporaryFile(besides path: Pathname, shownAs subject: Pathname) throws -> TemporaryFile {
+        try temporaryFile(in: openDirectory(containing: path, shownAs: subject), shownAs: subject)
+    }
+
+    /// A temporary file in `directory`, to be moved into place; a failure is reported naming
+    /// `subject` (the path the user gave).
+    func temporaryFile(in directory: OutputDirectory, shownAs subject: Pathname) throws -> TemporaryFile {
         do {
-            return try TemporaryFile(besides: path)
-        } catch let error as PublishError {
+            return try TemporaryFile(in: directory)
+        } catch {
             throw Reported(status: reportError(subject.description, error.message))
         }
     }
 
-    /// Refuses to replace an existing `.gzi` (or a link by that name) without `-f`.
-    func refuseToReplaceIndex(_ indexPath: Pathname, existing: FileInfo?) throws {
-        if !options.force, existing != nil || FileInfo.isSymbolicLink(indexPath) {
+    /// The directory that holds `path`, opened once; a failure is reported naming `subject`.
+    func openDirectory(containing path: Pathname, shownAs subject: Pathname? = nil) throws -> OutputDirectory {
+        do {
+            return try OutputDirectory(containing: path)
+        } catch {
+            throw Reported(status: reportError((subject ?? path).description, error.message))
+        }
+    }
+
+    /// Refuses to replace an existing `.gzi` (or a link by that name) in `directory` without `-f`.
+    func refuseToReplaceIndex(_ indexPath: Pathname, in directory: OutputDirectory) throws {
+        if !options.force, directory.info(of: lastComponent(of: indexPath), followsLinks: false) != nil {
             throw Reported(status: reportError(indexPath.description, Self.existingOutput))
         }
     }
 
-    /// Renames a written `.gzi` into place (over an existing one only with `-f`).
+    /// Moves a written `.gzi` into place beside its output, in the temporary file's directory
+    /// (over an existing one only with `-f`).
     func publishIndex(_ temporary: TemporaryFile, as indexPath: Pathname) throws {
         do {
-            try temporary.publish(as: indexPath, replacing: options.force)
-        } catch let error as PublishError {
+            try temporary.publish(as: lastComponent(of: indexPath), replacing: options.force)
+        } catch {
             throw Reported(status: reportError(indexPath.description, error.message))
         }
     }
 
-    /// Writes the `.gzi` bytes into the index's temporary file and closes it.
-    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname) throws {
-        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: true,
+    /// Writes the `.gzi` bytes into the index's temporary file, then sets its mode and owner
+    /// (``TemporaryFile/finish(mode:times:owner:)``), which closes it.
+    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname, mode: mode_t,
+                    owner: (uid_t, gid_t)?) throws {
+        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
                                       displayName: path.description)
-        temporary.descriptorClosed()
         do {
             try stream.openOrThrow()
             try stream.writeAll(bytes)
             try stream.closeOrThrow()
+            try temporary.finish(mode: mode, times: nil, owner: owner)
         } catch {
             stream.close()
             throw Reported(status: reportError(path.description, describe(error)))

@@ -1,0 +1,261 @@
+import ByteStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// Outputs are written in a directory that another user may own and write (root compressing
+// someone's files). Such a user can rename, remove or replace any name in it at any moment, so
+// a name is looked up once: the directory is opened once, the temporary file is created
+// relative to that descriptor and never followed if it is a link, its owner, mode and times
+// are set on its own descriptor, and it is published and removed relative to the directory,
+// removed only while the name still refers to the file this process created.
+
+/// The part of `path` after its last `/` (all of it when it has none): the name that
+/// ``OutputDirectory/init(containing:)`` looks up in the directory it opens.
+func lastComponent(of path: Pathname) -> Pathname {
+    Pathname(bytes: path.bytes[directory(of: path).bytes.count...])!
+}
+
+/// A directory opened once, in which outputs are created, examined, published and removed
+/// by name relative to its descriptor: renaming or replacing the directory's path afterwards
+/// does not move what happens here.
+///
+/// Ownership: the descriptor belongs to this object and is closed when it is released.
+/// Thread safety: immutable; the calls it makes are safe from any thread.
+final class OutputDirectory {
+    /// The directory as the user named it (`""` for the current directory), for messages.
+    let path: Pathname
+    /// The open directory (read only: only names are looked up in it).
+    let descriptor: Int32
+
+    /// Opens `directory`, following symbolic links in it as the path the user typed does.
+    /// - Parameter directory: a directory path; empty for the current directory.
+    /// - Throws: ``PublishError`` ("cannot create output: …") when it cannot be opened.
+    /// Does not block. The corresponding C function is `openat(2)` with `O_DIRECTORY`.
+    init(_ directory: Pathname) throws(PublishError) {
+        path = directory
+        do {
+            descriptor = try SystemCalls.open(directory.isEmpty ? "." : directory, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)
+        } catch {
+            throw PublishError(message: "cannot create output: \(String(cString: strerror((error as? ByteStreamError)?.errno ?? EIO)))")
+        }
+    }
+
+    /// Opens the directory that holds `file` (the part of `file` up to its last `/`).
+    convenience init(containing file: Pathname) throws(PublishError) {
+        try self.init(directory(of: file))
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// What `fstatat(2)` says of `name` in this directory, or `nil` when there is no such name
+    /// (or it cannot be examined). A symbolic link is described itself unless `followsLinks`.
+    func info(of name: Pathname, followsLinks: Bool) -> FileInfo? {
+        guard let info = try? SystemCalls.status(of: name, in: descriptor, followsLinks: followsLinks) else { return nil }
+        return FileInfo(status: info)
+    }
+}
+
+/// An output written beside its final name and moved into place only when complete, so that
+/// a failure or an interruption never leaves a partial file under the final name.
+///
+/// Lifecycle: ``init(in:)`` creates `.gzstream-XXXXXX` (mode 0600) in the directory; the
+/// caller writes ``descriptor`` (through a stream that does not close it); ``finish(mode:times:owner:)``
+/// sets the attributes on the descriptor and closes it; ``publish(as:replacing:)`` moves it into
+/// place. ``discard()`` (also on release) closes the descriptor if still open and removes the
+/// file unless it was published, and only while its name still refers to it.
+/// While the file exists the interrupt handler (``installInterruptCleanup()``) knows it and
+/// removes it.
+///
+/// Ownership: the descriptor and the directory belong to this object.
+/// Thread safety: none; one thread uses a temporary file.
+final class TemporaryFile {
+    /// Where the file is; the final name is in the same directory.
+    let directory: OutputDirectory
+    /// The file's name in ``directory``: `.gzstream-` and six random letters or digits, a name
+    /// of fixed length, so that a final name of up to `NAME_MAX` bytes still works.
+    let name: Pathname
+    /// The open file (write only), or `-1` once ``finish(mode:times:owner:)`` or ``discard()``
+    /// closed it.
+    private(set) var descriptor: Int32
+    /// The device and inode of the file created, to recognise it by its name later.
+    private let device: UInt64
+    private let inode: UInt64
+    /// Where the interrupt handler finds this file, or `nil` when every place was taken.
+    private var pendingSlot: Int?
+    private var published = false
+
+    /// Called (tests only) once the file is created, before anything else is done with it:
+    /// a test replaces the file by its name there, as another user could.
+    nonisolated(unsafe) static var afterCreation: ((TemporaryFile) -> Void)?
+
+    /// Creates a new file of a random name in `directory`, never following a link and never
+    /// opening an existing file (another name is drawn when it exists).
+    /// - Throws: ``PublishError`` ("cannot create output: …") when it cannot be created.
+    /// Does not block. The corresponding C function is `openat(2)` with `O_CREAT|O_EXCL|O_NOFOLLOW`.
+    init(in directory: OutputDirectory) throws(PublishError) {
+        self.directory = directory
+        (descriptor, name) = try Self.create(in: directory)
+        var info = stat()
+        _ = fstat(descriptor, &info)
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        pendingSlot = registerPendingTemporary(directory: directory.descriptor, name: name, device: device, inode: inode)
+        Self.afterCreation?(self)
+    }
+
+    /// Creates `.gzstream-` and six random letters or digits in `directory`; another name is
+    /// drawn when one exists (at most 100 times). - Returns: the descriptor and the name.
+    private static func create(in directory: OutputDirectory) throws(PublishError) -> (Int32, Pathname) {
+        var generator = SystemRandomNumberGenerator()
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var attempts = 0
+        while true {
+            let suffix = (0..<6).map { _ in letters[Int(generator.next(upperBound: UInt(letters.count)))] }
+            let name = Pathname(bytes: Array(".gzstream-".utf8) + suffix)!
+            do {
+                let descriptor = try SystemCalls.open(name, in: directory.descriptor,
+                                                      flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+                return (descriptor, name)
+            } catch let error as ByteStreamError where error.errno == EEXIST && attempts < 100 {
+                attempts += 1
+            } catch {
+                let code = (error as? ByteStreamError)?.errno ?? EIO
+                throw PublishError(message: "cannot create output: \(String(cString: strerror(code)))")
+            }
+        }
+    }
+
+    /// Creates the file in the directory that holds `finalPath`.
+    /// - Throws: ``PublishError`` when the directory cannot be opened or the file created.
+    convenience init(besides finalPath: Pathname) throws(PublishError) {
+        try self.init(in: OutputDirectory(containing: finalPath))
+    }
+
+    deinit {
+        discard()
+    }
+
+    /// The path of the file for messages: the directory as the user named it, and the name.
+    var path: Pathname { Pathname(bytes: directory.path.bytes + name.bytes)! }
+
+    /// Sets owner (where allowed), permission bits and times on the open file, then closes it.
+    /// In that order: `fchown` clears set-user-ID and set-group-ID bits, and anything after
+    /// `futimens` would change the times again. A failure to set an attribute is ignored, as
+    /// GNU gzip ignores it (a user who is not root cannot give a file away).
+    /// - Parameters:
+    ///   - mode: the permission bits.
+    ///   - times: access and modification times, to the nanosecond; `nil` leaves them.
+    ///   - owner: user and group; `nil` leaves them.
+    /// - Throws: ``ByteStreamError`` when closing reports an error (a write that failed late,
+    ///   on NFS or a full quota).
+    /// Does not block beyond `close(2)`. The corresponding C functions are `fchown(2)`,
+    /// `fchmod(2)`, `futimens(2)` and `close(2)`.
+    func finish(mode: mode_t, times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?,
+                owner: (uid_t, gid_t)?) throws {
+        precondition(descriptor >= 0, "finish(mode:times:owner:) twice")
+        let target = path.description
+        if let (user, group) = owner {
+            try? SystemCalls.changeOwner(of: descriptor, owner: user, group: group, target: target)
+        }
+        try? SystemCalls.changeMode(of: descriptor, to: mode, target: target)
+        if let times {
+            try? SystemCalls.setTimes(of: descriptor,
+                                      access: timespec(tv_sec: time_t(times.access.seconds), tv_nsec: times.access.nanoseconds),
+                                      modification: timespec(tv_sec: time_t(times.modification.seconds),
+                                                             tv_nsec: times.modification.nanoseconds),
+                                      target: target)
+        }
+        let fd = descriptor
+        descriptor = -1
+        try SystemCalls.close(fd, target: target)
+    }
+
+    /// Moves the file to `finalName` in the same directory. Without `replacing`, an existing
+    /// file there is kept and the move fails (atomically: `linkat(2)` refuses to replace).
+    /// - Throws: ``PublishError``: `alreadyExists` when `finalName` exists and `replacing` is
+    ///   `false`; "cannot write: …" when the temporary name no longer refers to this file
+    ///   (another user replaced it) or the system refuses.
+    /// Does not block. The corresponding C functions are `renameat(2)`, or `linkat(2)` and
+    /// `unlinkat(2)`.
+    func publish(as finalName: Pathname, replacing: Bool) throws(PublishError) {
+        // Another user who can write the directory can still swap the name between this check
+        // and the move; then the link or file published is theirs, in their own directory, and
+        // nothing of this file's attributes went anywhere else.
+        guard isStillNamed(name) else {
+            throw PublishError(message: "cannot write: its temporary file was replaced or removed while it was written")
+        }
+        do {
+            if replacing {
+                try SystemCalls.rename(name, in: directory.descriptor, to: finalName, in: directory.descriptor)
+            } else if try SystemCalls.link(name, in: directory.descriptor, to: finalName, in: directory.descriptor) {
+                removeIfStillNamed(name)
+            } else {
+                throw PublishError(message: Command.existingOutput, alreadyExists: true)
+            }
+        } catch let error as ByteStreamError {
+            // File systems without hard links (EPERM, ENOTSUP on vfat): check, then rename.
+            let code = error.errno ?? EIO
+            guard !replacing, code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS,
+                  directory.info(of: finalName, followsLinks: false) == nil,
+                  (try? SystemCalls.rename(name, in: directory.descriptor, to: finalName, in: directory.descriptor)) != nil
+            else {
+                throw PublishError(message: "cannot write: \(String(cString: strerror(code)))")
+            }
+        } catch let error as PublishError {
+            throw error
+        } catch {
+            throw PublishError(message: "cannot write: \(error)")
+        }
+        published = true
+        clearPending()
+    }
+
+    /// Takes a published file back: removes `finalName` if it still refers to this file (the
+    /// index, when its output could not be published).
+    func unpublish(_ finalName: Pathname) {
+        guard published else { return }
+        removeIfStillNamed(finalName)
+    }
+
+    /// Closes the descriptor if still open and removes the file unless it was published,
+    /// and only while its name refers to the file created. Safe to call more than once.
+    func discard() {
+        if descriptor >= 0 {
+            close(descriptor)
+            descriptor = -1
+        }
+        if !published {
+            removeIfStillNamed(name)
+            published = true
+            clearPending()
+        }
+    }
+
+    /// Whether `someName` in the directory is the file this object created (not followed
+    /// if it is a link). The corresponding C function is `fstatat(2)`.
+    private func isStillNamed(_ someName: Pathname) -> Bool {
+        guard let info = try? SystemCalls.status(of: someName, in: directory.descriptor, followsLinks: false) else {
+            return false
+        }
+        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// Removes `someName` if it is still this file. Between the check and the removal another
+    /// user can only swap a name in a directory they may write anyway.
+    /// The corresponding C function is `unlinkat(2)`.
+    private func removeIfStillNamed(_ someName: Pathname) {
+        if isStillNamed(someName) {
+            _ = try? SystemCalls.unlink(someName, in: directory.descriptor)
+        }
+    }
+
+    private func clearPending() {
+        if let pendingSlot { releasePendingTemporary(pendingSlot) }
+        pendingSlot = nil
+    }
+}
