@@ -38,7 +38,21 @@ extension Command {
             return try toDevice(device.descriptor, target: device.info, input: input, inputPath: inputPath,
                                 inputInfo: inputInfo, outputPath: outputPath)
         }
-        let openedDirectory = try openDirectory(containing: outputPath)
+        // Beside the input (no -o): in the very directory the input was read from, by its
+        // descriptor, so that a walked directory renamed or swapped for a link meanwhile cannot
+        // send the output elsewhere.
+        let openedDirectory: OutputDirectory
+        if !explicitOutput, outputDirectory == nil, let currentInput,
+           directory(of: outputPath) == directory(of: currentInput.path) {
+            do {
+                openedDirectory = try OutputDirectory(duplicating: currentInput.directory,
+                                                      path: directory(of: outputPath))
+            } catch {
+                throw Reported(status: reportError(outputPath.description, error.message))
+            }
+        } else {
+            openedDirectory = try openDirectory(containing: outputPath)
+        }
         let outputName = lastComponent(of: outputPath)
         let existing = openedDirectory.info(of: outputName, followsLinks: true)
         try rejectSameFile(inputInfo, existing, inputName: inputName)

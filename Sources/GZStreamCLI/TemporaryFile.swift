@@ -37,7 +37,10 @@ final class OutputDirectory {
     init(_ directory: Pathname) throws(PublishError) {
         path = directory
         do {
-            descriptor = try SystemCalls.open(directory.isEmpty ? "." : directory, in: AT_FDCWD, flags: O_RDONLY | O_DIRECTORY)
+            // Lookup-only (O_PATH on Linux): names are created, examined, renamed and removed
+            // in it, never listed, so search and write permission are all it needs, as by path.
+            descriptor = try SystemCalls.open(directory.isEmpty ? "." : directory, in: AT_FDCWD,
+                                              flags: SystemCalls.lookupDirectoryFlags)
         } catch {
             throw PublishError(message: "cannot create output: \(String(cString: strerror((error as? ByteStreamError)?.errno ?? EIO)))")
         }
@@ -46,6 +49,23 @@ final class OutputDirectory {
     /// Opens the directory that holds `file` (the part of `file` up to its last `/`).
     convenience init(containing file: Pathname) throws(PublishError) {
         try self.init(directory(of: file))
+    }
+
+    /// The directory an input was opened in (``OpenedInput/directory``), for an output written
+    /// beside that input: the same directory the input was read from, even if its path was
+    /// replaced meanwhile (a `-r` walk's subdirectory swapped for a link out of the tree).
+    /// - Parameters:
+    ///   - descriptor: The input's directory descriptor; duplicated, so it stays the input's.
+    ///   - path: The directory as messages name it.
+    /// - Throws: ``PublishError`` when the descriptor cannot be duplicated.
+    /// The corresponding C function is `fcntl(2)` with `F_DUPFD_CLOEXEC`.
+    init(duplicating descriptor: Int32, path: Pathname) throws(PublishError) {
+        self.path = path
+        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard duplicate >= 0 else {
+            throw PublishError(message: "cannot create output: \(String(cString: strerror(errno)))")
+        }
+        self.descriptor = duplicate
     }
 
     deinit {

@@ -303,15 +303,11 @@ struct InputRaceTests {
                             "round \(round): \(name) outside the tree changed: \(result)")
                     #expect(ownership(outside + "/" + name).map { $0.0 == 0 && $0.2 == 0o600 } == true)
                 }
-                // No output was written outside either. The output is still made by path
-                // (TemporaryFile, OutputTargets.toFile): "tree/sub/f.gz" looked up again can
-                // lead outside. It must be created relative to the directory the input was
-                // opened in (Command.currentInput's directory); until it is, this is known.
+                // No output was written outside either: an output beside a walked input is
+                // created in the directory the input was read from, by its descriptor, so
+                // "tree/sub/f.gz" is never looked up again through a swapped "sub".
                 let outsideNames = try names(in: outside)
-                withKnownIssue("outputs beside a walked input are still created and published by path",
-                               isIntermittent: true) {
-                    #expect(outsideNames == fileNames, "round \(round): an output left the tree: \(result)")
-                }
+                #expect(outsideNames == fileNames, "round \(round): an output left the tree: \(result)")
                 // Whatever the walk saw, each warning is about a path in the tree.
                 for line in result.errLines {
                     #expect(line.hasPrefix("gzstream: tree\(round)/"), "round \(round): \(line)")
