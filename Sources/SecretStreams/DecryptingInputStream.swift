@@ -25,7 +25,8 @@ import CSodium
 /// unchanged. A wrong key fails at chunk 1, a wrong file at the magic.
 ///
 /// Memory: once the prefix is read, one ciphertext buffer of `chunkSize + 17` bytes and one
-/// plaintext buffer of `chunkSize` bytes, with `chunkSize` from the prefix (at most 16 MiB),
+/// plaintext buffer of `chunkSize` bytes, with `chunkSize` from the prefix (at most
+/// `maximumChunkSize`, 16 MiB by default),
 /// whatever the size of the input. The secretstream state and the plaintext buffer are zeroed
 /// at close.
 ///
@@ -43,6 +44,8 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
     private let inner: ByteInputStream
     private let key: SecretStreamKey
     private let closesInnerStream: Bool
+    /// The largest chunk size this reader accepts from the prefix, in bytes.
+    private let maximumChunkSize: Int
     private var phase = Phase.head
     /// The prefix and the secretstream header.
     private var head = [UInt8](repeating: 0, count: SecretStreamFraming.prefixByteCount + SecretStreamFraming.headerByteCount)
@@ -70,9 +73,19 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
     ///   - inner: The encrypted bytes.
     ///   - key: The 32-byte key they were encrypted with; kept (not copied) for the stream's life.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
-    /// - Throws: ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start.
-    public init(wrapping inner: ByteInputStream, key: SecretStreamKey, closesInnerStream: Bool = true) throws {
+    ///   - maximumChunkSize: The largest plaintext chunk size the prefix may announce, in
+    ///     bytes, `1...SecretStreamFraming.maximumChunkSize` (the default): a larger one is
+    ///     ``SecretStreamError/chunkSizeOverLimit(_:limit:offset:)`` before anything is
+    ///     allocated, so a peer that is not yet authenticated cannot make this reader buffer
+    ///     more than about twice that.
+    /// - Throws: ``ByteStreamError``'s `invalidArgument` for a `maximumChunkSize` out of range;
+    ///   ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start.
+    public init(wrapping inner: ByteInputStream, key: SecretStreamKey, closesInnerStream: Bool = true,
+                maximumChunkSize: Int = SecretStreamFraming.maximumChunkSize) throws {
+        try requireArgument(maximumChunkSize, in: SecretStreamFraming.chunkSizes, "maximumChunkSize",
+                            operation: "create DecryptingInputStream")
         try requireSodium()
+        self.maximumChunkSize = maximumChunkSize
         self.inner = inner
         self.key = key
         self.closesInnerStream = closesInnerStream
@@ -163,6 +176,9 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
             let size = head[5..<9].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             guard SecretStreamFraming.chunkSizes.contains(Int(size)) else {
                 throw SecretStreamError.invalidChunkSize(size, offset: 5)
+            }
+            guard Int(size) <= maximumChunkSize else {
+                throw SecretStreamError.chunkSizeOverLimit(size, limit: maximumChunkSize, offset: 5)
             }
             chunkSize = Int(size)
         }
