@@ -192,7 +192,9 @@ extension Command {
             try writer.openOrThrow()
             try reader.openOrThrow()
             if let key {
-                // The data key depends on receive's challenge: nothing is sent before it comes.
+                // The marker makes a receive without a key fail at once rather than wait.
+                try writer.writeAll(TransferProtocol.keyedMarker)
+                // The data key depends on receive's challenge: no data is sent before it comes.
                 let hello = try reader.read(upTo: TransferProtocol.helloByteCount)
                 guard let (mode, challenge) = TransferProtocol.parseHello(hello) else {
                     throw fail(hello.isEmpty ? "no challenge: the peer closed the connection (is it gzstream receive --key-file?)"
@@ -228,38 +230,37 @@ extension Command {
     /// (so that a write takes what fits and the deadline is checked between writes), else none.
     private var idleTimeout: Duration? { options.timeout ?? options.deadline?.duration }
 
-    /// Reads receive's acknowledgement (after its hello, for a plain send, which sent without
-    /// waiting for it) and checks that it covers every byte of `sent` (and, keyed, that it was
-    /// made with the key, for this stream's header).
+    /// Reads receive's acknowledgement and checks that it covers every byte of `sent` (and,
+    /// keyed, that it was made with the key, for this stream's header). A plain send may meet
+    /// a keyed receive's hello instead, which it had not waited for.
     /// - Throws: ``Reported`` for a missing or wrong acknowledgement; the connection's errors.
     private func awaitAcknowledgement(from reader: ConnectionInputStream, sent writer: ConnectionOutputStream,
                                       ackKey: SecretStreamKey?, fail: (String) -> Reported) throws {
         let noAcknowledgement = "no acknowledgement: the peer closed the connection without confirming that it read "
             + "and checked everything (it failed, or it is not gzstream receive)"
-        if ackKey == nil {
-            let hello = try reader.read(upTo: TransferProtocol.helloByteCount)
-            if hello.isEmpty { throw fail(noAcknowledgement) }
-            guard let (mode, _) = TransferProtocol.parseHello(hello) else { throw fail("not gzstream receive: unexpected reply") }
-            guard mode == .plain else { throw fail("the receiver expects an encrypted stream: give send --key-file too") }
+        let magic = try reader.read(upTo: TransferProtocol.ackMagic.count)
+        if magic.isEmpty { throw fail(noAcknowledgement) }
+        if ackKey == nil, magic == TransferProtocol.helloMagic {
+            throw fail("the receiver expects an encrypted stream: give send --key-file too")
         }
+        guard magic == TransferProtocol.ackMagic else { throw fail("not gzstream receive: unexpected reply") }
         let tagCount = ackKey == nil ? 0 : SecretStreamKey.tagByteCount
-        let ack = try reader.read(upTo: TransferProtocol.plainAckByteCount + tagCount)
-        guard ack.count == TransferProtocol.plainAckByteCount + tagCount else { throw fail(noAcknowledgement) }
-        let body = Array(ack.prefix(TransferProtocol.plainAckByteCount))
-        guard body.starts(with: TransferProtocol.ackMagic) else { throw fail("not gzstream receive: unexpected reply") }
-        if let ackKey, !ackKey.verifiesTag(Array(ack.dropFirst(body.count)), for: body + writer.head) {
+        let rest = try reader.read(upTo: TransferProtocol.plainAckByteCount - magic.count + tagCount)
+        guard rest.count == TransferProtocol.plainAckByteCount - magic.count + tagCount else { throw fail(noAcknowledgement) }
+        let body = magic + rest.prefix(8)
+        if let ackKey, !ackKey.verifiesTag(Array(rest.dropFirst(8)), for: body + writer.head) {
             throw fail("the acknowledgement is not authentic (made without the key, or for another stream)")
         }
-        let count = body.dropFirst(4).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        let count = rest.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
         guard count == writer.byteCount else {
             throw fail("the receiver acknowledged \(count) bytes, not the \(writer.byteCount) sent")
         }
     }
 
     /// `receive [HOST:]PORT [-o FILE]`: listens, says where when the port was 0 (or with
-    /// `-v`), accepts one connection, sends its hello (with a fresh challenge), and unpacks the
-    /// connection as unpack unpacks standard input (decrypting and authenticating each chunk
-    /// first with `--key-file`); once the data is checked to its end and written, it sends the
+    /// `-v`), accepts one connection and unpacks it as unpack unpacks standard input (with
+    /// `--key-file`, after sending its hello with a fresh challenge and checking the sender's
+    /// marker, decrypting and authenticating each chunk first); once the data is checked to its end and written, it sends the
     /// acknowledgement (``TransferProtocol``). When the run fails, the connection is reset
     /// rather than closed, and no acknowledgement is sent, so a sender fails too.
     private func receive(on address: NetworkAddress) throws -> ExitStatus {
@@ -301,20 +302,36 @@ extension Command {
             writer.close()
         }
         let peer = Pathname(peerName)
-        let challenge = try secureRandomBytes(count: TransferProtocol.challengeByteCount)
+        var sessionKeys: (data: SecretStreamKey, ack: SecretStreamKey)?
         do {
             try writer.openOrThrow()
-            try writer.writeAll(TransferProtocol.hello(mode: key == nil ? .plain : .keyed, challenge: challenge))
-        } catch where key == nil {
-            // A plain sender needs no challenge (`gzip | nc` may not read at all): its data
-            // decides; only the acknowledgement is then lost.
+            try reader.openOrThrow()
+            if let key {
+                let challenge = try secureRandomBytes(count: TransferProtocol.challengeByteCount)
+                try writer.writeAll(TransferProtocol.hello(mode: .keyed, challenge: challenge))
+                guard try reader.read(upTo: TransferProtocol.keyedMarker.count) == TransferProtocol.keyedMarker else {
+                    throw Reported(status: reportError(peerName, "not an encrypted stream: give send --key-file too"))
+                }
+                sessionKeys = try TransferProtocol.sessionKeys(key, challenge: challenge)
+            }
+        } catch let reported as Reported {
+            throw reported
         } catch {
             throw Reported(status: reportError(peerName, describe(error)))
         }
-        let sessionKeys = try key.map { try TransferProtocol.sessionKeys($0, challenge: challenge) }
-        let source: ByteInputStream = try sessionKeys.map {
-            try DecryptingInputStream(wrapping: reader, key: $0.data, maximumChunkSize: TransferProtocol.wireChunkSize)
-        } ?? reader
+        let source: ByteInputStream
+        if let sessionKeys {
+            source = try DecryptingInputStream(wrapping: reader, key: sessionKeys.data,
+                                               maximumChunkSize: TransferProtocol.wireChunkSize)
+        } else {
+            // A keyed send's marker is told apart here: found by unpack, its read-ahead would
+            // wait for more from a sender that waits for a hello.
+            let peeked = try PeekingInputStream(peeking: reader, length: TransferProtocol.keyedMarker.count)
+            if peeked.peekedBytes == TransferProtocol.keyedMarker {
+                throw Reported(status: reportError(peerName, "the sender uses --key-file: give receive --key-file too"))
+            }
+            source = peeked
+        }
         let status: ExitStatus
         if let outputPath = options.outputPath {
             status = try toFile(input: source, inputPath: peer, inputInfo: nil, outputPath: outputPath)

@@ -9,31 +9,37 @@ import Darwin
 /// The bytes `send` and `receive` exchange around the data, version 1.
 ///
 /// ```
-/// receive → send, at once on accepting (38 bytes, the hello):
-///   0   4   magic "GZRH" (47 5a 52 48)
-///   4   1   version, 1
-///   5   1   mode: 0 plain, 1 keyed (receive has --key-file)
-///   6   32  challenge: fresh random bytes (randombytes_buf), in both modes
-/// send → receive, then a half-close:
-///   plain: the gzip stream, as pack writes it
-///   keyed: that gzip stream in SecretStreams framing (GZSS, 64 KiB chunks) under the data key
-/// receive → send, once everything was read, checked and written (the acknowledgement):
-///   0   4   magic "GZOK" (47 5a 4f 4b)
-///   4   8   the data bytes receive read, big-endian
-///   12  32  keyed only: crypto_auth tag under the acknowledgement key over bytes 0..<12 and
-///           the first 33 bytes of the data (the GZSS prefix and the sender's random
-///           secretstream header)
+/// plain (no --key-file):
+///   send → receive   the gzip stream, as pack writes it; then a half-close
+///   receive → send   once everything was read, checked and written, the acknowledgement:
+///                    magic "GZOK" (47 5a 4f 4b), then the bytes receive read, 8, big-endian
+/// keyed (--key-file on both):
+///   send → receive   at once, the marker (16 bytes): "GZSK" (47 5a 53 4b), version 1, then 11
+///                    zero bytes
+///   receive → send   at once, the hello (38 bytes): magic "GZRH" (47 5a 52 48), version 1,
+///                    mode 1 (keyed), a 32-byte challenge (randombytes_buf)
+///   send → receive   the gzip stream in SecretStreams framing (GZSS, 64 KiB chunks) under the
+///                    data key; then a half-close
+///   receive → send   the acknowledgement: "GZOK", the bytes read (8, big-endian, the marker
+///                    included), and a 32-byte crypto_auth tag under the acknowledgement key
+///                    over those 12 bytes and the first 49 bytes send sent (the marker, the
+///                    GZSS prefix and the sender's random secretstream header)
 /// ```
-/// Keys (keyed mode): data key = BLAKE2b-256 keyed with the pre-shared key over
-/// ``dataLabel``, a zero byte and the challenge; acknowledgement key the same over ``ackLabel``.
-/// A recorded session replayed to a new receive meets another challenge, so another data key,
-/// and fails authentication at chunk 1; an acknowledgement cannot be made without the key, nor
-/// replayed, since it covers the sender's fresh header.
+/// Keys: data key = BLAKE2b-256 keyed with the pre-shared key over ``dataLabel``, a zero byte
+/// and the challenge; acknowledgement key the same over ``ackLabel``. A recorded session
+/// replayed to a new receive meets another challenge, so another data key, and fails
+/// authentication at chunk 1; an acknowledgement cannot be made without the key, nor replayed,
+/// since it covers the sender's fresh header.
 ///
-/// A plain sender does not wait for the hello before sending, so that `gzip | nc` can feed a
-/// plain receive and a plain send can feed `nc -l` (which never acknowledges: send then exits 1).
+/// A plain receive sends nothing before the acknowledgement, so a sender that never reads
+/// (`gzip -c f | nc HOST PORT`) still feeds it: bytes it left unread would make its close a
+/// reset, which discards data not yet read here. A plain receive recognises a keyed send's
+/// marker in its first 16 bytes and fails at once, instead of both waiting for the other; a
+/// keyed receive's hello tells a plain send that a key is wanted.
 enum TransferProtocol {
     static let helloMagic: [UInt8] = [0x47, 0x5A, 0x52, 0x48]
+    /// What a keyed send sends first: "GZSK", version 1, 11 zero bytes.
+    static let keyedMarker: [UInt8] = [0x47, 0x5A, 0x53, 0x4B, version] + [UInt8](repeating: 0, count: 11)
     static let ackMagic: [UInt8] = [0x47, 0x5A, 0x4F, 0x4B]
     static let version: UInt8 = 1
     static let challengeByteCount = 32
@@ -45,8 +51,9 @@ enum TransferProtocol {
     /// 64 KiB, so a peer that has not yet proved it holds the key cannot make receive buffer
     /// more than about twice that.
     static let wireChunkSize = 64 << 10
-    /// The start of an encrypted stream that an acknowledgement covers: prefix and header.
-    static let headByteCount = SecretStreamFraming.prefixByteCount + SecretStreamFraming.headerByteCount
+    /// The start of a keyed send's bytes that an acknowledgement covers: the marker, the GZSS
+    /// prefix and the secretstream header.
+    static let headByteCount = keyedMarker.count + SecretStreamFraming.prefixByteCount + SecretStreamFraming.headerByteCount
     static let dataLabel = "gzstream send to receive: data v1"
     static let ackLabel = "gzstream receive to send: acknowledgement v1"
 

@@ -41,6 +41,8 @@ private func noAcknowledgement(_ port: UInt16) -> String {
 private enum Wire {
     static let helloByteCount = 38
     static let dataLabel = "gzstream send to receive: data v1"
+    /// What a keyed send sends first.
+    static let marker: [UInt8] = Array("GZSK".utf8) + [1] + [UInt8](repeating: 0, count: 11)
     static let authenticationFailed =
         "authentication failed for chunk 1 at byte 33 (wrong key, or the data was changed, reordered or cut)"
 
@@ -133,7 +135,7 @@ struct KeyedNetworkCLITests {
                 let sent = try gzstream(["send", "--timeout", "30"] + keyOptions + ["127.0.0.1:\(receiver.port)", file],
                                         in: scratch, timeout: 60)
                 let received = try receiver.started.finish(timeout: 60)
-                let why = variant == "no key" ? "not an encrypted gzstream file (bad magic at byte 0)" : Wire.authenticationFailed
+                let why = variant == "no key" ? "not an encrypted stream: give send --key-file too" : Wire.authenticationFailed
                 #expect(received.status == 1, "\(received)")
                 #expect(received.err.hasPrefix(receiver.listeningLine + "gzstream: 127.0.0.1:"), "\(received)")
                 #expect(received.err.hasSuffix(": \(why)\n") && received.errLines.count == 2, "\(received)")
@@ -145,6 +147,46 @@ struct KeyedNetworkCLITests {
                 let allowed = [told, "read failed: Connection reset by peer", "write failed: Connection reset by peer",
                                "write failed: Broken pipe"].map { "gzstream: 127.0.0.1:\(receiver.port): \($0)\n" }
                 #expect(allowed.contains(sent.err), "\(sent)")
+            }
+        }
+    }
+
+    @Test("A keyed send against a receive without a key: both fail at once (no wait for a timeout)")
+    func keyedSenderPlainReceiver() async throws {
+        try await offPool {
+            try withScratch { scratch in
+                let key = try writeKey(scratch, "key", seed: 40)
+                let file = try scratch.write("data", sampleText(byteCount: 10_000))
+                let receiver = try Receiver(["0", "-o", "copy"], in: scratch)
+                let sent = try gzstream(["send", "--key-file", key, "127.0.0.1:\(receiver.port)", file], in: scratch, timeout: 30)
+                let received = try receiver.started.finish(timeout: 30)
+                #expect(received.status == 1, "\(received)")
+                #expect(received.err.hasPrefix(receiver.listeningLine + "gzstream: 127.0.0.1:"), "\(received)")
+                #expect(received.err.hasSuffix(": the sender uses --key-file: give receive --key-file too\n")
+                    && received.errLines.count == 2, "\(received)")
+                #expect(sent.status == 1, "\(sent)")
+                #expect(sent.err == "gzstream: 127.0.0.1:\(receiver.port): read failed: Connection reset by peer\n", "\(sent)")
+                #expect(try scratch.listing() == ["data", "key"])
+            }
+        }
+    }
+
+    @Test("A plain receive still takes a sender that never reads and closes at once (gzip | nc): it sends nothing first")
+    func plainReceiveFromNonReadingSender() async throws {
+        try await offPool {
+            try withScratch { scratch in
+                let data = randomBytes(byteCount: 2 << 20, seed: 46)
+                let receiver = try Receiver(["0", "-o", "copy"], in: scratch)
+                let pair = try SocketStreams.connect(host: "127.0.0.1", port: receiver.port, timeout: .seconds(20))
+                let peer = try #require((pair.input as? SocketInputStream)?.localName)
+                try pair.output.openOrThrow()
+                try pair.output.writeAll(try data.gzipped(level: 1))
+                // Closed whole, unread bytes or not: anything receive had sent would make it a reset.
+                pair.output.close()
+                pair.input.close()
+                let received = try receiver.started.finish(timeout: 30)
+                #expect(received.status == 0 && received.err == receiver.listeningLine, "\(received) from \(peer)")
+                #expect(try scratch.read("copy") == data)
             }
         }
     }
@@ -178,7 +220,9 @@ struct KeyedNetworkCLITests {
                 #expect(sent.status == 1 && sent.err == noAcknowledgement(fake.port), "\(sent)")
                 // The recording is the whole stream, good for that challenge.
                 let sessionKey = try SecretStreamKey(contentsOfFile: key).derived(label: Wire.dataLabel, context: challenge)
-                let decrypting = try DecryptingInputStream(wrapping: MemoryInputStream(bytes: recorded), key: sessionKey)
+                #expect(recorded.starts(with: Wire.marker))
+                let decrypting = try DecryptingInputStream(wrapping: MemoryInputStream(bytes: Array(recorded.dropFirst(16))),
+                                                           key: sessionKey)
                 try decrypting.openOrThrow()
                 #expect(try decrypting.readToEnd().gunzipped() == data)
 
@@ -219,7 +263,7 @@ struct KeyedNetworkCLITests {
                 try encrypting.writeAll(try data.gzipped(level: 0))
                 try encrypting.closeOrThrow()
                 let cut = Array([UInt8](memory.data).prefix(33 + 4 + 65553 + 1000))
-                try pair.output.writeAll(cut)
+                try pair.output.writeAll(Wire.marker + cut)
                 pair.output.close()
                 let answer = readAll(pair.input)
                 pair.input.close()
