@@ -313,6 +313,66 @@ struct KeyedNetworkCLITests {
         }
     }
 
+    @Test("A keyed sender announcing chunks over 64 KiB is refused at the prefix: exit 1, nothing written")
+    func oversizedChunks() async throws {
+        try await offPool {
+            try withScratch { scratch in
+                let key = try writeKey(scratch, "key", seed: 40)
+                let receiver = try Receiver(["--key-file", key, "--timeout", "30", "0", "-o", "copy"], in: scratch)
+                let (pair, peer, hello) = try connectAndReadHello(port: receiver.port)
+                let sessionKey = try SecretStreamKey(contentsOfFile: key).derived(label: Wire.dataLabel,
+                                                                                  context: Array(hello.suffix(32)))
+                let memory = MemoryOutputStream()
+                let encrypting = try EncryptingOutputStream(wrapping: memory, key: sessionKey, chunkSize: (64 << 10) + 1)
+                try encrypting.openOrThrow()
+                try encrypting.writeAll(try randomBytes(byteCount: 1000).gzipped())
+                try encrypting.closeOrThrow()
+                try? pair.output.writeAll(Wire.marker + [UInt8](memory.data))
+                pair.output.close()
+                let answer = readAll(pair.input)
+                pair.input.close()
+                let received = try receiver.started.finish(timeout: 30)
+                #expect(received.status == 1, "\(received)")
+                #expect(received.err == receiver.listeningLine
+                    + "gzstream: \(peer): chunk size 65537 at byte 5 is over this reader's limit of 65536 bytes\n")
+                #expect(answer.isEmpty)
+                #expect(try scratch.listing() == ["key"])
+            }
+        }
+    }
+
+    @Test("send checks the acknowledgement: a forged tag, or a count short of what was sent, is exit 1",
+          arguments: ["forged tag", "short count"])
+    func badAcknowledgement(kind: String) async throws {
+        try await offPool {
+            try withScratch { scratch in
+                let key = try writeKey(scratch, "key", seed: 40)
+                let file = try scratch.write("data", sampleText(byteCount: 5000))
+                let fake = try SocketListener(port: 0)
+                defer { try? fake.close() }
+                let keyed = kind == "forged tag"
+                let sender = try StartedProcess(Locations.binary, ["send", "--timeout", "30"] + (keyed ? ["--key-file", key] : [])
+                                                    + ["127.0.0.1:\(fake.port)", file], in: scratch)
+                let pair = try fake.accept(timeout: .seconds(20), idleTimeout: .seconds(20))
+                try pair.output.openOrThrow()
+                try pair.input.openOrThrow()
+                if keyed { try pair.output.writeAll(Wire.keyedHello(randomBytes(byteCount: 32, seed: 47))) }
+                let bytes = readAll(pair.input)
+                // A right-looking acknowledgement: the count received (or one short), a tag of zeros.
+                let count = UInt64(bytes.count - (keyed ? 0 : 1))
+                let ack = Array("GZOK".utf8) + withUnsafeBytes(of: count.bigEndian, Array.init)
+                    + (keyed ? [UInt8](repeating: 0, count: 32) : [])
+                try pair.output.writeAll(ack)
+                pair.output.close()
+                let sent = try sender.finish(timeout: 30)
+                pair.input.close()
+                let why = keyed ? "the acknowledgement is not authentic (made without the key, or for another stream)"
+                                : "the receiver acknowledged \(count) bytes, not the \(bytes.count) sent"
+                #expect(sent.status == 1 && sent.err == "gzstream: 127.0.0.1:\(fake.port): \(why)\n", "\(sent)")
+            }
+        }
+    }
+
     @Test("receive --timeout 1.5 --deadline 2.5 against a peer sending a byte every 0.3 s: the deadline ends it, exit 1, no file")
     func deadlineAgainstTrickler() async throws {
         try await offPool {
