@@ -35,6 +35,9 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
     /// A key file is not a regular file: `fileType` says what it is (`a symbolic link`,
     /// `a directory`, `a character device`, `a FIFO`, `a socket`, `a block device`).
     case keyFileNotRegular(path: String, fileType: String)
+    /// The group or others may write a key file (`permissions`, `st_mode & 0o7777`): they could
+    /// put a key of their choosing there.
+    case keyFileWritableByOthers(path: String, permissions: UInt32)
     /// libsodium itself failed: `function` is the C function (`sodium_init`,
     /// `crypto_secretstream_xchacha20poly1305_init_push`, …).
     case sodiumFailure(function: String)
@@ -50,7 +53,7 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .invalidChunkLength: "invalid-chunk-length"
         case .authenticationFailed: "authentication"
         case .trailingData: "trailing-data"
-        case .invalidKeyFile, .keyFileNotRegular: "key-file"
+        case .invalidKeyFile, .keyFileNotRegular, .keyFileWritableByOthers: "key-file"
         case .sodiumFailure: "sodium"
         }
     }
@@ -62,7 +65,7 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .unsupportedVersion(_, let offset), .invalidChunkSize(_, let offset): offset
         case .truncated(_, let offset), .authenticationFailed(_, let offset): offset
         case .invalidChunkLength(_, _, let offset), .chunkSizeOverLimit(_, _, let offset): offset
-        case .invalidKeyFile, .keyFileNotRegular, .sodiumFailure: nil
+        case .invalidKeyFile, .keyFileNotRegular, .keyFileWritableByOthers, .sodiumFailure: nil
         }
     }
 
@@ -89,8 +92,17 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
             return "\(path): a key file must hold exactly \(SecretStreamKey.byteCount) bytes, not \(byteCount)"
         case .keyFileNotRegular(let path, let fileType):
             return "\(path): a key file must be a regular file, not \(fileType)"
+        case .keyFileWritableByOthers(let path, let permissions):
+            return "\(path): \(keyFileWritableProblem(permissions))"
         case .sodiumFailure(let function):
             return "libsodium failure: \(function) failed"
         }
     }
+}
+
+/// Why a key file that others may write is refused, with its mode in octal: `a key file must
+/// not be writable by group or others (mode 0666)`.
+public func keyFileWritableProblem(_ permissions: UInt32) -> String {
+    let octal = String(permissions, radix: 8)
+    return "a key file must not be writable by group or others (mode \(String(repeating: "0", count: max(0, 4 - octal.count)) + octal))"
 }

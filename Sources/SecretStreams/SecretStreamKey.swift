@@ -25,6 +25,9 @@ public final class SecretStreamKey: @unchecked Sendable {
     /// a command line warns with it.
     public let fileExposure: KeyFileExposure?
 
+    /// A key of 32 zero bytes in guarded, locked memory, for an initialiser to fill.
+    /// - Throws: ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start or
+    ///   allocate.
     init(exposure: KeyFileExposure?) throws {
         try requireSodium()
         storage = try Self.allocateLocked(Self.byteCount)
@@ -77,6 +80,8 @@ public final class SecretStreamKey: @unchecked Sendable {
     /// - Throws: ``SecretStreamError/keyFileNotRegular(path:fileType:)`` for a symbolic link,
     ///   directory, device, FIFO or socket; ``SecretStreamError/invalidKeyFile(path:byteCount:)``
     ///   when the file holds another number of bytes (its size, or 33 when it grew while read);
+    ///   ``SecretStreamError/keyFileWritableByOthers(path:permissions:)`` when the group or
+    ///   others may write it (they could choose the key);
     ///   the file's I/O error (``ByteStreamError``, `ENOENT`, `EACCES`…); a libsodium failure.
     /// Blocks while the file is read (a regular file: briefly). The bytes read pass through no
     /// memory but the key's own and one guarded, locked buffer of 33 bytes, zeroed and freed
@@ -98,6 +103,10 @@ public final class SecretStreamKey: @unchecked Sendable {
         }
         guard info.st_size == off_t(Self.byteCount) else {
             throw SecretStreamError.invalidKeyFile(path: path, byteCount: Int64(info.st_size))
+        }
+        // Whoever can write the file can choose the key, and so forge what it authenticates.
+        guard info.st_mode & 0o022 == 0 else {
+            throw SecretStreamError.keyFileWritableByOthers(path: path, permissions: UInt32(info.st_mode & 0o7777))
         }
         let room = Self.byteCount + 1
         let buffer = try Self.allocateLocked(room)

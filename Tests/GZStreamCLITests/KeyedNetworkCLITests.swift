@@ -422,7 +422,7 @@ struct KeyedNetworkCLITests {
     }
 
     @Test("Key files that are not a regular file of 32 bytes: one line naming the file, exit 1, before listening or connecting",
-          arguments: ["/dev/zero", "fifo", "symlink", "directory", "31", "33"])
+          arguments: ["/dev/zero", "fifo", "symlink", "directory", "31", "33", "0666"])
     func refusedKeyFiles(name: String) async throws {
         try await offPool {
             try withScratch { scratch in
@@ -442,6 +442,9 @@ struct KeyedNetworkCLITests {
                     path = scratch.path("directory")
                     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
                     problem = "a key file must be a regular file, not a directory"
+                case "0666":
+                    path = try writeKey(scratch, "key", seed: 40, mode: 0o666)
+                    problem = "a key file must not be writable by group or others (mode 0666)"
                 default:
                     path = try scratch.write("short-or-long", randomBytes(byteCount: Int(name)!))
                     problem = "a key file must hold exactly 32 bytes, not \(name)"

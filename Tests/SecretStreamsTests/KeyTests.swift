@@ -123,6 +123,20 @@ struct KeyTests {
         }
     }
 
+    @Test("A key file the group or others may write is refused, with its mode", arguments: [0o620 as mode_t, 0o602, 0o666])
+    func writableByOthers(mode: mode_t) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("key").path
+            try Data(testKeyBytes).write(to: URL(fileURLWithPath: path))
+            #expect(chmod(path, mode) == 0)
+            #expect(throws: SecretStreamError.keyFileWritableByOthers(path: path, permissions: UInt32(mode))) {
+                _ = try SecretStreamKey(contentsOfFile: path)
+            }
+            #expect(SecretStreamError.keyFileWritableByOthers(path: path, permissions: UInt32(mode)).description
+                == "\(path): a key file must not be writable by group or others (mode 0\(String(mode, radix: 8)))")
+        }
+    }
+
     @Test("The framing's sizes are libsodium's")
     func sizes() {
         #expect(SecretStreamKey.byteCount == 32)
