@@ -383,11 +383,14 @@ struct KeyedNetworkCLITests {
                 try pair.output.openOrThrow()
                 // A gzip member's start, one byte at a time: each read gets a byte well within --timeout.
                 let member: [UInt8] = try randomBytes(byteCount: 1000).gzipped()
+                // Signalled when the trickler is done with the output, which is closed only then.
+                let trickled = DispatchSemaphore(value: 0)
                 let trickler = Thread {
                     for byte in member.prefix(100) {
                         if (try? pair.output.writeAll([byte])) == nil { break }
                         usleep(300_000)
                     }
+                    trickled.signal()
                 }
                 trickler.start()
                 let received = try receiver.started.finish(timeout: 30)
@@ -395,7 +398,7 @@ struct KeyedNetworkCLITests {
                 #expect(received.err == receiver.listeningLine + "gzstream: \(peer): the transfer did not end within --deadline 2.5\n")
                 #expect(try scratch.listing() == [])
                 // The trickler stops at its next write: the connection was reset.
-                while !trickler.isFinished { usleep(10_000) }
+                #expect(trickled.wait(timeout: .now() + 30) == .success)
                 pair.output.close()
                 pair.input.close()
             }
