@@ -41,7 +41,10 @@ struct KeyTests {
         try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("key").path
             try Data(testKeyBytes).write(to: URL(fileURLWithPath: path))
+            // Whatever the umask: a key file the group may write is refused.
+            #expect(chmod(path, 0o600) == 0)
             let fromFile = try SecretStreamKey(contentsOfFile: path)
+            #expect(fromFile.fileExposure == nil)
             #expect(fromFile.withUnsafeBytes { Array($0) } == testKeyBytes)
             let plain = randomBytes(count: 300)
             #expect(try decrypt(encrypt(plain, key: testKey()), key: fromFile).plaintext == plain)
