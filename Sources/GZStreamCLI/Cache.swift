@@ -318,16 +318,7 @@ final class CacheCommand {
 
     /// The key (from `--key-file`) and the cache in its directory (made by the first put).
     private func openCache() throws -> DiskCache {
-        var key: SecretStreamKey?
-        if let keyFile = options.keyFile {
-            do {
-                key = try SecretStreamKey(contentsOfFile: keyFile)
-            } catch SecretStreamError.invalidKeyFile(_, let byteCount) {
-                throw Reported(status: fail(keyFile, "a key file must hold exactly \(SecretStreamKey.byteCount) bytes, not \(byteCount)"))
-            } catch let error as ByteStreamError {
-                throw Reported(status: fail(keyFile, "cannot read the key file: \(error.reason)"))
-            }
-        }
+        let key = try options.keyFile.map { try loadKeyFile($0, diagnostics: diagnostics) }
         guard let directory = options.directory ?? DiskCache.defaultDirectory() else {
             throw Reported(status: fail("cache", "no cache directory: give --dir DIR, or set XDG_CACHE_HOME or HOME"))
         }

@@ -1,5 +1,6 @@
 import ByteStreams
 import GzipStreams
+import StreamCache
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -80,6 +81,30 @@ func parseTimeout(_ text: String) throws(UsageError) -> Duration {
     return .seconds(seconds)
 }
 
+/// `--deadline DURATION` as given: its length, and its text for messages.
+struct DeadlineOption: Equatable {
+    var duration: Duration
+    var text: String
+}
+
+/// `--deadline DURATION`: seconds, fractions allowed, with an optional unit `s`, `m` or `h`
+/// (`90`, `0.5`, `15m`, `2h`); more than 0, at most a year.
+func parseDeadline(_ text: String) throws(UsageError) -> DeadlineOption {
+    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+    var number = Substring(text)
+    var scale = 1.0
+    if let last = number.last, let unit = units[last] {
+        scale = unit
+        number = number.dropLast()
+    }
+    guard number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(number),
+          value > 0, value * scale <= maximumTimeoutSeconds
+    else {
+        throw UsageError(message: "--deadline takes a duration, more than 0 (such as 90, 0.5, 15m or 2h), not '\(text)'")
+    }
+    return DeadlineOption(duration: .seconds(value * scale), text: text)
+}
+
 /// Takes send's `HOST:PORT` or receive's `[HOST:]PORT` from the operands and refuses the
 /// options that do not apply; run on the options as parsed, before the general checks.
 /// `keepOrRemoveGiven`: whether `-k`, `--keep` or `--rm` was given.
@@ -124,9 +149,15 @@ extension Command {
     }
 
     /// `send HOST:PORT [FILE]`: connects, packs FILE (standard input for none or `-`) onto the
-    /// connection, half-closes it, then reads until the peer closes, so that success means the
-    /// peer read everything to the end of the stream. What the peer sends back is discarded.
+    /// connection (encrypted under the session's data key with `--key-file`, once receive's
+    /// challenge has come), half-closes it, then waits for receive's acknowledgement
+    /// (``TransferProtocol``): exit 0 means a gzstream receive read, checked and wrote
+    /// everything sent. A peer that closes or resets without acknowledging (one that never
+    /// reads, a receive that failed, or a receiver that is not gzstream, such as `nc -l`) is an
+    /// error: nothing confirms the data arrived.
     private func send(to address: NetworkAddress) throws -> ExitStatus {
+        // A key file that cannot be used is reported before anyone is connected to.
+        let key = try options.keyFile.map { try loadKeyFile($0, diagnostics: diagnostics) }
         let operand = options.files.first ?? "-"
         // A FILE that cannot be read is reported before anyone is connected to; it is opened
         // once and read through that descriptor.
@@ -144,47 +175,102 @@ extension Command {
         } else {
             input = environment.standardInput
         }
+        let deadline = options.deadline.map { TransferDeadline(instant: .now + $0.duration, text: $0.text) }
         let connection: (input: ByteInputStream, output: ByteOutputStream)
         do {
-            connection = try SocketStreams.connect(host: address.host, port: address.port, timeout: options.timeout,
-                                                   idleTimeout: options.timeout)
+            connection = try SocketStreams.connect(host: address.host, port: address.port,
+                                                   timeout: [options.timeout, options.deadline?.duration].compactMap { $0 }.min(),
+                                                   idleTimeout: idleTimeout)
         } catch {
             throw Reported(status: reportError(address.description, describe(error)))
         }
-        defer {
-            connection.input.close()
-            connection.output.close()
-        }
         let peer = address.description
-        try connection.output.openOrThrow()
-        let outcome = try transform(input, inputPath: operand, inputInfo: info, into: connection.output,
-                                    outputName: peer, closesOutput: true)
+        let reader = ConnectionInputStream(connection.input, peer: peer, deadline: deadline)
+        let writer = ConnectionOutputStream(connection.output, peer: peer, deadline: deadline)
+        defer {
+            reader.close()
+            writer.close()
+        }
+        func fail(_ problem: String) -> Reported { Reported(status: reportError(peer, problem)) }
+        var sessionKeys: (data: SecretStreamKey, ack: SecretStreamKey)?
         do {
-            try connection.input.openOrThrow()
-            try discardToEnd(connection.input)
+            try writer.openOrThrow()
+            try reader.openOrThrow()
+            if let key {
+                // The marker makes a receive without a key fail at once rather than wait.
+                try writer.writeAll(TransferProtocol.keyedMarker)
+                // The data key depends on receive's challenge: no data is sent before it comes.
+                let hello = try reader.read(upTo: TransferProtocol.helloByteCount)
+                guard let (mode, challenge) = TransferProtocol.parseHello(hello) else {
+                    throw fail(hello.isEmpty ? "no challenge: the peer closed the connection (is it gzstream receive --key-file?)"
+                                             : "not gzstream receive: unexpected reply")
+                }
+                guard mode == .keyed else { throw fail("the receiver has no key: give receive --key-file too") }
+                sessionKeys = try TransferProtocol.sessionKeys(key, challenge: challenge)
+            }
+        } catch let reported as Reported {
+            throw reported
         } catch {
-            throw Reported(status: reportError(peer, describe(error)))
+            throw fail(describe(error))
+        }
+        let sink: ByteOutputStream = try sessionKeys.map {
+            try EncryptingOutputStream(wrapping: writer, key: $0.data, chunkSize: TransferProtocol.wireChunkSize)
+        } ?? writer
+        // transform takes an EPIPE on an output of this name for a closed standard output, to
+        // end quietly; a peer that went away is an error, so the name is one no error carries.
+        let outcome = try transform(input, inputPath: operand, inputInfo: info, into: sink,
+                                    outputName: "connection to \(peer)", closesOutput: true)
+        do {
+            try awaitAcknowledgement(from: reader, sent: writer, ackKey: sessionKeys?.ack, fail: fail)
+        } catch let reported as Reported {
+            throw reported
+        } catch {
+            throw fail(describe(error))
         }
         report(outcome, inputName: displayName(operand), outputName: peer)
         return outcome.status
     }
 
-    /// Reads `input` to its end and drops the bytes.
-    private func discardToEnd(_ input: ByteInputStream) throws {
-        var scratch = [UInt8](repeating: 0, count: ByteStream.defaultChunkSize)
-        while try scratch.withUnsafeMutableBufferPointer({ buffer in
-            let count = input.read(buffer.baseAddress!, maxLength: buffer.count)
-            if count < 0 { throw input.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
-            return count
-        }) > 0 {}
+    /// The longest wait of one read or write on the connection: `--timeout`, else `--deadline`
+    /// (so that a write takes what fits and the deadline is checked between writes), else none.
+    private var idleTimeout: Duration? { options.timeout ?? options.deadline?.duration }
+
+    /// Reads receive's acknowledgement and checks that it covers every byte of `sent` (and,
+    /// keyed, that it was made with the key, for this stream's header). A plain send may meet
+    /// a keyed receive's hello instead, which it had not waited for.
+    /// - Throws: ``Reported`` for a missing or wrong acknowledgement; the connection's errors.
+    private func awaitAcknowledgement(from reader: ConnectionInputStream, sent writer: ConnectionOutputStream,
+                                      ackKey: SecretStreamKey?, fail: (String) -> Reported) throws {
+        let noAcknowledgement = "no acknowledgement: the peer closed the connection without confirming that it read "
+            + "and checked everything (it failed, or it is not gzstream receive)"
+        let magic = try reader.read(upTo: TransferProtocol.ackMagic.count)
+        if magic.isEmpty { throw fail(noAcknowledgement) }
+        if ackKey == nil, magic == TransferProtocol.helloMagic {
+            throw fail("the receiver expects an encrypted stream: give send --key-file too")
+        }
+        guard magic == TransferProtocol.ackMagic else { throw fail("not gzstream receive: unexpected reply") }
+        let tagCount = ackKey == nil ? 0 : SecretStreamKey.tagByteCount
+        let rest = try reader.read(upTo: TransferProtocol.plainAckByteCount - magic.count + tagCount)
+        guard rest.count == TransferProtocol.plainAckByteCount - magic.count + tagCount else { throw fail(noAcknowledgement) }
+        let body = magic + rest.prefix(8)
+        if let ackKey, !ackKey.verifiesTag(Array(rest.dropFirst(8)), for: body + writer.head) {
+            throw fail("the acknowledgement is not authentic (made without the key, or for another stream)")
+        }
+        let count = rest.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        guard count == writer.byteCount else {
+            throw fail("the receiver acknowledged \(count) bytes, not the \(writer.byteCount) sent")
+        }
     }
 
     /// `receive [HOST:]PORT [-o FILE]`: listens, says where when the port was 0 (or with
-    /// `-v`), accepts one connection and unpacks it as unpack unpacks standard input. When the
-    /// run fails, the connection is reset rather than closed, so that a sender still waiting
-    /// for it to close fails too.
+    /// `-v`), accepts one connection and unpacks it as unpack unpacks standard input (with
+    /// `--key-file`, after sending its hello with a fresh challenge and checking the sender's
+    /// marker, decrypting and authenticating each chunk first); once the data is checked to its end and written, it sends the
+    /// acknowledgement (``TransferProtocol``). When the run fails, the connection is reset
+    /// rather than closed, and no acknowledgement is sent, so a sender fails too.
     private func receive(on address: NetworkAddress) throws -> ExitStatus {
         if let outputPath = options.outputPath { try refuseOutputBeforeListening(outputPath) }
+        let key = try options.keyFile.map { try loadKeyFile($0, diagnostics: diagnostics) }
         let listener: SocketListener
         do {
             listener = try SocketListener(host: address.host, port: address.port, backlog: 1)
@@ -196,30 +282,74 @@ extension Command {
             // Even under -q: with port 0 this line is the only way to learn the port.
             diagnostics.write("gzstream: listening on \(escapingControlCharacters(listener.displayName))\n")
         }
+        if key == nil, !isLoopback(listener.displayName) {
+            diagnostics.warning(listener.displayName,
+                                "warning: no --key-file: anyone who can connect may send the data received")
+        }
         let connection: (input: ByteInputStream, output: ByteOutputStream)
         do {
-            connection = try listener.accept(timeout: options.timeout, idleTimeout: options.timeout)
+            connection = try listener.accept(timeout: options.timeout, idleTimeout: idleTimeout)
         } catch {
             throw Reported(status: reportError(listener.displayName, describe(error)))
         }
         try? listener.close()  // one connection only: later ones are refused
+        let deadline = options.deadline.map { TransferDeadline(instant: .now + $0.duration, text: $0.text) }
         // Reset unless cleared on success: also when a signal ends the process mid-transfer
         // (the kernel closes the socket), so a sender waiting for the close never exits 0.
         (connection.output as? SocketOutputStream)?.resetsOnClose = true
+        let peerName = (connection.input as? SocketInputStream)?.displayName ?? address.description
+        let reader = ConnectionInputStream(connection.input, peer: peerName, deadline: deadline)
+        let writer = ConnectionOutputStream(connection.output, peer: peerName, deadline: deadline)
         var succeeded = false
         defer {
             (connection.output as? SocketOutputStream)?.resetsOnClose = !succeeded
-            connection.input.close()
-            connection.output.close()
+            reader.close()
+            writer.close()
         }
-        let peer = Pathname((connection.input as? SocketInputStream)?.displayName ?? address.description)
+        let peer = Pathname(peerName)
+        var sessionKeys: (data: SecretStreamKey, ack: SecretStreamKey)?
+        do {
+            try writer.openOrThrow()
+            try reader.openOrThrow()
+            if let key {
+                let challenge = try secureRandomBytes(count: TransferProtocol.challengeByteCount)
+                try writer.writeAll(TransferProtocol.hello(mode: .keyed, challenge: challenge))
+                guard try reader.read(upTo: TransferProtocol.keyedMarker.count) == TransferProtocol.keyedMarker else {
+                    throw Reported(status: reportError(peerName, "not an encrypted stream: give send --key-file too"))
+                }
+                sessionKeys = try TransferProtocol.sessionKeys(key, challenge: challenge)
+            }
+        } catch let reported as Reported {
+            throw reported
+        } catch {
+            throw Reported(status: reportError(peerName, describe(error)))
+        }
+        let source: ByteInputStream
+        if let sessionKeys {
+            source = try DecryptingInputStream(wrapping: reader, key: sessionKeys.data,
+                                               maximumChunkSize: TransferProtocol.wireChunkSize)
+        } else {
+            // A keyed send's marker is told apart here: found by unpack, its read-ahead would
+            // wait for more from a sender that waits for a hello.
+            let peeked = try PeekingInputStream(peeking: reader, length: TransferProtocol.keyedMarker.count)
+            if peeked.peekedBytes == TransferProtocol.keyedMarker {
+                throw Reported(status: reportError(peerName, "the sender uses --key-file: give receive --key-file too"))
+            }
+            source = peeked
+        }
         let status: ExitStatus
         if let outputPath = options.outputPath {
-            status = try toFile(input: connection.input, inputPath: peer, inputInfo: nil, outputPath: outputPath)
+            status = try toFile(input: source, inputPath: peer, inputInfo: nil, outputPath: outputPath)
         } else {
-            status = try toStandardOutput(input: connection.input, inputPath: peer, inputInfo: nil)
+            status = try toStandardOutput(input: source, inputPath: peer, inputInfo: nil)
         }
         succeeded = status != .error
+        if succeeded {
+            // The output is in place: the data is the receiver's whether or not the sender
+            // hears of it, so a failure to acknowledge fails only the sender.
+            let ack = TransferProtocol.acknowledgement(count: reader.byteCount, head: reader.head, ackKey: sessionKeys?.ack)
+            try? writer.writeAll(ack)
+        }
         return status
     }
 

@@ -60,6 +60,12 @@ struct Options: Equatable {
     /// `--timeout SECONDS` (send and receive): the longest wait to connect or to be connected
     /// to, and for each read or write on the connection to move a byte.
     var timeout: Duration?
+    /// `--deadline DURATION` (send and receive): the longest a whole transfer may take, from
+    /// connecting (send) or accepting (receive) to the acknowledgement.
+    var deadline: DeadlineOption?
+    /// `--key-file FILE` (send and receive): the pre-shared key; the data is then encrypted and
+    /// authenticated, bound to receive's challenge.
+    var keyFile: String?
 }
 
 /// What parsing found: options to run, or a request for help or the version.
@@ -202,6 +208,14 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "timeout":
                 if networkCommand == nil { throw UsageError(message: "--timeout applies to send and receive") }
                 options.timeout = try parseTimeout(try value(for: "--timeout", inline: inline))
+            case "deadline":
+                if networkCommand == nil { throw UsageError(message: "--deadline applies to send and receive") }
+                options.deadline = try parseDeadline(try value(for: "--deadline", inline: inline))
+            case "key-file":
+                if networkCommand == nil { throw UsageError(message: "--key-file applies to send, receive and cache") }
+                let file = try value(for: "--key-file", inline: inline)
+                if file.isEmpty { throw UsageError(message: "--key-file needs a file name") }
+                options.keyFile = file
             case "progress": try noValue(); options.progress = true
             case "no-progress": try noValue(); options.progress = false
             case "quiet": try noValue(); options.quiet = true; options.verbose = false

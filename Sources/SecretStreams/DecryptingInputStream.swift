@@ -25,7 +25,8 @@ import CSodium
 /// unchanged. A wrong key fails at chunk 1, a wrong file at the magic.
 ///
 /// Memory: once the prefix is read, one ciphertext buffer of `chunkSize + 17` bytes and one
-/// plaintext buffer of `chunkSize` bytes, with `chunkSize` from the prefix (at most 16 MiB),
+/// plaintext buffer of `chunkSize` bytes, with `chunkSize` from the prefix (at most
+/// `maximumChunkSize`, 16 MiB by default),
 /// whatever the size of the input. The secretstream state and the plaintext buffer are zeroed
 /// at close.
 ///
@@ -44,6 +45,8 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
     private let key: SecretStreamKey
     private let closesInnerStream: Bool
     private let additionalData: [UInt8]
+    /// The largest chunk size this reader accepts from the prefix, in bytes.
+    private let maximumChunkSize: Int
     private var phase = Phase.head
     /// The prefix and the secretstream header.
     private var head = [UInt8](repeating: 0, count: SecretStreamFraming.prefixByteCount + SecretStreamFraming.headerByteCount)
@@ -73,10 +76,19 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     ///   - additionalData: The bytes the writer bound to chunk 1 (``EncryptingOutputStream``'s
     ///     `additionalData`); others fail chunk 1's authentication. Default: none.
-    /// - Throws: ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start.
+    ///   - maximumChunkSize: The largest plaintext chunk size the prefix may announce, in
+    ///     bytes, `1...SecretStreamFraming.maximumChunkSize` (the default): a larger one is
+    ///     ``SecretStreamError/chunkSizeOverLimit(_:limit:offset:)`` before anything is
+    ///     allocated, so a peer that is not yet authenticated cannot make this reader buffer
+    ///     more than about twice that.
+    /// - Throws: ``ByteStreamError``'s `invalidArgument` for a `maximumChunkSize` out of range;
+    ///   ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start.
     public init(wrapping inner: ByteInputStream, key: SecretStreamKey, closesInnerStream: Bool = true,
-                additionalData: [UInt8] = []) throws {
+                additionalData: [UInt8] = [], maximumChunkSize: Int = SecretStreamFraming.maximumChunkSize) throws {
+        try requireArgument(maximumChunkSize, in: SecretStreamFraming.chunkSizes, "maximumChunkSize",
+                            operation: "create DecryptingInputStream")
         try requireSodium()
+        self.maximumChunkSize = maximumChunkSize
         self.inner = inner
         self.key = key
         self.closesInnerStream = closesInnerStream
@@ -168,6 +180,9 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
             let size = head[5..<9].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             guard SecretStreamFraming.chunkSizes.contains(Int(size)) else {
                 throw SecretStreamError.invalidChunkSize(size, offset: 5)
+            }
+            guard Int(size) <= maximumChunkSize else {
+                throw SecretStreamError.chunkSizeOverLimit(size, limit: maximumChunkSize, offset: 5)
             }
             chunkSize = Int(size)
         }

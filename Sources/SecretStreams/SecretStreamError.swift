@@ -15,6 +15,9 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
     /// The plaintext chunk size in the prefix is outside
     /// `1...SecretStreamFraming.maximumChunkSize`.
     case invalidChunkSize(UInt32, offset: Int64)
+    /// The plaintext chunk size in the prefix is valid but larger than the reader accepts
+    /// (`limit`, its `maximumChunkSize`): refused before anything that size is allocated.
+    case chunkSizeOverLimit(UInt32, limit: Int, offset: Int64)
     /// The input ended, at `offset`, before the end of the chunk tagged final: in the prefix or
     /// the secretstream header (`chunk` 0), or in or before chunk `chunk`'s length or
     /// ciphertext, every chunk before it whole and none final. The plaintext read is incomplete.
@@ -29,6 +32,12 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
     case trailingData(offset: Int64)
     /// A key file does not hold exactly 32 bytes; `byteCount` is what it holds.
     case invalidKeyFile(path: String, byteCount: Int64)
+    /// A key file is not a regular file: `fileType` says what it is (`a symbolic link`,
+    /// `a directory`, `a character device`, `a FIFO`, `a socket`, `a block device`).
+    case keyFileNotRegular(path: String, fileType: String)
+    /// The group or others may write a key file (`permissions`, `st_mode & 0o7777`): they could
+    /// put a key of their choosing there.
+    case keyFileWritableByOthers(path: String, permissions: UInt32)
     /// libsodium itself failed: `function` is the C function (`sodium_init`,
     /// `crypto_secretstream_xchacha20poly1305_init_push`, …).
     case sodiumFailure(function: String)
@@ -39,12 +48,12 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
         switch self {
         case .notSecretStream: "not-secret-stream"
         case .unsupportedVersion: "unsupported-version"
-        case .invalidChunkSize: "invalid-chunk-size"
+        case .invalidChunkSize, .chunkSizeOverLimit: "invalid-chunk-size"
         case .truncated: "truncated"
         case .invalidChunkLength: "invalid-chunk-length"
         case .authenticationFailed: "authentication"
         case .trailingData: "trailing-data"
-        case .invalidKeyFile: "key-file"
+        case .invalidKeyFile, .keyFileNotRegular, .keyFileWritableByOthers: "key-file"
         case .sodiumFailure: "sodium"
         }
     }
@@ -55,8 +64,8 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .notSecretStream(let offset), .trailingData(let offset): offset
         case .unsupportedVersion(_, let offset), .invalidChunkSize(_, let offset): offset
         case .truncated(_, let offset), .authenticationFailed(_, let offset): offset
-        case .invalidChunkLength(_, _, let offset): offset
-        case .invalidKeyFile, .sodiumFailure: nil
+        case .invalidChunkLength(_, _, let offset), .chunkSizeOverLimit(_, _, let offset): offset
+        case .invalidKeyFile, .keyFileNotRegular, .keyFileWritableByOthers, .sodiumFailure: nil
         }
     }
 
@@ -68,6 +77,8 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
             return "unsupported encrypted format version \(version) at byte \(offset) (this reader knows version 1)"
         case .invalidChunkSize(let size, let offset):
             return "invalid chunk size \(size) at byte \(offset) (must be 1...\(SecretStreamFraming.maximumChunkSize))"
+        case .chunkSizeOverLimit(let size, let limit, let offset):
+            return "chunk size \(size) at byte \(offset) is over this reader's limit of \(limit) bytes"
         case .truncated(let chunk, let offset):
             let part = chunk == 0 ? "in the header" : "in chunk \(chunk), before the final chunk"
             return "unexpected end of encrypted input \(part) at byte \(offset)"
@@ -79,8 +90,19 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
             return "trailing data at byte \(offset) after the final chunk"
         case .invalidKeyFile(let path, let byteCount):
             return "\(path): a key file must hold exactly \(SecretStreamKey.byteCount) bytes, not \(byteCount)"
+        case .keyFileNotRegular(let path, let fileType):
+            return "\(path): a key file must be a regular file, not \(fileType)"
+        case .keyFileWritableByOthers(let path, let permissions):
+            return "\(path): \(keyFileWritableProblem(permissions))"
         case .sodiumFailure(let function):
             return "libsodium failure: \(function) failed"
         }
     }
+}
+
+/// Why a key file that others may write is refused, with its mode in octal: `a key file must
+/// not be writable by group or others (mode 0666)`.
+public func keyFileWritableProblem(_ permissions: UInt32) -> String {
+    let octal = String(permissions, radix: 8)
+    return "a key file must not be writable by group or others (mode \(String(repeating: "0", count: max(0, 4 - octal.count)) + octal))"
 }

@@ -77,17 +77,28 @@ Options:
                         too, nor in gzip mode)
       --timeout SECONDS send, receive: give up (exit 1, "timed out") when connecting, waiting
                         for the connection, or any read or write on it takes that long
+      --deadline TIME   send, receive: give up (exit 1) when the whole transfer, from
+                        connecting or accepting to the acknowledgement, takes longer
+                        (seconds, fractions allowed, or with s, m, h: 90, 0.5, 15m, 2h)
+      --key-file FILE   send, receive: encrypt and authenticate with the 32 raw bytes in FILE
+                        (the cache's format); give both sides the same key
   -h, --help            show this help
   -V, --version         show the version
 
 send packs as pack does (-0 ... -9, -p, -b, --bgzf, -n) and half-closes the connection at the
-end; it then waits for the peer to close it, so that exit 0 means the peer read the whole stream.
+end; it then waits for receive's acknowledgement, sent once receive has read, checked and
+written everything: exit 0 means that. A receiver that is not gzstream (nc -l) sends none, so
+send then exits 1 ("no acknowledgement"), whether or not the data arrived.
 HOST is a name, an IPv4 address or a bracketed IPv6 address ([::1]:8734).
 receive listens on HOST (default 127.0.0.1: this machine only), takes one connection and unpacks
 it to standard output, or to -o FILE with unpack's rules (-f, --max-output; no FILE is left when
 it fails). Port 0 takes any free port; receive says where it listens on standard error
 ("gzstream: listening on 127.0.0.1:PORT") when the port is 0, or with -v. When receive fails
-it resets the connection, so that a send still waiting fails too.
+it resets the connection, so that a send still waiting fails too. Without --key-file, whoever
+connects first supplies the data (receive warns when HOST is not loopback): give --max-output.
+With --key-file, receive sends a fresh challenge the data key depends on, and authenticates each
+64 KiB chunk before unpacking it: a wrong key, a replayed session or a cut leaves no -o FILE
+(standard output gets only authenticated data, and a cut exits 1).
 
 Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after the last member,
 which is ignored once the data before it has been written).

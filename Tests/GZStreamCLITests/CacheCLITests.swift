@@ -79,6 +79,8 @@ private struct CacheUnderTest {
         self.scratch = scratch
         directory = scratch.path(name)
         keyFile = encrypted ? try scratch.write("\(name).key", randomBytes(byteCount: 32, seed: 32)) : nil
+        // Readable by its owner only: gzstream warns about a key file others may read.
+        if let keyFile { chmod(keyFile, 0o600) }
     }
 
     /// `gzstream cache --dir DIR [--key-file FILE] ARGUMENTS…`.
@@ -441,6 +443,7 @@ struct CacheCLITests {
             let stored = try readBytes(try cache.entryPath("k"))
             #expect(!String(decoding: stored, as: UTF8.self).contains("attack"))
             let other = try scratch.write("other.key", randomBytes(byteCount: 32, seed: 33))
+            chmod(other, 0o600)
             for extra in [["--key-file", other], []] {
                 let result = try await gzstreamAsync(["cache", "--dir", cache.directory] + extra + ["get", "k"], in: scratch)
                 #expect(result.status == 1 && result.out == "" && result.err == missLine("k", "not found"), "\(result)")

@@ -13,7 +13,7 @@ import Darwin
 // limit and every wait is bounded; timeouts are asserted by their error, never by a duration.
 
 /// A `gzstream receive … 0` started in the background, and the port it listens on.
-private struct Receiver {
+struct Receiver {
     let started: StartedProcess
     let port: UInt16
 
@@ -30,7 +30,7 @@ private struct Receiver {
 
 /// The port in `gzstream: listening on HOST:PORT`, read from the child's standard error as it
 /// runs; polled every 10 ms for at most 20 s.
-private func listeningPort(of started: StartedProcess, host: String) throws -> UInt16 {
+func listeningPort(of started: StartedProcess, host: String) throws -> UInt16 {
     let prefix = "gzstream: listening on \(host):"
     for _ in 0..<2000 {
         let err = String(decoding: try readBytes(started.errPath), as: UTF8.self)
@@ -47,7 +47,7 @@ private func listeningPort(of started: StartedProcess, host: String) throws -> U
 }
 
 /// A port nothing listens on: one the system gave a listener, closed again.
-private func closedPort() throws -> UInt16 {
+func closedPort() throws -> UInt16 {
     let listener = try SocketListener(port: 0)
     let port = listener.port
     try listener.close()
@@ -386,6 +386,12 @@ struct NetworkCLITests {
         (["send", "--timeout=soon", "localhost:1"], "--timeout takes seconds, more than 0 (such as 30 or 0.5), not 'soon'"),
         (["unpack", "--timeout", "1"], "--timeout applies to send and receive"),
         (["send", "--max-output", "1K", "localhost:1"], "--max-output applies to unpack, test and list"),
+        (["unpack", "--deadline", "1"], "--deadline applies to send and receive"),
+        (["send", "--deadline", "0", "localhost:1"], "--deadline takes a duration, more than 0 (such as 90, 0.5, 15m or 2h), not '0'"),
+        (["receive", "--deadline=soon", "0"], "--deadline takes a duration, more than 0 (such as 90, 0.5, 15m or 2h), not 'soon'"),
+        (["receive", "--deadline", "1x", "0"], "--deadline takes a duration, more than 0 (such as 90, 0.5, 15m or 2h), not '1x'"),
+        (["pack", "--key-file", "k"], "--key-file applies to send, receive and cache"),
+        (["send", "--key-file", "", "localhost:1"], "--key-file needs a file name"),
     ])
     func usageErrors(arguments: [String], message: String) throws {
         try withScratch { scratch in
