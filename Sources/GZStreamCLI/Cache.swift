@@ -341,13 +341,18 @@ final class CacheCommand {
         defer { openedHere?.close() }
         if let path = options.inputPath, path != "-" {
             inputName = path.description
-            guard let info = FileInfo(path: path) else { return fail(inputName, String(cString: strerror(errno))) }
-            if info.isDirectory { return fail(inputName, "is a directory") }
-            let file = FileInputStream(path: path)
-            openedHere = file
-            input = file
+            // Opened once (links followed: the file is named by the user and only read), and
+            // judged by what the descriptor is, never by a second lookup of the name.
             do {
+                let opened = try OpenedInput(path: path, followsLinks: true)
+                if opened.info.isDirectory { return fail(inputName, "is a directory") }
+                let file = try opened.stream()
+                openedHere = file
+                input = file
                 try input.openOrThrow()
+            } catch let error as ByteStreamError where openedHere == nil && error.errno != nil {
+                // The lookup failed: said as gzip says it, the system's words alone.
+                return fail(inputName, String(cString: strerror(error.errno!)))
             } catch {
                 return fail(inputName, describe(error))
             }
@@ -418,7 +423,19 @@ final class CacheCommand {
             try copyEntry(entry, to: output, outputName: name)
         case .device(let path):
             outputName = path.description
-            let output = FileOutputStream(path: path)
+            // Opened once, without O_CREAT or O_TRUNC, and judged by its descriptor: a name
+            // replaced by a regular file since it was looked at is not written through.
+            let descriptor: Int32
+            do {
+                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY)
+            } catch {
+                return fail(outputName, describe(error))
+            }
+            guard let info = FileInfo(descriptor: descriptor), !info.isRegularFile, !info.isDirectory else {
+                close(descriptor)
+                return fail(outputName, "was replaced while being opened -- not written")
+            }
+            let output = FileOutputStream(fileDescriptor: descriptor, closesDescriptor: true, displayName: outputName)
             defer { output.close() }
             do {
                 try output.openOrThrow()
