@@ -4,42 +4,11 @@ import Glibc
 import Darwin
 #endif
 
-/// The file-system calls beside the stream calls, for modules that keep files of their own
-/// (the cache): each retries on `EINTR` where the call can be interrupted and turns `errno`
-/// into a ``ByteStreamError`` naming the operation and the path.
+/// The file-system calls on open descriptors beside the stream calls, for modules that keep
+/// files of their own (calls that take names are in DirectorySystemCalls.swift): each retries
+/// on `EINTR` where the call can be interrupted and turns `errno` into a ``ByteStreamError``
+/// naming the operation and the target.
 extension SystemCalls {
-    /// The corresponding C function is `mkdir(2)`. An existing directory is not an error.
-    package static func makeDirectory(_ path: Pathname, mode: mode_t) throws {
-        if path.withCString({ mkdir($0, mode) }) == 0 || errno == EEXIST { return }
-        throw ByteStreamError(.system(errno: errno), operation: "create directory", target: path.description)
-    }
-
-    /// The corresponding C function is `rename(2)`.
-    package static func rename(_ source: Pathname, to destination: Pathname) throws {
-        let result = source.withCString { from in destination.withCString { to in Glibc.rename(from, to) } }
-        if result != 0 {
-            throw ByteStreamError(.system(errno: errno), operation: "rename", target: source.description)
-        }
-    }
-
-    /// Makes `new` another name of the file `existing` names (a link is not followed). Returns
-    /// `false` when `new` exists already. The corresponding C function is `link(2)`.
-    @discardableResult
-    package static func link(_ existing: Pathname, to new: Pathname) throws -> Bool {
-        let result = existing.withCString { from in new.withCString { to in Glibc.link(from, to) } }
-        if result == 0 { return true }
-        if errno == EEXIST { return false }
-        throw ByteStreamError(.system(errno: errno), operation: "link", target: new.description)
-    }
-
-    /// The corresponding C function is `unlink(2)`. Returns `false` when there was no such file.
-    @discardableResult
-    package static func unlink(_ path: Pathname) throws -> Bool {
-        if path.withCString({ Glibc.unlink($0) }) == 0 { return true }
-        if errno == ENOENT { return false }
-        throw ByteStreamError(.system(errno: errno), operation: "remove", target: path.description)
-    }
-
     /// The status of an open descriptor. The corresponding C function is `fstat(2)`.
     package static func status(of fd: Int32, target: String) throws -> stat {
         var info = stat()
@@ -47,15 +16,6 @@ extension SystemCalls {
             throw ByteStreamError(.system(errno: errno), operation: "stat", target: target)
         }
         return info
-    }
-
-    /// The status of the file at `path` (links not followed), or `nil` when there is none.
-    /// The corresponding C function is `lstat(2)`.
-    package static func status(ofPath path: Pathname) throws -> stat? {
-        var info = stat()
-        if path.withCString({ lstat($0, &info) }) == 0 { return info }
-        if errno == ENOENT { return nil }
-        throw ByteStreamError(.system(errno: errno), operation: "stat", target: path.description)
     }
 
     /// Sets the access and modification times of an open file, to now when `seconds` is `nil`.
@@ -91,22 +51,5 @@ extension SystemCalls {
             if result < 0 && errno == EINTR { continue }
             throw ByteStreamError(.system(errno: result < 0 ? errno : EIO), operation: "write", target: target)
         }
-    }
-
-    /// The names in a directory, without `.` and `..`, in no particular order.
-    /// The corresponding C functions are `opendir(3)` and `readdir(3)`.
-    package static func directoryEntries(_ path: Pathname) throws -> [String] {
-        guard let directory = path.withCString({ opendir($0) }) else {
-            throw ByteStreamError(.system(errno: errno), operation: "read directory", target: path.description)
-        }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
     }
 }
