@@ -96,7 +96,7 @@ public final class SecretStreamKey: @unchecked Sendable {
             throw SecretStreamError.keyFileNotRegular(path: path, fileType: "a symbolic link")
         }
         defer { try? SystemCalls.close(fd, target: path) }
-        let info = try SystemCalls.keyFileStatus(fd, target: path)
+        let info = try SystemCalls.status(of: fd, target: path)
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG else {
             throw SecretStreamError.keyFileNotRegular(path: path, fileType: Self.describe(fileType: type))
@@ -121,7 +121,7 @@ public final class SecretStreamKey: @unchecked Sendable {
         guard total == Self.byteCount else {
             throw SecretStreamError.invalidKeyFile(path: path, byteCount: Int64(total))
         }
-        try self.init(exposure: KeyFileExposure(path: path, status: info, effectiveUser: SystemCalls.effectiveUser))
+        try self.init(exposure: KeyFileExposure(path: path, status: info, effectiveUser: geteuid()))
         storage.update(from: buffer, count: Self.byteCount)
     }
 
