@@ -97,8 +97,17 @@ extension Command {
         let shownPath = (finalName == publishName ? outputPath
             : Pathname(bytes: directory(of: outputPath).bytes + finalName.bytes)!).description
         // A FIFO's or a device's mode (often 0666) is no file's: those get the umask's default.
-        let permissions = inputInfo.flatMap { $0.isRegularFile ? $0.permissions : nil } ?? defaultPermissions()
-        let owner = inputInfo.map { ($0.owner, $0.group) }
+        var permissions = inputInfo.flatMap { $0.isRegularFile ? $0.permissions : nil } ?? defaultPermissions()
+        var owner = inputInfo.map { ($0.owner, $0.group) }
+        // -o through a symbolic link replaces the file it points to as a redirection would
+        // write into it: that file keeps its owner and mode. Giving it the input's would hand
+        // a file anywhere to the input's owner (root's `-f -o attacker/link` to a root-only
+        // file would make it the attacker's).
+        if publishPath != outputPath, let replaced = publishDirectory.info(of: finalName, followsLinks: false),
+           replaced.isRegularFile {
+            permissions = replaced.permissions
+            owner = (replaced.owner, replaced.group)
+        }
         do {
             try temporary.finish(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
                                  owner: owner)

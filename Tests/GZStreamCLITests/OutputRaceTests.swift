@@ -181,6 +181,27 @@ struct OutputRaceTests {
         }
     }
 
+    @Test("-f -o naming a link another user planted to a root-only file: the file is replaced as a redirection writes it, keeping its owner and mode",
+          .needsRoot, .requires(.gzip))
+    func plantedOutputLink() async throws {
+        try await withAsyncScratch { scratch in
+            let hostile = try HostileDirectory(in: scratch, byteCount: 10_000)
+            // The attacker's input is 0666 and theirs; the link is theirs too.
+            let link = hostile.directory + "/out.gz"
+            #expect(symlink(hostile.secret, link) == 0)
+            #expect(lchown(link, attackerID, attackerID) == 0)
+            let packed = try await runAsync(Locations.binary, ["pack", "-f", "-o", "attack/out.gz", "attack/input"], in: scratch)
+            #expect(packed.status == 0 && packed.err == "", "\(packed)")
+            // Before, the secret became the attacker's, mode 0666.
+            let replaced = ownership(hostile.secret)
+            #expect(replaced?.owner == 0 && replaced?.group == 0, "\(String(describing: replaced))")
+            #expect(replaced?.permissions == 0o600, "\(String(describing: replaced))")
+            #expect(ownership(link)?.isLink == true)
+            let unpacked = try await runAsync("/usr/bin/gzip", ["-dc", hostile.secret], in: scratch)
+            #expect(unpacked.status == 0 && unpacked.stdout == hostile.inputBytes, "\(unpacked)")
+        }
+    }
+
     // MARK: -o naming a FIFO: opened once, decided from what was opened
 
     @Test("-o FIFO without a reader yet: gzstream waits for one and writes into it, as a redirection would", .requires(.gzip))
