@@ -390,7 +390,7 @@ final class CacheCommand {
         /// Standard output, or a descriptor of the process named by `-o` (`/dev/stdout`).
         case stream(ByteOutputStream, name: String)
         /// A device or FIFO named by `-o`: written into, never replaced.
-        case device(Pathname)
+        case device(Pathname, followsLinks: Bool)
         /// A file: a temporary file beside `publishPath`, renamed into place.
         case file(Pathname, publishPath: Pathname)
     }
@@ -421,19 +421,24 @@ final class CacheCommand {
             outputName = name
             if output.streamStatus == .notOpen { output.open() }
             try copyEntry(entry, to: output, outputName: name)
-        case .device(let path):
-            outputName = path.description
+        case .device(let path, let followsLinks):
+            outputName = options.outputPath?.description ?? path.description
             // Opened once, without O_CREAT or O_TRUNC, and judged by its descriptor: a name
-            // replaced by a regular file since it was looked at is not written through.
+            // replaced by a regular file, a link or another user's FIFO since it was looked at
+            // is not written through.
             let descriptor: Int32
             do {
-                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY)
+                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | (followsLinks ? 0 : O_NOFOLLOW))
             } catch {
                 return fail(outputName, describe(error))
             }
             guard let info = FileInfo(descriptor: descriptor), !info.isRegularFile, !info.isDirectory else {
                 close(descriptor)
                 return fail(outputName, "was replaced while being opened -- not written")
+            }
+            guard ExplicitOutput.mayWriteInto(info) else {
+                close(descriptor)
+                return fail(outputName, ExplicitOutput.foreignSpecialFile(info))
             }
             let output = FileOutputStream(fileDescriptor: descriptor, closesDescriptor: true, displayName: outputName)
             defer { output.close() }
@@ -484,21 +489,35 @@ final class CacheCommand {
         guard let path = options.outputPath else {
             return .stream(environment.standardOutput, name: "standard output")
         }
-        if let descriptor = processDescriptor(named: path) {
+        // The last component examined once: a link or FIFO another user planted is not
+        // followed or written into (ExplicitOutput).
+        let examined: ExplicitOutput
+        do throws(ExplicitOutput.Refusal) {
+            examined = try ExplicitOutput(examining: path)
+        } catch {
+            throw Reported(status: fail(path.description, error.message))
+        }
+        if !examined.untrustedLink,
+           let descriptor = processDescriptor(named: examined.path, followsLinks: examined.followedLink) {
             return .stream(FileOutputStream(fileDescriptor: descriptor, closesDescriptor: false, displayName: path.description),
                            name: path.description)
         }
-        let existing = FileInfo(path: path)
+        let existing = examined.untrustedLink ? nil
+            : (try? SystemCalls.status(of: examined.path, in: AT_FDCWD, followsLinks: examined.followedLink))?
+                .map { FileInfo(status: $0) }
         if let existing, existing.isDirectory {
             throw Reported(status: fail(path.description, "is a directory (give -o DIRECTORY/NAME)"))
         }
-        if let existing, !existing.isRegularFile { return .device(path) }
-        // A dangling symbolic link exists too: the rename would replace it.
-        if !options.force, existing != nil || FileInfo.isSymbolicLink(path) {
+        if let existing, !existing.isRegularFile, !existing.isSymbolicLink {
+            return .device(examined.path, followsLinks: examined.followedLink)
+        }
+        // A link to nothing exists too: the rename would replace it.
+        if !options.force, existing != nil || examined.followedLink || examined.untrustedLink {
             throw Reported(status: fail(path.description, Command.existingOutput))
         }
-        // -o naming a symbolic link writes the file it points to, as unpack -o does.
-        return .file(path, publishPath: symbolicLinkTarget(path) ?? path)
+        // -o naming a trusted symbolic link writes the file it points to, as unpack -o does; a
+        // link to nothing, or another user's link, is itself replaced.
+        return .file(path, publishPath: examined.followedLink ? (existingFile(examined.path) ?? path) : path)
     }
 
     /// Says why a lookup missed: always for a damaged entry, and unless `-q` for one not found

@@ -226,10 +226,10 @@ extension FileInfo {
     }
 }
 
-/// The path a symbolic link finally points to, or `nil` when `path` is not a symbolic link or
-/// its target does not exist. The corresponding C function is `realpath(3)`.
-func symbolicLinkTarget(_ path: Pathname) -> Pathname? {
-    guard FileInfo.isSymbolicLink(path), let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
+/// The file `path` finally names, links followed, or `nil` when it does not exist (a link to
+/// nothing). The corresponding C function is `realpath(3)`.
+func existingFile(_ path: Pathname) -> Pathname? {
+    guard let resolved = path.withCString({ realpath($0, nil) }) else { return nil }
     defer { free(resolved) }
     return Pathname(cString: resolved)
 }
@@ -237,13 +237,14 @@ func symbolicLinkTarget(_ path: Pathname) -> Pathname? {
 /// The descriptor of this process that `path` names, directly or through symbolic links:
 /// `/dev/stdin` (0), `/dev/stdout` (1), `/dev/stderr` (2), `/dev/fd/N`, `/proc/self/fd/N` or
 /// `/proc/PID/fd/N` with this process's PID; `nil` for any other path. Only the link chain is
-/// read (`readlink(2)`); the descriptor is not checked to be open.
-func processDescriptor(named path: Pathname) -> Int32? {
+/// read (`readlink(2)`); the descriptor is not checked to be open. Without `followsLinks`,
+/// only `path`'s own spelling counts (a link found there was not examined: ``ExplicitOutput``).
+func processDescriptor(named path: Pathname, followsLinks: Bool = true) -> Int32? {
     var current = path
     // The kernel's limit on links followed in one lookup (Linux's 40).
     for _ in 0..<40 {
         if let descriptor = descriptorNamed(current) { return descriptor }
-        guard FileInfo.isSymbolicLink(current) else { return nil }
+        guard followsLinks, FileInfo.isSymbolicLink(current) else { return nil }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = current.withCString { readlink($0, &buffer, buffer.count - 1) }
         guard count > 0 else { return nil }

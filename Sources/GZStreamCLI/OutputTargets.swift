@@ -30,11 +30,24 @@ extension Command {
         if inputPath == "-" { try refuseTerminal(readingStandardInput: true) }
         // `-o PATH` names the file itself; without -o, or with -o DIRECTORY, the name is made here.
         let explicitOutput = options.outputPath != nil && outputDirectory == nil
-        if explicitOutput, let descriptor = processDescriptor(named: outputPath) {
+        // -o's last component examined once: a link or FIFO another user planted is not
+        // followed or written into (ExplicitOutput).
+        var examined = ExplicitOutput(path: outputPath)
+        if explicitOutput {
+            do throws(ExplicitOutput.Refusal) {
+                examined = try ExplicitOutput(examining: outputPath)
+            } catch {
+                throw Reported(status: reportError(outputPath.description, error.message))
+            }
+        }
+        if explicitOutput, !examined.untrustedLink,
+           let descriptor = processDescriptor(named: examined.path, followsLinks: examined.followedLink) {
             return try toDescriptor(descriptor, input: input, inputPath: inputPath, inputInfo: inputInfo,
                                     outputPath: outputPath)
         }
-        if explicitOutput, let device = try openDevice(outputPath, inputInfo: inputInfo, inputName: inputName) {
+        if explicitOutput, !examined.untrustedLink,
+           let device = try openDevice(examined.path, followsLinks: examined.followedLink, shownAs: outputPath,
+                                       inputInfo: inputInfo, inputName: inputName) {
             return try toDevice(device.descriptor, target: device.info, input: input, inputPath: inputPath,
                                 inputInfo: inputInfo, outputPath: outputPath)
         }
@@ -75,7 +88,7 @@ extension Command {
         // -o naming a symbolic link writes the file the link points to, as a shell redirection
         // would; the link itself stays. (A link to a descriptor, as /dev/stdout is, was taken
         // above.) The link is resolved once; its target's directory is then used by descriptor.
-        let publishPath = explicitOutput && outputIsLink ? (symbolicLinkTarget(outputPath) ?? outputPath) : outputPath
+        let publishPath = examined.followedLink ? (existingFile(examined.path) ?? outputPath) : outputPath
         let publishDirectory = publishPath == outputPath ? openedDirectory : try openDirectory(containing: publishPath,
                                                                                          shownAs: outputPath)
         let temporary = try temporaryFile(in: publishDirectory, shownAs: outputPath)
@@ -164,32 +177,50 @@ extension Command {
     /// Blocks only on a FIFO that has no reader yet, until one comes, as a redirection does.
     /// The corresponding C function is `open(2)`, without `O_CREAT` or `O_TRUNC`: a regular
     /// file opened here is left as it was.
-    private func openDevice(_ path: Pathname, inputInfo: FileInfo?, inputName: String) throws -> (descriptor: Int32, info: FileInfo)? {
+    private func openDevice(_ path: Pathname, followsLinks: Bool, shownAs shownPath: Pathname, inputInfo: FileInfo?,
+                            inputName: String) throws -> (descriptor: Int32, info: FileInfo)? {
         let descriptor: Int32
+        // Unless -o's last component was a trusted link (ExplicitOutput), a link found now was
+        // put there since it was examined: not followed.
+        let noFollow = followsLinks ? 0 : O_NOFOLLOW
         do {
             // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of holding the check.
-            descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | O_NONBLOCK)
+            descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | O_NONBLOCK | noFollow)
         } catch let error as ByteStreamError where error.errno == ENXIO {
             // Only a FIFO (or a socket) says so: refused now what would be refused once it is
-            // open, rather than wait for a reader first.
-            try refuseIndex(besideNonFile: path)
-            try rejectSameFile(inputInfo, FileInfo(path: path), inputName: inputName)
-            do {
-                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY)
-            } catch {
-                throw Reported(status: reportError(path.description, describe(error)))
+            // open, rather than wait for a reader first; and one of another user's is not
+            // waited on at all.
+            try refuseIndex(besideNonFile: shownPath)
+            let found = try? SystemCalls.status(of: path, in: AT_FDCWD, followsLinks: followsLinks)
+            if let found, !ExplicitOutput.mayWriteInto(FileInfo(status: found)) {
+                throw Reported(status: reportError(shownPath.description, ExplicitOutput.foreignSpecialFile(FileInfo(status: found))))
             }
+            try rejectSameFile(inputInfo, found.map { FileInfo(status: $0) }, inputName: inputName)
+            do {
+                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | noFollow)
+            } catch {
+                throw Reported(status: reportError(shownPath.description, describe(error)))
+            }
+        } catch let error as ByteStreamError where error.errno == ELOOP && !followsLinks {
+            throw Reported(status: reportError(shownPath.description, "was replaced by a symbolic link while it was examined"))
         } catch {
             // What cannot be opened is written beside its name, unless it is a device: the
             // error then is the open's.
-            if let info = FileInfo(path: path), !info.isRegularFile, !info.isDirectory {
-                throw Reported(status: reportError(path.description, describe(error)))
+            if let found = try? SystemCalls.status(of: path, in: AT_FDCWD, followsLinks: followsLinks),
+               case let info = FileInfo(status: found), !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
+                throw Reported(status: reportError(shownPath.description, describe(error)))
             }
             return nil
         }
         guard let info = FileInfo(descriptor: descriptor), !info.isRegularFile, !info.isDirectory else {
             close(descriptor)
             return nil
+        }
+        // Decided from what was opened: another user's FIFO or device may have been put there
+        // since the name was examined.
+        guard ExplicitOutput.mayWriteInto(info) else {
+            close(descriptor)
+            throw Reported(status: reportError(shownPath.description, ExplicitOutput.foreignSpecialFile(info)))
         }
         // O_NONBLOCK was for the open: the output is written blocking.
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)

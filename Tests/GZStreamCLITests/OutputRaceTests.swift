@@ -181,23 +181,75 @@ struct OutputRaceTests {
         }
     }
 
-    @Test("-f -o naming a link another user planted to a root-only file: the file is replaced as a redirection writes it, keeping its owner and mode",
+    @Test("-f -o naming a symbolic link to a root-only file: another user's link is replaced itself; root's own is followed, and its target keeps its owner and mode",
           .needsRoot, .requires(.gzip))
-    func plantedOutputLink() async throws {
+    func outputLinkToRootFile() async throws {
         try await withAsyncScratch { scratch in
             let hostile = try HostileDirectory(in: scratch, byteCount: 10_000)
-            // The attacker's input is 0666 and theirs; the link is theirs too.
+            // The attacker's input is 0666 and theirs; so is the link.
             let link = hostile.directory + "/out.gz"
             #expect(symlink(hostile.secret, link) == 0)
             #expect(lchown(link, attackerID, attackerID) == 0)
             let packed = try await runAsync(Locations.binary, ["pack", "-f", "-o", "attack/out.gz", "attack/input"], in: scratch)
             #expect(packed.status == 0 && packed.err == "", "\(packed)")
-            // Before, the secret became the attacker's, mode 0666.
+            // Before, the secret was replaced and became the attacker's, mode 0666.
+            try hostile.expectSecretUntouched("an attacker's link")
+            #expect(ownership(link)?.isLink == false)
+            var unpacked = try await runAsync("/usr/bin/gzip", ["-dc", link], in: scratch)
+            #expect(unpacked.status == 0 && unpacked.stdout == hostile.inputBytes, "\(unpacked)")
+
+            // Root's own link is followed, as a redirection would: the file it points to is
+            // replaced, keeping its owner and mode (not the input's).
+            #expect(unlink(link) == 0 && symlink(hostile.secret, link) == 0)
+            let followed = try await runAsync(Locations.binary, ["pack", "-f", "-o", "attack/out.gz", "attack/input"], in: scratch)
+            #expect(followed.status == 0 && followed.err == "", "\(followed)")
             let replaced = ownership(hostile.secret)
-            #expect(replaced?.owner == 0 && replaced?.group == 0, "\(String(describing: replaced))")
-            #expect(replaced?.permissions == 0o600, "\(String(describing: replaced))")
+            #expect(replaced?.owner == 0 && replaced?.group == 0 && replaced?.permissions == 0o600,
+                    "\(String(describing: replaced))")
             #expect(ownership(link)?.isLink == true)
-            let unpacked = try await runAsync("/usr/bin/gzip", ["-dc", hostile.secret], in: scratch)
+            unpacked = try await runAsync("/usr/bin/gzip", ["-dc", hostile.secret], in: scratch)
+            #expect(unpacked.status == 0 && unpacked.stdout == hostile.inputBytes, "\(unpacked)")
+        }
+    }
+
+    @Test("-o naming another user's FIFO: refused at once, never written into nor waited on", .needsRoot)
+    func plantedOutputFIFO() async throws {
+        try await withAsyncScratch { scratch in
+            let hostile = try HostileDirectory(in: scratch, byteCount: 10_000)
+            let fifo = hostile.directory + "/out"
+            #expect(mkfifo(fifo, 0o666) == 0 && chown(fifo, attackerID, attackerID) == 0)
+            // Before, gzstream waited for the attacker to read (or wrote what it unpacked into
+            // the attacker's FIFO): a time-out here.
+            let packed = try await finish(try StartedProcess(Locations.binary, ["pack", "-o", "attack/out", "attack/input"],
+                                                             in: scratch), timeout: 10)
+            #expect(packed.status == 1 && !packed.timedOut, "\(packed)")
+            #expect(packed.err == "gzstream: attack/out: is a FIFO owned by uid 65534, another user: not written into\n")
+            // cache get -o: the same.
+            let cache = scratch.path("cache")
+            let put = try await runAsync(Locations.binary, ["cache", "put", "--dir", cache, "k", "attack/input"], in: scratch)
+            #expect(put.status == 0, "\(put)")
+            let got = try await finish(try StartedProcess(Locations.binary, ["cache", "get", "--dir", cache, "k", "-o", "attack/out"],
+                                                          in: scratch), timeout: 10)
+            #expect(got.status == 1 && !got.timedOut, "\(got)")
+            #expect(got.err == "gzstream: attack/out: is a FIFO owned by uid 65534, another user: not written into\n")
+        }
+    }
+
+    @Test("-o naming another user's link to a descriptor of gzstream or a device: not followed; -f replaces the link itself",
+          .needsRoot, .requires(.gzip))
+    func plantedOutputLinkToDescriptor() async throws {
+        try await withAsyncScratch { scratch in
+            let hostile = try HostileDirectory(in: scratch, byteCount: 10_000)
+            let link = hostile.directory + "/out"
+            #expect(symlink("/proc/self/fd/2", link) == 0 && lchown(link, attackerID, attackerID) == 0)
+            // Before, the output went to gzstream's standard error.
+            let refused = try await runAsync(Locations.binary, ["pack", "-o", "attack/out", "attack/input"], in: scratch)
+            #expect(refused.status == 1, "\(refused)")
+            #expect(refused.err == "gzstream: attack/out: already exists; not overwritten (use -f to overwrite)\n")
+            let forced = try await runAsync(Locations.binary, ["pack", "-f", "-o", "attack/out", "attack/input"], in: scratch)
+            #expect(forced.status == 0 && forced.err == "", "\(forced)")
+            #expect(ownership(link)?.isLink == false)
+            let unpacked = try await runAsync("/usr/bin/gzip", ["-dc", link], in: scratch)
             #expect(unpacked.status == 0 && unpacked.stdout == hostile.inputBytes, "\(unpacked)")
         }
     }

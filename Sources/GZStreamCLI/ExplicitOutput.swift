@@ -1,0 +1,111 @@
+import ByteStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `-o PATH` names, examined on descriptors before anything is written to it.
+///
+/// `-o` writes into a FIFO or device and through a symbolic link, as a shell redirection does.
+/// In a directory another user can write, that user chooses what is at PATH's last component:
+/// a FIFO of their own (they read what root unpacks), a link to `/dev/sda` or to
+/// `/proc/self/fd/2`. So a symbolic link there is followed only when it belongs to the
+/// effective user or to root (as the kernel's `protected_symlinks` rule), and a FIFO, device or
+/// socket is written into only when it does. The link followed is the one examined: its target
+/// is read from the descriptor of the link itself, never by looking the name up again.
+struct ExplicitOutput {
+    /// The path the output is written through: `-o`'s path itself, or, when its last component
+    /// is a trusted symbolic link, that link's target (relative targets made relative to the
+    /// link's directory). What that target names further is the trusted owner's choice.
+    var path: Pathname
+    /// The last component was a trusted symbolic link, and ``path`` is its target.
+    var followedLink: Bool
+    /// The last component is a symbolic link of another user: not followed. Without `-f` it
+    /// is an existing name; with `-f` the link itself is replaced.
+    var untrustedLink: Bool
+
+    /// Why `-o`'s target is refused.
+    struct Refusal: Error {
+        var message: String
+    }
+
+    /// `path` as given: nothing examined, nothing followed.
+    init(path: Pathname) {
+        self.path = path
+        followedLink = false
+        untrustedLink = false
+    }
+
+    /// Examines `path`'s last component relative to its directory, not following it.
+    /// - Throws: ``Refusal`` for a FIFO, device or socket of another user, or a link that
+    ///   changed while it was read.
+    /// Does not block (the link is opened `O_PATH`). The corresponding C functions are
+    /// `openat(2)` (`O_PATH|O_NOFOLLOW`), `fstat(2)` and `readlinkat(2)`.
+    init(examining path: Pathname) throws(Refusal) {
+        self.path = path
+        followedLink = false
+        untrustedLink = false
+        let name = lastComponent(of: path)
+        // A name ending in "/" or naming "." or "..": a directory, looked up as typed.
+        guard !name.isEmpty, name != ".", name != ".." else { return }
+        let directoryPath = directory(of: path)
+        let flags: Int32
+        #if os(Linux)
+        // O_PATH, which Swift's Glibc module does not define: the link itself, not opened.
+        flags = 0o10_000_000 | O_NOFOLLOW
+        #else
+        flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+        #endif
+        let directoryDescriptor: Int32
+        do {
+            directoryDescriptor = try SystemCalls.open(directoryPath.isEmpty ? "." : directoryPath, in: AT_FDCWD,
+                                                       flags: SystemCalls.lookupDirectoryFlags)
+        } catch {
+            // A missing directory is reported where the output is created.
+            return
+        }
+        defer { close(directoryDescriptor) }
+        guard let descriptor = try? SystemCalls.open(name, in: directoryDescriptor, flags: flags) else { return }
+        defer { close(descriptor) }
+        guard let info = FileInfo(descriptor: descriptor) else { return }
+        let trusted = info.owner == geteuid() || info.owner == 0
+        if info.isSymbolicLink {
+            guard trusted else {
+                untrustedLink = true
+                return
+            }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlinkat(descriptor, "", &buffer, buffer.count - 1)
+            guard count > 0 else {
+                throw Refusal(message: "cannot read the symbolic link: \(String(cString: strerror(errno)))")
+            }
+            let target = buffer[..<count].map { UInt8(bitPattern: $0) }
+            let absolute = target.first == UInt8(ascii: "/")
+            guard let resolved = Pathname(bytes: absolute ? target : directoryPath.bytes + target) else {
+                throw Refusal(message: "cannot read the symbolic link: \(String(cString: strerror(EINVAL)))")
+            }
+            self.path = resolved
+            followedLink = true
+        } else if !info.isRegularFile, !info.isDirectory, !trusted {
+            throw Refusal(message: Self.foreignSpecialFile(info))
+        }
+    }
+
+    /// The refusal of a FIFO, device or socket that another user owns.
+    static func foreignSpecialFile(_ info: FileInfo) -> String {
+        let kind: String
+        switch info.mode & S_IFMT {
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "a device"
+        }
+        return "is \(kind) owned by uid \(info.owner), another user: not written into"
+    }
+
+    /// Whether a FIFO, device or socket opened for the output may be written: it belongs to the
+    /// effective user or to root.
+    static func mayWriteInto(_ info: FileInfo) -> Bool {
+        info.owner == geteuid() || info.owner == 0
+    }
+}
