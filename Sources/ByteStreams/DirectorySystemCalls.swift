@@ -135,4 +135,42 @@ extension SystemCalls {
             if let name, name != ".", name != ".." { names.append(name) }
         }
     }
+
+    /// Renames `name` in `directory` to `newName` in `newDirectory` only if `newName` does not
+    /// exist, in one step: unlike `linkat` then `unlinkat`, no moment exists in which the file
+    /// has both names (another user who can write the directory could take the old name then).
+    /// - Returns: `true` when renamed, `false` when `newName` exists, `nil` when the system or
+    ///   the file system cannot rename without replacing (`ENOSYS`, `EINVAL`): the caller then
+    ///   links and unlinks.
+    /// The corresponding C function is `renameat2(2)` with `RENAME_NOREPLACE`, looked up at run
+    /// time (`dlsym(3)`): Swift's Glibc module does not declare it.
+    package static func renameWithoutReplacing(_ name: Pathname, in directory: Int32, to newName: Pathname,
+                                               in newDirectory: Int32, target: String? = nil) throws -> Bool? {
+        #if os(Linux)
+        guard let renameat2 = renameat2Function else { return nil }
+        // RENAME_NOREPLACE from <linux/fs.h>.
+        let noReplace: UInt32 = 1
+        let result = name.withCString { from in
+            newName.withCString { to in renameat2(directory, from, newDirectory, to, noReplace) }
+        }
+        if result == 0 { return true }
+        switch errno {
+        case EEXIST: return false
+        case ENOSYS, EINVAL: return nil
+        default:
+            throw ByteStreamError(.system(errno: errno), operation: "rename", target: target ?? newName.description)
+        }
+        #else
+        return nil
+        #endif
+    }
 }
+
+#if os(Linux)
+/// `renameat2(2)` from the C library (glibc 2.28 and later), or `nil`.
+private let renameat2Function: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? = {
+    // RTLD_DEFAULT: the global scope, the C library included.
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
+}()
+#endif

@@ -491,6 +491,10 @@ final class CacheCommand {
         }
         // The last component examined once: a link or FIFO another user planted is not
         // followed or written into (ExplicitOutput).
+        if let descriptor = processDescriptor(named: path, followsLinks: false) {
+            return .stream(FileOutputStream(fileDescriptor: descriptor, closesDescriptor: false, displayName: path.description),
+                           name: path.description)
+        }
         let examined: ExplicitOutput
         do throws(ExplicitOutput.Refusal) {
             examined = try ExplicitOutput(examining: path)

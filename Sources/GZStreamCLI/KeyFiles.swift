@@ -2,9 +2,9 @@ import ByteStreams
 import StreamCache
 
 /// Reads the `--key-file` of cache and send/receive: a refused or unreadable file is one line
-/// naming it (``Reported``, exit 1), as is one the group or others may write (they could choose
-/// the key); a file that others may read, or that another user owns, is
-/// used with a warning (silenced by `-q`), since the key is then only as secret as that file.
+/// naming it (``Reported``, exit 1), as is one the group or others may write, or another user
+/// than you or root owns (they could choose the key); a file that others may read, or that
+/// root owns when you are not root, is used with a warning (silenced by `-q`), since the key is then only as secret as that file.
 /// - Parameters:
 ///   - path: The key file, as given.
 ///   - diagnostics: Where the error or warning goes.
@@ -22,6 +22,9 @@ func loadKeyFile(_ path: String, diagnostics: Diagnostics) throws -> SecretStrea
         throw Reported(status: .error)
     } catch SecretStreamError.keyFileWritableByOthers(_, let permissions) {
         diagnostics.error(path, keyFileWritableProblem(permissions))
+        throw Reported(status: .error)
+    } catch SecretStreamError.keyFileOwnedByAnotherUser(_, let owner) {
+        diagnostics.error(path, keyFileOwnerProblem(owner))
         throw Reported(status: .error)
     } catch let error as ByteStreamError {
         diagnostics.error(path, "cannot read the key file: \(error.reason)")

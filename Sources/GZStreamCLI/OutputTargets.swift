@@ -32,6 +32,11 @@ extension Command {
         let explicitOutput = options.outputPath != nil && outputDirectory == nil
         // -o's last component examined once: a link or FIFO another user planted is not
         // followed or written into (ExplicitOutput).
+        // A descriptor named as such (/dev/stdout, /dev/fd/N, /proc/self/fd/N) needs no lookup.
+        if explicitOutput, let descriptor = processDescriptor(named: outputPath, followsLinks: false) {
+            return try toDescriptor(descriptor, input: input, inputPath: inputPath, inputInfo: inputInfo,
+                                    outputPath: outputPath)
+        }
         var examined = ExplicitOutput(path: outputPath)
         if explicitOutput {
             do throws(ExplicitOutput.Refusal) {

@@ -196,12 +196,13 @@ final class TemporaryFile {
     }
 
     /// Moves the file to `finalName` in the same directory. Without `replacing`, an existing
-    /// file there is kept and the move fails (atomically: `linkat(2)` refuses to replace).
+    /// file there is kept and the move fails (atomically: `renameat2(2)`'s `RENAME_NOREPLACE`,
+    /// or where the file system has none, `linkat(2)`, which refuses to replace).
     /// - Throws: ``PublishError``: `alreadyExists` when `finalName` exists and `replacing` is
     ///   `false`; "cannot write: …" when the temporary name no longer refers to this file
     ///   (another user replaced it) or the system refuses.
-    /// Does not block. The corresponding C functions are `renameat(2)`, or `linkat(2)` and
-    /// `unlinkat(2)`.
+    /// Does not block. The corresponding C functions are `renameat(2)`, `renameat2(2)`, or
+    /// `linkat(2)` and `unlinkat(2)`.
     func publish(as finalName: Pathname, replacing: Bool) throws(PublishError) {
         // Another user who can write the directory can still swap the name between this check
         // and the move; then the link or file published is theirs, in their own directory, and
@@ -212,6 +213,12 @@ final class TemporaryFile {
         do {
             if replacing {
                 try SystemCalls.rename(name, in: directory.descriptor, to: finalName, in: directory.descriptor)
+            } else if let renamed = try SystemCalls.renameWithoutReplacing(name, in: directory.descriptor, to: finalName,
+                                                                            in: directory.descriptor) {
+                // In one step: a link, then an unlink, would leave a moment in which another
+                // user who can write the directory could take the temporary name, a second
+                // name of the published file.
+                if !renamed { throw PublishError(message: Command.existingOutput, alreadyExists: true) }
             } else if try SystemCalls.link(name, in: directory.descriptor, to: finalName, in: directory.descriptor) {
                 removeIfStillNamed(name)
             } else {

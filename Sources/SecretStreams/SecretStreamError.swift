@@ -38,6 +38,9 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
     /// The group or others may write a key file (`permissions`, `st_mode & 0o7777`): they could
     /// put a key of their choosing there.
     case keyFileWritableByOthers(path: String, permissions: UInt32)
+    /// A key file belongs to another user (`owner`, its uid), neither the effective user nor
+    /// root: that user could put a key of their choosing there.
+    case keyFileOwnedByAnotherUser(path: String, owner: UInt32)
     /// libsodium itself failed: `function` is the C function (`sodium_init`,
     /// `crypto_secretstream_xchacha20poly1305_init_push`, …).
     case sodiumFailure(function: String)
@@ -53,7 +56,7 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .invalidChunkLength: "invalid-chunk-length"
         case .authenticationFailed: "authentication"
         case .trailingData: "trailing-data"
-        case .invalidKeyFile, .keyFileNotRegular, .keyFileWritableByOthers: "key-file"
+        case .invalidKeyFile, .keyFileNotRegular, .keyFileWritableByOthers, .keyFileOwnedByAnotherUser: "key-file"
         case .sodiumFailure: "sodium"
         }
     }
@@ -65,7 +68,7 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .unsupportedVersion(_, let offset), .invalidChunkSize(_, let offset): offset
         case .truncated(_, let offset), .authenticationFailed(_, let offset): offset
         case .invalidChunkLength(_, _, let offset), .chunkSizeOverLimit(_, _, let offset): offset
-        case .invalidKeyFile, .keyFileNotRegular, .keyFileWritableByOthers, .sodiumFailure: nil
+        case .invalidKeyFile, .keyFileNotRegular, .keyFileWritableByOthers, .keyFileOwnedByAnotherUser, .sodiumFailure: nil
         }
     }
 
@@ -94,6 +97,8 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
             return "\(path): a key file must be a regular file, not \(fileType)"
         case .keyFileWritableByOthers(let path, let permissions):
             return "\(path): \(keyFileWritableProblem(permissions))"
+        case .keyFileOwnedByAnotherUser(let path, let owner):
+            return "\(path): \(keyFileOwnerProblem(owner))"
         case .sodiumFailure(let function):
             return "libsodium failure: \(function) failed"
         }
@@ -105,4 +110,9 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
 public func keyFileWritableProblem(_ permissions: UInt32) -> String {
     let octal = String(permissions, radix: 8)
     return "a key file must not be writable by group or others (mode \(String(repeating: "0", count: max(0, 4 - octal.count)) + octal))"
+}
+
+/// Why a key file of another user is refused, as messages put it.
+public func keyFileOwnerProblem(_ owner: UInt32) -> String {
+    "a key file must be owned by you or root, not by uid \(owner)"
 }

@@ -82,6 +82,8 @@ public final class SecretStreamKey: @unchecked Sendable {
     ///   when the file holds another number of bytes (its size, or 33 when it grew while read);
     ///   ``SecretStreamError/keyFileWritableByOthers(path:permissions:)`` when the group or
     ///   others may write it (they could choose the key);
+    ///   ``SecretStreamError/keyFileOwnedByAnotherUser(path:owner:)`` when another user than
+    ///   the effective one or root owns it;
     ///   the file's I/O error (``ByteStreamError``, `ENOENT`, `EACCES`…); a libsodium failure.
     /// Blocks while the file is read (a regular file: briefly). The bytes read pass through no
     /// memory but the key's own and one guarded, locked buffer of 33 bytes, zeroed and freed
@@ -107,6 +109,10 @@ public final class SecretStreamKey: @unchecked Sendable {
         // Whoever can write the file can choose the key, and so forge what it authenticates.
         guard info.st_mode & 0o022 == 0 else {
             throw SecretStreamError.keyFileWritableByOthers(path: path, permissions: UInt32(info.st_mode & 0o7777))
+        }
+        // Nor may another user own it (root aside, who can read and write anything anyway).
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw SecretStreamError.keyFileOwnedByAnotherUser(path: path, owner: UInt32(info.st_uid))
         }
         let room = Self.byteCount + 1
         let buffer = try Self.allocateLocked(room)

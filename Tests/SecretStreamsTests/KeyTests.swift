@@ -140,6 +140,21 @@ struct KeyTests {
         }
     }
 
+    @Test("A key file of another user (not root) is refused: they could choose the key",
+          .enabled(if: geteuid() == 0, "needs root, to give the key file to another user"))
+    func ownedByAnotherUser() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("key").path
+            try Data(testKeyBytes).write(to: URL(fileURLWithPath: path))
+            #expect(chmod(path, 0o600) == 0 && chown(path, 65534, 65534) == 0)
+            #expect(throws: SecretStreamError.keyFileOwnedByAnotherUser(path: path, owner: 65534)) {
+                _ = try SecretStreamKey(contentsOfFile: path)
+            }
+            #expect(SecretStreamError.keyFileOwnedByAnotherUser(path: path, owner: 65534).description
+                == "\(path): a key file must be owned by you or root, not by uid 65534")
+        }
+    }
+
     @Test("The framing's sizes are libsodium's")
     func sizes() {
         #expect(SecretStreamKey.byteCount == 32)
