@@ -105,24 +105,51 @@ struct DeadlinePassed: Error, CustomStringConvertible {
     var description: String { "the transfer did not end within --deadline \(text)" }
 }
 
-/// A connection's input as send and receive read it: each wait bounded by the transfer's
-/// deadline (when there is one), the bytes counted, the first ``TransferProtocol/headByteCount``
-/// kept. Opens and closes the socket stream it wraps. Not thread-safe.
+/// What both directions of a connection keep: each wait bounded by the transfer's deadline
+/// (when there is one), the bytes moved counted, the first ``TransferProtocol/headByteCount``
+/// kept (the acknowledgement is tagged over them).
+struct ConnectionTally {
+    let descriptor: Int32
+    let peer: String
+    let deadline: TransferDeadline?
+    /// The bytes moved so far.
+    private(set) var byteCount: Int64 = 0
+    /// The first bytes moved, at most ``TransferProtocol/headByteCount``.
+    private(set) var head: [UInt8] = []
+
+    /// Waits for `events` on the socket while the deadline allows; nothing without one.
+    /// - Throws: ``DeadlinePassed``; `poll`'s error.
+    func waitForDeadline(_ events: Int16, operation: String) throws {
+        if let deadline, descriptor >= 0 { try deadline.wait(descriptor, for: events, operation: operation, peer: peer) }
+    }
+
+    /// Counts `count` bytes moved from `buffer` (`count` < 0: the inner stream's failure) and
+    /// keeps the first of them.
+    /// - Returns: `count`.
+    /// - Throws: The inner stream's error when `count` < 0.
+    mutating func record(_ buffer: UnsafePointer<UInt8>, count: Int, of inner: ByteStream, operation: String) throws -> Int {
+        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: operation, target: peer) }
+        let kept = min(count, TransferProtocol.headByteCount - head.count)
+        if kept > 0 { head += UnsafeBufferPointer(start: buffer, count: kept) }
+        byteCount += Int64(count)
+        return count
+    }
+}
+
+/// A connection's input as send and receive read it (``ConnectionTally``). Opens and closes
+/// the socket stream it wraps. Not thread-safe.
 final class ConnectionInputStream: ByteInputStream, @unchecked Sendable {
     private let inner: ByteInputStream
-    private let descriptor: Int32
-    private let peer: String
-    private let deadline: TransferDeadline?
+    private var tally: ConnectionTally
     /// The bytes read so far.
-    private(set) var byteCount: Int64 = 0
+    var byteCount: Int64 { tally.byteCount }
     /// The first bytes read, at most ``TransferProtocol/headByteCount``.
-    private(set) var head: [UInt8] = []
+    var head: [UInt8] { tally.head }
 
     init(_ inner: ByteInputStream, peer: String, deadline: TransferDeadline?) {
         self.inner = inner
-        descriptor = (inner as? SocketInputStream)?.fileDescriptor ?? -1
-        self.peer = peer
-        self.deadline = deadline
+        tally = ConnectionTally(descriptor: (inner as? SocketInputStream)?.fileDescriptor ?? -1, peer: peer,
+                                deadline: deadline)
         super.init()
     }
 
@@ -137,13 +164,8 @@ final class ConnectionInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        if let deadline, descriptor >= 0 { try deadline.wait(descriptor, for: Int16(POLLIN), operation: "read", peer: peer) }
-        let count = inner.read(buffer, maxLength: maxLength)
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read", target: peer) }
-        let kept = min(count, TransferProtocol.headByteCount - head.count)
-        if kept > 0 { head += UnsafeBufferPointer(start: buffer, count: kept) }
-        byteCount += Int64(count)
-        return count
+        try tally.waitForDeadline(Int16(POLLIN), operation: "read")
+        return try tally.record(buffer, count: inner.read(buffer, maxLength: maxLength), of: inner, operation: "read")
     }
 
     /// Reads until `count` bytes are there or the input ends.
@@ -159,25 +181,20 @@ final class ConnectionInputStream: ByteInputStream, @unchecked Sendable {
     }
 }
 
-/// A connection's output as send and receive write it: each wait bounded by the transfer's
-/// deadline (when there is one), the bytes counted, the first
-/// ``TransferProtocol/headByteCount`` kept. Closing it closes the socket stream it wraps (a
-/// half-close). Not thread-safe.
+/// A connection's output as send and receive write it (``ConnectionTally``). Closing it closes
+/// the socket stream it wraps (a half-close). Not thread-safe.
 final class ConnectionOutputStream: ByteOutputStream, @unchecked Sendable {
     private let inner: ByteOutputStream
-    private let descriptor: Int32
-    private let peer: String
-    private let deadline: TransferDeadline?
+    private var tally: ConnectionTally
     /// The bytes written so far.
-    private(set) var byteCount: Int64 = 0
+    var byteCount: Int64 { tally.byteCount }
     /// The first bytes written, at most ``TransferProtocol/headByteCount``.
-    private(set) var head: [UInt8] = []
+    var head: [UInt8] { tally.head }
 
     init(_ inner: ByteOutputStream, peer: String, deadline: TransferDeadline?) {
         self.inner = inner
-        descriptor = (inner as? SocketOutputStream)?.fileDescriptor ?? -1
-        self.peer = peer
-        self.deadline = deadline
+        tally = ConnectionTally(descriptor: (inner as? SocketOutputStream)?.fileDescriptor ?? -1, peer: peer,
+                                deadline: deadline)
         super.init()
     }
 
@@ -193,13 +210,8 @@ final class ConnectionOutputStream: ByteOutputStream, @unchecked Sendable {
 
     override func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         guard maxLength > 0 else { return 0 }
-        if let deadline, descriptor >= 0 { try deadline.wait(descriptor, for: Int16(POLLOUT), operation: "write", peer: peer) }
-        let count = inner.write(buffer, maxLength: maxLength)
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "write", target: peer) }
-        let kept = min(count, TransferProtocol.headByteCount - head.count)
-        if kept > 0 { head += UnsafeBufferPointer(start: buffer, count: kept) }
-        byteCount += Int64(count)
-        return count
+        try tally.waitForDeadline(Int16(POLLOUT), operation: "write")
+        return try tally.record(buffer, count: inner.write(buffer, maxLength: maxLength), of: inner, operation: "write")
     }
 }
 
