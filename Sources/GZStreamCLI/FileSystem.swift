@@ -291,12 +291,6 @@ func directoryEntries(of descriptor: Int32, path: Pathname) throws -> [Pathname]
         .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
 }
 
-/// Removes `path`. - Returns: whether it was removed (`errno` says why not).
-/// The corresponding C function is `unlink(2)`.
-@discardableResult
-func removeFile(_ path: Pathname) -> Bool {
-    path.withCString { unlink($0) } == 0
-}
 
 /// The default thread count: the processors this process may run on, at most
 /// ``maximumThreads`` (the most the streams take).
