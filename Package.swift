@@ -44,7 +44,7 @@ let package = Package(
         // Authenticated encryption as streams; only this module links libsodium.
         .target(name: "SecretStreams", dependencies: ["ByteStreams", "CSodium"]),
         // The two-tier cache: memory, then gzip-compressed (and encrypted) files on disk.
-        .target(name: "StreamCache", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "CSodium"]),
+        .target(name: "StreamCache", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams"]),
         .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "StreamCache"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.

@@ -1,6 +1,5 @@
 import GzipStreams
 import SecretStreams
-import CSodium
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

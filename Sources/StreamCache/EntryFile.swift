@@ -110,7 +110,8 @@ final class EntryFile: @unchecked Sendable {
     @discardableResult
     static func remove(_ name: Pathname, in directory: CacheDirectory, ifStill isDamaged: (stat) -> Bool) -> Bool {
         let fd = directory.descriptor
-        let aside = Pathname(TemporaryEntry.randomName())
+        guard let asideName = try? TemporaryEntry.randomName() else { return false }
+        let aside = Pathname(asideName)
         guard let seen = try? directory.status(of: name), isDamaged(seen),
               (try? SystemCalls.rename(name, in: fd, to: aside, in: fd)) != nil else { return false }
         guard let taken = try? directory.status(of: aside) else { return false }

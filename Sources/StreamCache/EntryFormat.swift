@@ -1,5 +1,4 @@
 import ByteStreams
-import CSodium
 import GzipStreams
 import SecretStreams
 
@@ -130,23 +129,13 @@ enum EntryFormat {
 /// hexadecimal. With an encryption key the hash is keyed (by a subkey derived from it), so the
 /// names tell nothing about the keys to anyone without it; without one, it is a plain hash.
 ///
-/// Wraps libsodium's `crypto_generichash` and `crypto_kdf_derive_from_key`.
+/// The hash is libsodium's `crypto_generichash`, through SecretStreams.
 struct EntryName: Hashable, Sendable {
     let hash: [UInt8]
     var fileName: String { hexDigits(hash) }
 
     init(key: String, hashKey: SecretStreamKey?) {
-        var out = [UInt8](repeating: 0, count: 32)
-        let input = Array(key.utf8)
-        if let hashKey {
-            hashKey.withUnsafeBytes { bytes in
-                _ = crypto_generichash(&out, out.count, input, UInt64(input.count),
-                                       bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count)
-            }
-        } else {
-            crypto_generichash(&out, out.count, input, UInt64(input.count), nil, 0)
-        }
-        hash = out
+        hash = blake2bHash(Array(key.utf8), key: hashKey)
     }
 
     /// The name of an entry file: exactly 64 lowercase hexadecimal digits (`0-9`, `a-f`), as
@@ -178,15 +167,9 @@ struct EntryName: Hashable, Sendable {
     }
 
     /// The key for name hashes under `key`: a subkey, so the encryption key itself is used for
-    /// nothing but encryption. Wraps `crypto_kdf_derive_from_key` (subkey 1, context `gzcache_`).
+    /// nothing but encryption (subkey 1, context `gzcache_`).
     static func hashKey(derivedFrom key: SecretStreamKey) throws -> SecretStreamKey {
-        var subkey = [UInt8](repeating: 0, count: 32)
-        defer { sodium_memzero(&subkey, subkey.count) }
-        let context = Array("gzcache_".utf8).map { CChar(bitPattern: $0) }
-        _ = key.withUnsafeBytes { master in
-            crypto_kdf_derive_from_key(&subkey, subkey.count, 1, context, master.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        }
-        return try SecretStreamKey(bytes: subkey)
+        try key.subkey(id: 1, context: "gzcache_")
     }
 }
 

@@ -1,5 +1,5 @@
 import ByteStreams
-import CSodium
+import SecretStreams
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -45,7 +45,7 @@ final class TemporaryEntry {
 
     init(in directory: CacheDirectory) throws {
         self.directory = directory
-        name = Pathname(Self.randomName())
+        name = Pathname(try Self.randomName())
         descriptor = try SystemCalls.open(name, in: directory.descriptor, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW,
                                           mode: 0o600, target: directory.display(name))
         isPending = pendingPathTaken.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
@@ -75,10 +75,9 @@ final class TemporaryEntry {
     }
 
     /// A new temporary file name: the prefix and 16 random lowercase hexadecimal digits.
-    static func randomName() -> String {
-        var random = [UInt8](repeating: 0, count: 8)
-        randombytes_buf(&random, random.count)
-        return prefix + hexDigits(random)
+    /// - Throws: ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start.
+    static func randomName() throws -> String {
+        prefix + hexDigits(try secureRandomBytes(count: 8))
     }
 
     /// Whether `name` is one this type makes: the prefix and 16 lowercase hexadecimal digits.
