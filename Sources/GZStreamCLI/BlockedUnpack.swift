@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-// BGZF input (issue 7 §3): `unpack --offset N --length M` reads a range through the .gzi
+// BGZF input, read by its .gzi index: `unpack --offset N --length M` reads a range through the .gzi
 // index, and `index` builds that index. (`unpack` and `test` decode BGZF on -p threads through
 // CommandRunner's `decodingStream`.)
 

@@ -20,6 +20,8 @@ struct FileInfo {
     let mode: mode_t
     /// The number of hard links to the file.
     let linkCount: Int
+    /// The size in bytes (of a regular file; what the system says for others).
+    let size: Int64
     let owner: uid_t
     let group: gid_t
     let accessTime: Timestamp
@@ -47,6 +49,7 @@ struct FileInfo {
         inode = UInt64(info.st_ino)
         mode = info.st_mode
         linkCount = Int(info.st_nlink)
+        size = Int64(info.st_size)
         owner = info.st_uid
         group = info.st_gid
         accessTime = Timestamp(seconds: Int(info.st_atim.tv_sec), nanoseconds: Int(info.st_atim.tv_nsec))
@@ -184,39 +187,11 @@ public func installInterruptCleanup() {
             if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {
                 unlink(path)
             }
-            eraseProgressLine()
+            eraseProgressLineFromSignalHandler()
             signal(received, SIG_DFL)
             raise(received)
         }
     }
-}
-
-/// Stops further draws, waits (at most about 200 ms: the draw may be the very thread this
-/// handler interrupted) for a draw under way to end, then writes `\r`, as many spaces as the
-/// progress line has columns, `\r` to standard error, when a line is shown.
-/// Async-signal-safe: atomics, no allocation, `nanosleep(2)` and `write(2)` only.
-private func eraseProgressLine() {
-    progressStopped.store(true, ordering: .sequentiallyConsistent)
-    var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-    var pauses = 0
-    while pauses < 200, progressDrawing.load(ordering: .sequentiallyConsistent) {
-        nanosleep(&pause, nil)
-        pauses += 1
-    }
-    var remaining = progressColumnsShown.exchange(0, ordering: .sequentiallyConsistent)
-    guard remaining > 0 else { return }
-    var carriageReturn = UInt8(ascii: "\r")
-    _ = write(STDERR_FILENO, &carriageReturn, 1)
-    let spaces: (UInt64, UInt64, UInt64, UInt64) = (0x2020_2020_2020_2020, 0x2020_2020_2020_2020,
-                                                    0x2020_2020_2020_2020, 0x2020_2020_2020_2020)
-    withUnsafeBytes(of: spaces) { buffer in
-        while remaining > 0 {
-            let written = write(STDERR_FILENO, buffer.baseAddress, min(remaining, buffer.count))
-            if written <= 0 { break }
-            remaining -= written
-        }
-    }
-    _ = write(STDERR_FILENO, &carriageReturn, 1)
 }
 
 extension FileInfo {
@@ -250,7 +225,7 @@ func processDescriptor(named path: Pathname, followsLinks: Bool = true) -> Int32
         guard count > 0 else { return nil }
         let target = buffer[..<count].map { UInt8(bitPattern: $0) }
         // A relative target is relative to the link's directory.
-        guard let next = Pathname(bytes: target.first == UInt8(ascii: "/") ? target : directory(of: current).bytes + target) else {
+        guard let next = Pathname(bytes: target.first == UInt8(ascii: "/") ? target : current.directoryPart.bytes + target) else {
             return nil
         }
         current = next

@@ -185,7 +185,6 @@ extension Command {
     }
 }
 
-private let slash = UInt8(ascii: "/")
 
 /// GNU gzip's suffixes of compressed files, besides `-S`'s.
 private let builtInSuffixes: [Pathname] = [".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"]
@@ -207,7 +206,7 @@ func knownSuffix(of name: Pathname, custom: Pathname?) -> Pathname? {
     let bytes = name.bytes
     for candidate in candidates {
         let count = candidate.bytes.count
-        guard bytes.count > count, bytes[bytes.count - count - 1] != slash,
+        guard bytes.count > count, bytes[bytes.count - count - 1] != UInt8(ascii: "/"),
               name.hasSuffixIgnoringCase(candidate) else { continue }
         return Pathname(bytes: bytes.suffix(count))!
     }
@@ -223,54 +222,13 @@ func unpackedName(of input: Pathname, customSuffix: Pathname?) -> Pathname? {
     return lowered == ".tgz" || lowered == ".taz" ? stem.appending(".tar") : stem
 }
 
-/// The last component of `path` (after its last `/`, one trailing `/` ignored), as bytes.
-func baseName(_ path: Pathname) -> Pathname {
-    let trimmed = path.bytes.last == slash ? path.bytes.dropLast() : path.bytes[...]
-    let start = trimmed.lastIndex(of: slash).map { $0 + 1 } ?? trimmed.startIndex
-    return Pathname(bytes: trimmed[start...])!
-}
-
-/// `path` up to and with its last `/`, or empty when it has none.
-func directory(of path: Pathname) -> Pathname {
-    guard let last = path.bytes.lastIndex(of: slash) else { return "" }
-    return Pathname(bytes: path.bytes[...last])!
-}
-
 /// The last path component of a stored FNAME, byte for byte (UTF-8 or not), or `nil` when it
 /// is empty, `.`, `..` or longer than a file name can be (a header must not write outside the
 /// output's directory).
 func safeFileName(_ stored: [UInt8]) -> Pathname? {
-    guard let name = Pathname(bytes: stored).map(baseName), !name.isEmpty, name != ".", name != "..",
+    guard let name = Pathname(bytes: stored).map(\.baseName), !name.isEmpty, name != ".", name != "..",
           name.bytes.count <= Int(NAME_MAX) else { return nil }
     return name
-}
-
-extension Pathname {
-    /// `name` inside this directory: `dir` + `/` + `name` (no second `/` after `dir/`).
-    func appending(component name: Pathname) -> Pathname {
-        if isEmpty || bytes.last == slash { return Pathname(bytes: bytes + name.bytes)! }
-        return Pathname(bytes: bytes + [slash] + name.bytes)!
-    }
-
-    /// The name with `suffix`'s bytes added at the end (`x` → `x.gz`, or `-S`'s suffix).
-    func appending(_ suffix: Pathname) -> Pathname {
-        Pathname(bytes: bytes + suffix.bytes)!
-    }
-
-    /// Whether the name ends with `suffix`'s bytes, ASCII letters in any case.
-    func hasSuffixIgnoringCase(_ suffix: Pathname) -> Bool {
-        let tail = suffix.bytes
-        guard bytes.count >= tail.count else { return false }
-        return zip(bytes.suffix(tail.count), tail).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
-    }
-
-    /// The name with ASCII capitals made small and every other byte unchanged (C's `tolower`
-    /// in the C locale, as gzip compares suffixes).
-    var asciiLowercased: Pathname { Pathname(bytes: bytes.map(asciiLowercase))! }
-}
-
-private func asciiLowercase(_ byte: UInt8) -> UInt8 {
-    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
 }
 
 /// What a failed system call's error says to a user: `errno`'s text alone (`No such file or

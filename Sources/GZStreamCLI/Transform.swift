@@ -190,7 +190,7 @@ extension Command {
         guard options.useName != false else { return (header, false) }
         let seconds: Int
         if let inputInfo {
-            header.fileName = baseName(inputPath).bytes
+            header.fileName = inputPath.baseName.bytes
             seconds = inputInfo.modificationTime.seconds
         } else if options.gzipMode, let standardInputSeconds = standardInputModificationTime() {
             // As gzip: standard input's time (no name) when it is a regular file.
@@ -207,9 +207,8 @@ extension Command {
     /// The corresponding C function is `fstat(2)`.
     func standardInputModificationTime() -> Int? {
         guard let file = environment.standardInput as? FileInputStream else { return nil }
-        var info = stat()
-        guard fstat(file.fileDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return Int(info.st_mtim.tv_sec)
+        guard let info = FileInfo(descriptor: file.fileDescriptor), info.isRegularFile else { return nil }
+        return info.modificationTime.seconds
     }
 
     /// The input's access and modification times; for `unpack -N`, the header's MTIME when set.
