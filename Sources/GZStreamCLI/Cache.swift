@@ -1,11 +1,6 @@
 import ByteStreams
 import GzipStreams
 import StreamCache
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One run of `gzstream cache COMMAND`: the disk tier of StreamCache (``DiskCache``) from the
 /// command line. One process has no use for the memory tier, so only the disk is used. Its
@@ -95,7 +90,7 @@ final class CacheCommand {
                 try input.openOrThrow()
             } catch let error as ByteStreamError where openedHere == nil && error.errno != nil {
                 // The lookup failed: said as gzip says it, the system's words alone.
-                return fail(inputName, String(cString: strerror(error.errno!)))
+                return fail(inputName, errorText(error))
             } catch {
                 return fail(inputName, describe(error))
             }
@@ -138,7 +133,7 @@ final class CacheCommand {
     }
 
     func outputFailed(_ error: any Error, outputName: String) -> ExitStatus {
-        if (error as? ByteStreamError)?.errno == EPIPE {
+        if (error as? ByteStreamError)?.errno == Errno.brokenPipe {
             closedPipe = outputName
             return .error
         }

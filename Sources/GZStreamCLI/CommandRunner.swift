@@ -18,7 +18,7 @@ public struct CommandEnvironment {
     /// ignored). Without it the run stops quietly and ``CommandResult/brokenPipe`` tells the
     /// caller to die of SIGPIPE.
     public var reportsBrokenPipe: Bool
-    /// Whether standard error is a terminal: the progress display is then shown (Progress.swift).
+    /// Whether standard error is a terminal: the progress display is then shown (ProgressReporter.swift).
     public var errorIsTerminal: Bool
 
     public init(standardInput: ByteInputStream, standardOutput: ByteOutputStream,

@@ -266,30 +266,9 @@ func directoryEntries(of descriptor: Int32, path: Pathname) throws -> [Pathname]
         .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
 }
 
-
-/// The default thread count: the processors this process may run on, at most
-/// ``maximumThreads`` (the most the streams take).
+/// The default thread count of every command (pack's deflating, BGZF's inflating, the
+/// cache's): the processors this process may run on (its affinity mask,
+/// ``SystemCalls/allowedProcessorCount()``), at most ``maximumThreads`` (the most the streams take).
 func availableProcessorCount() -> Int {
-    min(allowedProcessorCount(), maximumThreads)
-}
-
-/// The number of processors this process may run on (its CPU affinity mask, as `taskset` sets
-/// it), at least 1. Reads the kernel's `Cpus_allowed` line of `/proc/self/status` on Linux
-/// (Glibc's `sched_getaffinity` is not visible to Swift); elsewhere `sysconf(_SC_NPROCESSORS_ONLN)`.
-private func allowedProcessorCount() -> Int {
-    let online = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-    #if os(Linux)
-    guard let file = fopen("/proc/self/status", "r") else { return online }
-    defer { fclose(file) }
-    var line = [CChar](repeating: 0, count: 4096)
-    while fgets(&line, Int32(line.count), file) != nil {
-        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard text.hasPrefix("Cpus_allowed:") else { continue }
-        let count = text.dropFirst("Cpus_allowed:".count).reduce(0) { sum, character in
-            sum + (character.hexDigitValue.map { $0.nonzeroBitCount } ?? 0)
-        }
-        return count > 0 ? count : online
-    }
-    #endif
-    return online
+    min(SystemCalls.allowedProcessorCount(), maximumThreads)
 }

@@ -22,7 +22,7 @@ extension Command {
             input = environment.standardInput
         }
         // test reads ahead and checks BGZF on -p threads, as unpack does; list needs every
-        // member's header, so it stays sequential. Only test shows progress (Progress.swift).
+        // member's header, so it stays sequential. Only test shows progress (ProgressReporter.swift).
         let progress = options.mode == .test ? beginProgress(name, writesStandardOutput: false) : nil
         defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream

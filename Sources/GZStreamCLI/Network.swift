@@ -1,11 +1,6 @@
 import ByteStreams
 import GzipStreams
 import StreamCache
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `send` and `receive`: pack onto one TCP connection, or unpack what one connection brings.
 /// Both run pack's and unpack's own pipeline (``Command/transform(_:inputPath:inputInfo:into:outputName:closesOutput:)``),

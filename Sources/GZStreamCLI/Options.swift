@@ -51,7 +51,7 @@ struct Options: Equatable {
     var packSuffix: Pathname { suffix ?? ".gz" }
 
     /// `--progress` (`true`) / `--no-progress` (`false`), the last given; `nil` shows progress
-    /// when standard error is a terminal and `-q` is not given (Progress.swift).
+    /// when standard error is a terminal and `-q` is not given (ProgressReporter.swift).
     var progress: Bool?
 
     /// `send HOST:PORT` (mode pack) or `receive [HOST:]PORT` (mode unpack): the data goes over

@@ -123,7 +123,7 @@ final class StandardErrorConsole: @unchecked Sendable {
                         return
                     }
                 }
-                // A signal during the write must erase all of it (FileSystem.swift's handler
+                // A signal during the write must erase all of it (the interrupt handler, above,
                 // reads the count): the widest line that may be on screen is published first.
                 shownCount = max(shownCount, count)
                 try? stream.writeAll(Array(("\r" + line + padding).utf8))

@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension Command {
     struct Outcome {
@@ -93,7 +88,7 @@ extension Command {
     static let unpackWriteSize = 128 * 1024
 
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
-    /// and `output` when `closesOutput`. Shows progress on standard error (Progress.swift),
+    /// and `output` when `closesOutput`. Shows progress on standard error (ProgressReporter.swift),
     /// ended before any message about the job.
     func transform(_ input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?,
                    into output: ByteOutputStream, outputName: String, closesOutput: Bool) throws -> Outcome {
@@ -168,7 +163,7 @@ extension Command {
             }
         } catch let reported as Reported {
             throw reported   // already reported (unpackRange)
-        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == outputName
+        } catch let error as ByteStreamError where error.errno == Errno.brokenPipe && error.target == outputName
                     && !(output is SocketOutputStream) {
             // A closed pipe ends the run quietly (or by SIGPIPE); a peer that went away is an error.
             closedPipe = outputName
