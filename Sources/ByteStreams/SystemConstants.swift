@@ -24,6 +24,8 @@ package enum Errno {
 }
 
 extension SystemCalls {
+    /// The longest name of one directory entry, in bytes (`NAME_MAX`: 255 on Linux).
+    package static let maximumNameLength = Int(NAME_MAX)
     /// The `poll(2)` events of a descriptor ready to read (`POLLIN`).
     package static let readableEvents = Int16(POLLIN)
     /// The `poll(2)` events of a descriptor ready to write (`POLLOUT`).

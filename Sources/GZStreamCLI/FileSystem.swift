@@ -272,3 +272,10 @@ func directoryEntries(of descriptor: Int32, path: Pathname) throws -> [Pathname]
 func availableProcessorCount() -> Int {
     min(SystemCalls.allowedProcessorCount(), maximumThreads)
 }
+
+/// The mode of a new file: 0666 less the process's umask.
+func defaultPermissions() -> mode_t {
+    let mask = umask(0)
+    umask(mask)
+    return 0o666 & ~mask
+}

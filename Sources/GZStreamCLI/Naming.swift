@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Which inputs are taken, and the names outputs get.
 extension Command {
@@ -32,7 +27,7 @@ extension Command {
             throw refuseInput(path, errorText(error))
         }
         var ownsDirectory = true
-        defer { if ownsDirectory { close(lookup.directory) } }
+        defer { if ownsDirectory { try? SystemCalls.close(lookup.directory, target: path.description) } }
         let follows = followsOperandLinks || lookup.trailingSlash
         func open(following: Bool) throws -> OpenedInput {
             let input = try OpenedInput(name: lookup.name, in: lookup.directory, ownsDirectory: true, path: path,
@@ -42,7 +37,7 @@ extension Command {
         }
         do {
             return try open(following: follows)
-        } catch let error as ByteStreamError where error.errno == ELOOP && !follows {
+        } catch let error as ByteStreamError where error.errno == Errno.tooManySymbolicLinks && !follows {
             try refuseUnfollowedLink(lookup.name, in: lookup.directory, path: path)
             // -o FILE: the link is read, as a shell redirection from it would be.
             let input = try open(following: true)
@@ -74,14 +69,14 @@ extension Command {
     /// as a directory); nothing is read through it.
     /// The corresponding C function is `fstatat(2)`.
     private func refuseUnfollowedLink(_ name: Pathname, in directory: Int32, path: Pathname) throws {
-        let target: stat?
+        let target: FileInfo?
         do {
             target = try SystemCalls.status(of: name, in: directory, followsLinks: true, target: path.description)
+                .map { FileInfo($0) }
         } catch {
             throw refuseInput(path, errorText(error))
         }
-        guard let target else { throw refuseInput(path, String(cString: strerror(ENOENT))) }
-        let info = FileInfo(target)
+        guard let info = target else { throw refuseInput(path, Errno.text(Errno.noSuchFile)) }
         if info.isDirectory {
             guard options.recursive else {
                 let problem = Self.directoryIgnored
@@ -227,20 +222,13 @@ func unpackedName(of input: Pathname, customSuffix: Pathname?) -> Pathname? {
 /// output's directory).
 func safeFileName(_ stored: [UInt8]) -> Pathname? {
     guard let name = Pathname(bytes: stored).map(\.baseName), !name.isEmpty, name != ".", name != "..",
-          name.bytes.count <= Int(NAME_MAX) else { return nil }
+          name.bytes.count <= SystemCalls.maximumNameLength else { return nil }
     return name
 }
 
 /// What a failed system call's error says to a user: `errno`'s text alone (`No such file or
 /// directory`), as a lookup's failure has always been reported.
 func errorText(_ error: any Error) -> String {
-    if let code = (error as? ByteStreamError)?.errno { return String(cString: strerror(code)) }
+    if let code = (error as? ByteStreamError)?.errno { return Errno.text(code) }
     return describe(error)
-}
-
-/// The mode of a new file: 0666 less the process's umask.
-func defaultPermissions() -> mode_t {
-    let mask = umask(0)
-    umask(mask)
-    return 0o666 & ~mask
 }
