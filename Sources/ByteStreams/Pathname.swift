@@ -68,3 +68,72 @@ public struct Pathname: Hashable, Sendable, CustomStringConvertible, Expressible
         return result
     }
 }
+
+// MARK: Path arithmetic
+
+/// What a path is made of, byte for byte (UTF-8 or not): `/` is the only separator, as for the
+/// kernel. Nothing here touches the file system.
+extension Pathname {
+    private static let slash = UInt8(ascii: "/")
+
+    /// The path up to and with its last `/`, or empty when it has none: `a/b/c` → `a/b/`,
+    /// `/x` → `/`, `x` → ``.
+    package var directoryPart: Pathname {
+        guard let last = bytes.lastIndex(of: Self.slash) else { return "" }
+        return Pathname(bytes: bytes[...last])!
+    }
+
+    /// The part after the last `/` (all of it when there is none; empty for a path that ends
+    /// in `/`): the name looked up in ``directoryPart``.
+    package var lastComponent: Pathname {
+        Pathname(bytes: bytes[directoryPart.bytes.count...])!
+    }
+
+    /// The last component, one trailing `/` ignored: `a/b/` → `b`, as `basename(1)` names it
+    /// for a name to store or to run as.
+    package var baseName: Pathname {
+        let trimmed = bytes.last == Self.slash ? bytes.dropLast() : bytes[...]
+        let start = trimmed.lastIndex(of: Self.slash).map { $0 + 1 } ?? trimmed.startIndex
+        return Pathname(bytes: trimmed[start...])!
+    }
+
+    /// The path split for a lookup relative to a directory: the directory part (`.` when
+    /// there is none, `/` for a path at the root) and the last component, trailing `/`s
+    /// dropped (`/` itself is `.` in `/`), and whether there were any: a path given as `dir/`
+    /// must name a directory, and a symbolic link there is followed, as a lookup by that path
+    /// would.
+    package var lookupParts: (directory: Pathname, name: Pathname, trailingSlash: Bool) {
+        var trimmed = bytes[...]
+        while trimmed.count > 1, trimmed.last == Self.slash { trimmed = trimmed.dropLast() }
+        let trailingSlash = trimmed.count < bytes.count
+        if trimmed.elementsEqual([Self.slash]) { return ("/", ".", true) }
+        guard let last = trimmed.lastIndex(of: Self.slash) else { return (".", Pathname(bytes: trimmed)!, trailingSlash) }
+        return (Pathname(bytes: trimmed[...last])!, Pathname(bytes: trimmed[(last + 1)...])!, trailingSlash)
+    }
+
+    /// `name` inside this directory: `dir` + `/` + `name` (no second `/` after `dir/`).
+    package func appending(component name: Pathname) -> Pathname {
+        if isEmpty || bytes.last == Self.slash { return Pathname(bytes: bytes + name.bytes)! }
+        return Pathname(bytes: bytes + [Self.slash] + name.bytes)!
+    }
+
+    /// The name with `suffix`'s bytes added at the end (`x` → `x.gz`).
+    package func appending(_ suffix: Pathname) -> Pathname {
+        Pathname(bytes: bytes + suffix.bytes)!
+    }
+
+    /// Whether the name ends with `suffix`'s bytes, ASCII letters in any case.
+    package func hasSuffixIgnoringCase(_ suffix: Pathname) -> Bool {
+        let tail = suffix.bytes
+        guard bytes.count >= tail.count else { return false }
+        return zip(bytes.suffix(tail.count), tail).allSatisfy { Self.asciiLowercase($0) == Self.asciiLowercase($1) }
+    }
+
+    /// The name with ASCII capitals made small and every other byte unchanged (C's `tolower`
+    /// in the C locale, as gzip compares suffixes).
+    package var asciiLowercased: Pathname { Pathname(bytes: bytes.map(Self.asciiLowercase))! }
+
+    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+    }
+}

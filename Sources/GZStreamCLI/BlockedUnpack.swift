@@ -1,12 +1,7 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-// BGZF input (issue 7 §3): `unpack --offset N --length M` reads a range through the .gzi
+// BGZF input, read by its .gzi index: `unpack --offset N --length M` reads a range through the .gzi
 // index, and `index` builds that index. (`unpack` and `test` decode BGZF on -p threads through
 // CommandRunner's `decodingStream`.)
 
@@ -42,7 +37,7 @@ extension Command {
             let indexStream = try indexInput.stream()
             defer { indexStream.close() }
             index = try BGZFIndex(decoding: try indexStream.readToEnd(limit: 1 << 30))
-        } catch let error as ByteStreamError where error.errno == ENOENT {
+        } catch let error as ByteStreamError where error.errno == Errno.noSuchFile {
             // Only a BGZF file can have an index: say so rather than suggest building one.
             let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
             if !BGZFInputStream.startsWithBGZFMember(start) {

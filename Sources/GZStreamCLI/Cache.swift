@@ -1,15 +1,11 @@
 import ByteStreams
 import GzipStreams
 import StreamCache
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One run of `gzstream cache COMMAND`: the disk tier of StreamCache (``DiskCache``) from the
 /// command line. One process has no use for the memory tier, so only the disk is used. Its
-/// options are parsed by ``parseCacheCommandLine(_:)`` (CacheOptions.swift).
+/// options are parsed by ``parseCacheCommandLine(_:)`` (CacheOptions.swift); get, which writes
+/// to standard output or `-o FILE`, is in CacheGet.swift.
 final class CacheCommand {
     let options: CacheOptions
     let environment: CommandEnvironment
@@ -24,7 +20,7 @@ final class CacheCommand {
     }
 
     /// The subject of messages about the entry: `cache: KEY`.
-    private var entrySubject: String { "cache: \(options.key ?? "")" }
+    var entrySubject: String { "cache: \(options.key ?? "")" }
 
     func run() -> ExitStatus {
         do {
@@ -48,13 +44,13 @@ final class CacheCommand {
         }
     }
 
-    private func fail(_ subject: String, _ problem: String) -> ExitStatus {
+    func fail(_ subject: String, _ problem: String) -> ExitStatus {
         diagnostics.error(subject, problem)
         return .error
     }
 
     /// A `-v` line: `gzstream: SUBJECT: TEXT`.
-    private func say(_ subject: String, _ text: String) {
+    func say(_ subject: String, _ text: String) {
         diagnostics.error(subject, text)
     }
 
@@ -66,7 +62,7 @@ final class CacheCommand {
         }
         let cache = try DiskCache(directory: directory, key: key, maximumSize: options.maximumSize,
                                   maximumAge: options.maximumAge.map { .seconds($0) }, compressionLevel: options.level,
-                                  compressionThreads: min(options.threads ?? availableProcessorCount(), 256))
+                                  compressionThreads: options.threads ?? availableProcessorCount())
         // A missing directory is made by the first put; a lookup in it is a miss. Each command
         // opens and checks the directory itself (CacheDirectoryError: refused, one line, exit 1).
         return cache
@@ -94,7 +90,7 @@ final class CacheCommand {
                 try input.openOrThrow()
             } catch let error as ByteStreamError where openedHere == nil && error.errno != nil {
                 // The lookup failed: said as gzip says it, the system's words alone.
-                return fail(inputName, String(cString: strerror(error.errno!)))
+                return fail(inputName, errorText(error))
             } catch {
                 return fail(inputName, describe(error))
             }
@@ -114,9 +110,8 @@ final class CacheCommand {
         }
         let plain = stored.plainSize ?? 0
         if options.verbose {
-            let saved = plain == 0 ? 0 : (1 - Double(stored.storedSize) / Double(plain)) * 100
             diagnostics.write("gzstream: \(escapingControlCharacters(entrySubject)): \(plain) -> \(stored.storedSize) bytes, "
-                + "\(formatPercent(saved)) saved -> \(stored.name)\n")
+                + "\(percentSaved(packed: stored.storedSize, plain: plain)) saved -> \(stored.name)\n")
         }
         if let maximumSize = options.maximumSize, stored.storedSize > maximumSize {
             diagnostics.warning(entrySubject, "not kept: its \(stored.storedSize) bytes are more than --max-size \(maximumSize)")
@@ -125,150 +120,10 @@ final class CacheCommand {
         return .success
     }
 
-    // MARK: get
-
-    /// Where get writes.
-    private enum Target {
-        /// Standard output, or a descriptor of the process named by `-o` (`/dev/stdout`).
-        case stream(ByteOutputStream, name: String)
-        /// A device or FIFO named by `-o`: written into, never replaced.
-        case device(Pathname, followsLinks: Bool)
-        /// A file: a temporary file beside `publishPath`, renamed into place.
-        case file(Pathname, publishPath: Pathname)
-    }
-
-    private func get(from cache: DiskCache) throws -> ExitStatus {
-        let target = try outputTarget()
-        // A stream (standard output, a device) cannot take back what it was given: the entry is
-        // read and checked whole first. A file is written beside its name, and discarded on damage.
-        let verifyingFirst: Bool
-        if case .file = target { verifyingFirst = false } else { verifyingFirst = true }
-        let lookup: CacheLookup<CacheEntryInputStream>
-        do {
-            lookup = try cache.inputStream(forKey: options.key!, verifyingFirst: verifyingFirst)
-        } catch let refused as CacheDirectoryError {
-            throw refused
-        } catch {
-            return fail(entrySubject, describe(error))
-        }
-        let entry: CacheEntryInputStream
-        switch lookup {
-        case .miss(let miss): return reportMiss(miss)
-        case .hit(let stream, _): entry = stream
-        }
-        defer { entry.close() }
-        let outputName: String
-        switch target {
-        case .stream(let output, let name):
-            outputName = name
-            if output.streamStatus == .notOpen { output.open() }
-            try copyEntry(entry, to: output, outputName: name)
-        case .device(let path, let followsLinks):
-            outputName = options.outputPath?.description ?? path.description
-            // Opened once, without O_CREAT or O_TRUNC, and judged by its descriptor: a name
-            // replaced by a regular file, a link or another user's FIFO since it was looked at
-            // is not written through.
-            let descriptor: Int32
-            do {
-                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | (followsLinks ? 0 : O_NOFOLLOW))
-            } catch {
-                return fail(outputName, describe(error))
-            }
-            guard let info = FileInfo(descriptor: descriptor), !info.isRegularFile, !info.isDirectory else {
-                close(descriptor)
-                return fail(outputName, "was replaced while being opened -- not written")
-            }
-            guard ExplicitOutput.mayWriteInto(info) else {
-                close(descriptor)
-                return fail(outputName, ExplicitOutput.foreignSpecialFile(info))
-            }
-            let output = FileOutputStream(fileDescriptor: descriptor, closesDescriptor: true, displayName: outputName)
-            defer { output.close() }
-            do {
-                try output.openOrThrow()
-            } catch {
-                return fail(outputName, describe(error))
-            }
-            try copyEntry(entry, to: output, outputName: outputName)
-            try closeOutput(output, name: outputName)
-        case .file(let path, let publishPath):
-            outputName = path.description
-            // Created, given its mode and moved into place by descriptor, in the directory
-            // opened once (see TemporaryFile).
-            let temporary: TemporaryFile
-            do {
-                temporary = try TemporaryFile(besides: publishPath)
-            } catch {
-                return fail(outputName, error.message)
-            }
-            defer { temporary.discard() }
-            let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false, displayName: outputName)
-            defer { output.close() }
-            try output.openOrThrow()
-            try copyEntry(entry, to: output, outputName: outputName)
-            try closeOutput(output, name: outputName)
-            do {
-                try temporary.finish(mode: defaultPermissions(), times: nil, owner: nil)
-            } catch {
-                return fail(outputName, describe(error))
-            }
-            do {
-                try temporary.publish(as: lastComponent(of: publishPath), replacing: options.force)
-            } catch {
-                if error.alreadyExists { return fail(outputName, Command.existingOutput) }
-                return fail(outputName, error.message)
-            }
-        }
-        if options.verbose {
-            diagnostics.write("gzstream: \(escapingControlCharacters(entrySubject)): \(entry.storedSize) -> \(entry.plainSize) bytes -> "
-                + "\(escapingControlCharacters(outputName))\n")
-        }
-        return .success
-    }
-
-    /// Where `-o` points, checked before the lookup: an existing file is refused without `-f`.
-    private func outputTarget() throws -> Target {
-        guard let path = options.outputPath else {
-            return .stream(environment.standardOutput, name: "standard output")
-        }
-        // The last component examined once: a link or FIFO another user planted is not
-        // followed or written into (ExplicitOutput).
-        if let descriptor = processDescriptor(named: path, followsLinks: false) {
-            return .stream(FileOutputStream(fileDescriptor: descriptor, closesDescriptor: false, displayName: path.description),
-                           name: path.description)
-        }
-        let examined: ExplicitOutput
-        do throws(ExplicitOutput.Refusal) {
-            examined = try ExplicitOutput(examining: path)
-        } catch {
-            throw Reported(status: fail(path.description, error.message))
-        }
-        if !examined.untrustedLink,
-           let descriptor = processDescriptor(named: examined.path, followsLinks: examined.followedLink) {
-            return .stream(FileOutputStream(fileDescriptor: descriptor, closesDescriptor: false, displayName: path.description),
-                           name: path.description)
-        }
-        let existing = examined.untrustedLink ? nil
-            : (try? SystemCalls.status(of: examined.path, in: AT_FDCWD, followsLinks: examined.followedLink))?
-                .map { FileInfo(status: $0) }
-        if let existing, existing.isDirectory {
-            throw Reported(status: fail(path.description, "is a directory (give -o DIRECTORY/NAME)"))
-        }
-        if let existing, !existing.isRegularFile, !existing.isSymbolicLink {
-            return .device(examined.path, followsLinks: examined.followedLink)
-        }
-        // A link to nothing exists too: the rename would replace it.
-        if !options.force, existing != nil || examined.followedLink || examined.untrustedLink {
-            throw Reported(status: fail(path.description, Command.existingOutput))
-        }
-        // -o naming a trusted symbolic link writes the file it points to, as unpack -o does; a
-        // link to nothing, or another user's link, is itself replaced.
-        return .file(path, publishPath: examined.followedLink ? (existingFile(examined.path) ?? path) : path)
-    }
 
     /// Says why a lookup missed: always for a damaged entry, and unless `-q` for one not found
     /// or expired. - Returns: `.error`, the status of every miss.
-    private func reportMiss(_ miss: CacheMiss) -> ExitStatus {
+    func reportMiss(_ miss: CacheMiss) -> ExitStatus {
         if case .damaged = miss {
             diagnostics.error(entrySubject, miss.description)
         } else {
@@ -277,39 +132,8 @@ final class CacheCommand {
         return .error
     }
 
-    /// Copies the entry's plain bytes to `output` in 64 KiB pieces.
-    /// - Throws: ``Reported`` after saying what failed: the entry found damaged (a miss, the
-    ///   entry removed), a read of it, or the output (a closed pipe is left to the caller).
-    private func copyEntry(_ entry: CacheEntryInputStream, to output: ByteOutputStream, outputName: String) throws {
-        let chunkSize = 64 << 10
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
-        defer { buffer.deallocate() }
-        while true {
-            let count = entry.read(buffer, maxLength: chunkSize)
-            if count < 0 {
-                let error = entry.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read cache entry")
-                if let miss = error as? CacheMiss { throw Reported(status: reportMiss(miss)) }
-                throw Reported(status: fail(entrySubject, describe(error)))
-            }
-            if count == 0 { return }
-            do {
-                try output.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
-            } catch {
-                throw Reported(status: outputFailed(error, outputName: outputName))
-            }
-        }
-    }
-
-    private func closeOutput(_ output: ByteOutputStream, name: String) throws {
-        do {
-            try output.closeOrThrow()
-        } catch {
-            throw Reported(status: outputFailed(error, outputName: name))
-        }
-    }
-
-    private func outputFailed(_ error: any Error, outputName: String) -> ExitStatus {
-        if (error as? ByteStreamError)?.errno == EPIPE {
+    func outputFailed(_ error: any Error, outputName: String) -> ExitStatus {
+        if (error as? ByteStreamError)?.errno == Errno.brokenPipe {
             closedPipe = outputName
             return .error
         }
@@ -370,14 +194,4 @@ final class CacheCommand {
         }
         return .success
     }
-}
-
-/// Seconds since 1970 as `YYYY-MM-DDTHH:MM:SSZ` in UTC, the fraction dropped.
-func utcTimestamp(_ seconds: Double) -> String {
-    var time = time_t(seconds.rounded(.down))
-    var parts = tm()
-    guard gmtime_r(&time, &parts) != nil else { return String(Int64(seconds)) }
-    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-        + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
 }

@@ -1,11 +1,6 @@
 import ByteStreams
 import GzipStreams
 import StreamCache
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What `gzstream cache` was asked to do: the action, its operands and options, as
 /// ``parseCacheCommandLine(_:)`` found them; ``CacheCommand`` (Cache.swift) runs it.
@@ -96,174 +91,116 @@ entry alone is larger than --max-size (stored, then removed at once).
 
 """
 
-/// Parses what follows `gzstream cache`: options anywhere, as the other commands read them
-/// (`-qf9` grouped, `--name VALUE` or `--name=VALUE`, `--` ends the options); the first operand
-/// is the action, then its KEY and FILE.
-func parseCacheCommandLine(_ arguments: [(String, [UInt8])]) throws(UsageError) -> ParsedCommand {
-    var rest = arguments[...]
+/// Parses what follows `gzstream cache`: options anywhere, read by an ``ArgumentScanner`` as
+/// the other commands read them; the first operand is the action, then its KEY and FILE. Every
+/// error prints the cache's usage lines (but `-p`'s, which has always printed the command's).
+func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedCommand {
+    var scanner = ArgumentScanner(arguments, usage: cacheUsageText)
     var options = CacheOptions(action: .list)
-    var operands: [(String, [UInt8])] = []
-    var onlyOperands = false
+    var operands: [[UInt8]] = []
     var outputGiven = false
 
-    func value(for name: String, inline: ArraySlice<UInt8>?) throws(UsageError) -> (String, [UInt8]) {
-        if let inline { return (String(decoding: inline, as: UTF8.self), Array(inline)) }
-        guard let next = rest.popFirst() else { throw cacheUsageError("option \(name) needs a value") }
-        return next
+    /// A value parsed by a value parser (ValueParsers.swift), its error given the cache's usage.
+    func parsed<Value>(_ parse: () throws(UsageError) -> Value) throws(UsageError) -> Value {
+        do { return try parse() } catch { throw error.withUsage(cacheUsageText) }
     }
     /// A path the cache library takes as a `String`: UTF-8, not empty, no NUL.
-    func textPath(for name: String, inline: ArraySlice<UInt8>?) throws(UsageError) -> String {
-        let (text, raw) = try value(for: name, inline: inline)
+    func textPath(for name: String) throws(UsageError) -> String {
+        let raw = try scanner.value(for: name)
         guard !raw.isEmpty else { throw cacheUsageError("\(name) needs a path, not an empty one") }
-        guard String(validating: raw, as: UTF8.self) != nil, !raw.contains(0) else {
+        guard let text = String(validating: raw, as: UTF8.self), !raw.contains(0) else {
             throw cacheUsageError("\(name) must be a UTF-8 path")
         }
         return text
     }
 
-    while let (argument, raw) = rest.popFirst() {
-        if onlyOperands || argument == "-" || !argument.hasPrefix("-") {
-            operands.append((argument, raw))
-            continue
-        }
-        if argument == "--" {
-            onlyOperands = true
-            continue
-        }
-        if argument.hasPrefix("--") {
-            let body = raw.dropFirst(2)
-            let nameBytes = body.prefix { $0 != UInt8(ascii: "=") }
-            let name = String(decoding: nameBytes, as: UTF8.self)
-            let inline: ArraySlice<UInt8>? = body.count > nameBytes.count ? body[(nameBytes.endIndex + 1)...] : nil
-            func noValue() throws(UsageError) {
-                if inline != nil { throw cacheUsageError("option --\(name) takes no value") }
-            }
+    while let argument = scanner.next() {
+        switch argument {
+        case .operand(let raw):
+            operands.append(raw)
+        case .long(let name):
+            func flag() throws(UsageError) { try scanner.refuseValue(name) }
             switch name {
-            case "dir": options.directory = try textPath(for: "--dir", inline: inline)
-            case "key-file": options.keyFile = try textPath(for: "--key-file", inline: inline)
+            case "dir": options.directory = try textPath(for: "--dir")
+            case "key-file": options.keyFile = try textPath(for: "--key-file")
             case "max-size":
-                let text = try value(for: "--max-size", inline: inline).0
-                options.maximumSize = Int64(try parseSize(text, option: "--max-size", range: 0...Int.max, usage: cacheUsageText))
-            case "max-age": options.maximumAge = try parseAge(try value(for: "--max-age", inline: inline).0)
-            case "level": options.level = try parseCacheLevel(try value(for: "--level", inline: inline).0)
-            case "threads", "processes": options.threads = try parseThreads(try value(for: "--\(name)", inline: inline).0)
+                let text = try scanner.text(for: "--max-size")
+                options.maximumSize = try parsed { () throws(UsageError) in try parseByteCount(text, option: "--max-size") }
+            case "max-age":
+                let text = try scanner.text(for: "--max-age")
+                options.maximumAge = try parsed { () throws(UsageError) in try parseAge(text) }
+            case "level":
+                let text = try scanner.text(for: "--level")
+                options.level = try parsed { () throws(UsageError) in try parseLevel(text) }
+            case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
             case "output":
-                options.outputPath = try cachePathname(try value(for: "--output", inline: inline).1)
+                let raw = try scanner.value(for: "--output")
+                options.outputPath = try parsed { () throws(UsageError) in try pathname(raw) }
                 outputGiven = true
-            case "force": try noValue(); options.force = true
-            case "json": try noValue(); options.json = true
-            case "quiet": try noValue(); options.quiet = true; options.verbose = false
-            case "verbose": try noValue(); options.verbose = true; options.quiet = false
-            case "help": try noValue(); return .cacheHelp
-            case "version": try noValue(); return .version
+            case "force": try flag(); options.force = true
+            case "json": try flag(); options.json = true
+            case "quiet": try flag(); options.quiet = true; options.verbose = false
+            case "verbose": try flag(); options.verbose = true; options.quiet = false
+            case "help": try flag(); return .cacheHelp
+            case "version": try flag(); return .version
             default: throw cacheUsageError("unknown option '--\(name)'")
             }
-            continue
-        }
-        var letters = argument.dropFirst()[...]
-        while let letter = letters.popFirst() {
+        case .short(let letter):
+            if let level = compressionLevel(flag: letter) {
+                options.level = level
+                continue
+            }
             switch letter {
             case "h": return .cacheHelp
             case "V": return .version
             case "f": options.force = true
             case "q": options.quiet = true; options.verbose = false
             case "v": options.verbose = true; options.quiet = false
-            case "0"..."9": options.level = Int(String(letter))!
-            case "p":
-                options.threads = try parseThreads(try value(for: "-p", inline: letters.isEmpty ? nil : raw[(argument.utf8.count - letters.utf8.count)...]).0)
-                letters = ""[...]
+            case "p": options.threads = try parseThreads(try scanner.text(for: "-p"))
             case "o":
-                // The letters before `o` are ASCII, so the bytes after it start at the same offset.
-                let offset = argument.utf8.count - letters.utf8.count
-                options.outputPath = try cachePathname(try value(for: "-o", inline: letters.isEmpty ? nil : raw[offset...]).1)
+                let raw = try scanner.value(for: "-o")
+                options.outputPath = try parsed { () throws(UsageError) in try pathname(raw) }
                 outputGiven = true
-                letters = ""[...]
-            default:
-                throw cacheUsageError("unknown option '-\(letter)'")
+            default: throw cacheUsageError("unknown option '-\(letter)'")
             }
         }
     }
 
-    guard let (actionName, _) = operands.first else {
+    guard let actionRaw = operands.first else {
         throw cacheUsageError("cache needs a command: put, get, list, remove, clear or prune")
     }
+    let actionName = String(decoding: actionRaw, as: UTF8.self)
     if actionName == "help" { return .cacheHelp }
     guard let action = CacheOptions.Action(rawValue: actionName) else {
         throw cacheUsageError("unknown cache command '\(escapingControlCharacters(actionName))' "
             + "(put, get, list, remove, clear or prune)")
     }
     options.action = action
-    var arguments = operands.dropFirst()
+    var rest = operands.dropFirst()
     switch action {
     case .put, .get, .remove:
-        guard let (_, raw) = arguments.popFirst() else { throw cacheUsageError("cache \(action) needs a KEY") }
+        guard let raw = rest.popFirst() else { throw cacheUsageError("cache \(action) needs a KEY") }
         guard let key = String(validating: raw, as: UTF8.self) else {
             throw cacheUsageError("a cache KEY must be UTF-8 text")
         }
         guard !key.isEmpty else { throw cacheUsageError("a cache KEY cannot be empty") }
         options.key = key
-        if action == .put, let (_, raw) = arguments.popFirst() {
-            options.inputPath = try cachePathname(raw)
+        if action == .put, let raw = rest.popFirst() {
+            options.inputPath = try parsed { () throws(UsageError) in try pathname(raw) }
         }
-        if !arguments.isEmpty {
+        if !rest.isEmpty {
             throw cacheUsageError(action == .put ? "cache put takes a KEY and at most one FILE"
                                   : action == .get ? "cache get takes one KEY (write a file with -o FILE)"
                                   : "cache remove takes one KEY")
         }
     case .list, .clear, .prune:
-        if !arguments.isEmpty { throw cacheUsageError("cache \(action) takes no KEY or FILE") }
+        if !rest.isEmpty { throw cacheUsageError("cache \(action) takes no KEY or FILE") }
     }
-    if outputGiven, action != .get { throw cacheUsageError("-o applies to cache get") }
-    if options.force, action != .get, action != .remove { throw cacheUsageError("-f applies to cache get and remove") }
-    if options.json, action != .list { throw cacheUsageError("--json applies to cache list") }
-    if let outputPath = options.outputPath {
-        if outputPath.bytes.isEmpty { throw cacheUsageError("-o needs a path, not an empty one") }
-        if outputPath == "-" { options.outputPath = nil }
-    }
+    try options.validate(outputGiven: outputGiven)
     return .cache(options)
 }
 
-private func cacheUsageError(_ message: String) -> UsageError {
+/// A usage error of `gzstream cache`: the message, then the cache's usage lines.
+func cacheUsageError(_ message: String) -> UsageError {
     UsageError(message: message, usage: cacheUsageText)
 }
-
-private func cachePathname(_ bytes: [UInt8]) throws(UsageError) -> Pathname {
-    guard let name = Pathname(bytes: bytes) else { throw cacheUsageError("a file name cannot hold a NUL byte") }
-    return name
-}
-
-private func parseCacheLevel(_ text: String) throws(UsageError) -> Int {
-    guard let level = Int(text), (0...9).contains(level) else {
-        throw cacheUsageError("compression level must be 0 to 9, not '\(text)'")
-    }
-    return level
-}
-
-/// `--max-age AGE`: whole seconds, more than 0, with an optional unit: `90`, `90s`, `15m`,
-/// `12h`, `7d`.
-private func parseAge(_ text: String) throws(UsageError) -> Int64 {
-    var digits = Substring(text)
-    var multiplier: Int64 = 1
-    switch digits.last {
-    case "s": multiplier = 1
-    case "m": multiplier = 60
-    case "h": multiplier = 3600
-    case "d": multiplier = 86400
-    default: break
-    }
-    if digits.last.map({ "smhd".contains($0) }) == true { digits = digits.dropLast() }
-    guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int64(digits) else {
-        throw cacheUsageError("--max-age takes seconds (s, m, h, d suffixes), not '\(text)'")
-    }
-    let (seconds, overflow) = number.multipliedReportingOverflow(by: multiplier)
-    guard seconds > 0 || overflow else { throw cacheUsageError("--max-age must be more than 0, not '\(text)'") }
-    guard !overflow, seconds <= maximumCacheAgeSeconds else {
-        throw cacheUsageError("--max-age must be at most \(maximumCacheAgeSeconds / 86400)d, not '\(text)'")
-    }
-    return seconds
-}
-
-/// The longest `--max-age`: about 10,000 years, far past any use and well inside the
-/// library's `Duration` and `Double` arithmetic.
-let maximumCacheAgeSeconds: Int64 = 3_650_000 * 86400
-

@@ -18,7 +18,7 @@ public struct CommandEnvironment {
     /// ignored). Without it the run stops quietly and ``CommandResult/brokenPipe`` tells the
     /// caller to die of SIGPIPE.
     public var reportsBrokenPipe: Bool
-    /// Whether standard error is a terminal: the progress display is then shown (Progress.swift).
+    /// Whether standard error is a terminal: the progress display is then shown (ProgressReporter.swift).
     public var errorIsTerminal: Bool
 
     public init(standardInput: ByteInputStream, standardOutput: ByteOutputStream,
@@ -75,7 +75,7 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
                        environment: CommandEnvironment) -> CommandResult {
     let parsed: ParsedCommand
     do throws(UsageError) {
-        parsed = try parseCommandLine(arguments, programName: baseName(Pathname(bytes: programName) ?? "gzstream"))
+        parsed = try parseCommandLine(arguments, programName: (Pathname(bytes: programName) ?? "gzstream").baseName)
         if case .run(let options) = parsed, let outputPath = options.outputPath, options.files.count > 1,
            FileInfo(path: outputPath)?.isDirectory != true {
             throw UsageError(message: "-o takes one input file, or an existing directory for several")
@@ -389,7 +389,7 @@ final class Command {
             return try toFile(input: opened.stream(), inputPath: operand, inputInfo: info, outputPath: outputPath)
         }
         let defaultPath = try defaultOutputPath(for: operand)
-        let outputPath = outputDirectory.map { $0.appending(component: baseName(defaultPath)) } ?? defaultPath
+        let outputPath = outputDirectory.map { $0.appending(component: defaultPath.baseName) } ?? defaultPath
         return try toFile(input: opened.stream(), inputPath: operand, inputInfo: info, outputPath: outputPath)
     }
 }

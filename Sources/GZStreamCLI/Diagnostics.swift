@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Writes one-line messages to standard error.
 struct Diagnostics {
@@ -62,9 +57,8 @@ extension Command {
     func report(_ outcome: Outcome, inputName: String, outputName: String) {
         guard options.verbose else { return }
         let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
-        let saved = plain == 0 ? 0 : (1 - Double(packed) / Double(plain)) * 100
         diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "
-            + "\(outcome.bytesOut) bytes, \(formatPercent(saved)) saved -> \(escapingControlCharacters(outputName))\n")
+            + "\(outcome.bytesOut) bytes, \(percentSaved(packed: packed, plain: plain)) saved -> \(escapingControlCharacters(outputName))\n")
     }
 }
 
@@ -77,28 +71,4 @@ func describe(_ error: any Error) -> String {
     default:
         return "\(error)"
     }
-}
-
-/// `text` with C0 controls, DEL and C1 controls written as `\u{…}`.
-func escapingControlCharacters(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: isControl) else { return text }
-    var result = ""
-    for scalar in text.unicodeScalars {
-        if isControl(scalar) {
-            result += "\\u{\(String(scalar.value, radix: 16))}"
-        } else {
-            result.unicodeScalars.append(scalar)
-        }
-    }
-    return result
-}
-
-private func isControl(_ scalar: Unicode.Scalar) -> Bool {
-    scalar.value < 0x20 || scalar.value == 0x7f || (0x80..<0xa0).contains(scalar.value)
-}
-
-func formatPercent(_ value: Double) -> String {
-    let tenths = Int((value * 10).rounded())
-    let sign = tenths < 0 ? "-" : ""
-    return "\(sign)\(abs(tenths) / 10).\(abs(tenths) % 10)%"
 }

@@ -46,10 +46,10 @@ struct ExplicitOutput {
         self.path = path
         followedLink = false
         untrustedLink = false
-        let name = lastComponent(of: path)
+        let name = path.lastComponent
         // A name ending in "/" or naming "." or "..": a directory, looked up as typed.
         guard !name.isEmpty, name != ".", name != ".." else { return }
-        let directoryPath = directory(of: path)
+        let directoryPath = path.directoryPart
         let flags: Int32
         #if os(Linux)
         // O_PATH, which Swift's Glibc module does not define: the link itself, not opened.
@@ -107,5 +107,39 @@ struct ExplicitOutput {
     /// effective user or to root.
     static func mayWriteInto(_ info: FileInfo) -> Bool {
         info.owner == geteuid() || info.owner == 0
+    }
+}
+
+extension ExplicitOutput {
+    /// What `-o PATH` is, for every command that writes one (unpack, pack, receive, cache get).
+    enum Target {
+        /// A descriptor of this process that PATH names (`/dev/stdout`, `/dev/fd/N`,
+        /// `/proc/self/fd/N`, or a trusted link to one): written through that descriptor itself,
+        /// at its offset, never replaced; not closed.
+        case processDescriptor(Int32)
+        /// Anything else, its last component examined: a device or FIFO to open and write
+        /// into, or a file to write beside its name and rename into place.
+        case path(ExplicitOutput)
+    }
+
+    /// Classifies `-o PATH`: a descriptor named as such needs no lookup; otherwise the last
+    /// component is examined once (``init(examining:)``), and a trusted link to a descriptor
+    /// of this process is that descriptor.
+    /// - Throws: ``Refusal`` as ``init(examining:)``.
+    static func classify(_ path: Pathname) throws(Refusal) -> Target {
+        if let descriptor = processDescriptor(named: path, followsLinks: false) { return .processDescriptor(descriptor) }
+        let examined = try ExplicitOutput(examining: path)
+        if !examined.untrustedLink,
+           let descriptor = processDescriptor(named: examined.path, followsLinks: examined.followedLink) {
+            return .processDescriptor(descriptor)
+        }
+        return .path(examined)
+    }
+
+    /// The path a file output is published as: with `-o` naming a trusted symbolic link, the
+    /// file the link points to (resolved once; its directory is then used by descriptor), so
+    /// that the link itself stays, as a shell redirection leaves it; otherwise `outputPath`.
+    func publishPath(for outputPath: Pathname) -> Pathname {
+        followedLink ? (existingFile(path) ?? outputPath) : outputPath
     }
 }

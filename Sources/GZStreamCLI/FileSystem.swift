@@ -20,6 +20,8 @@ struct FileInfo {
     let mode: mode_t
     /// The number of hard links to the file.
     let linkCount: Int
+    /// The size in bytes (of a regular file; what the system says for others).
+    let size: Int64
     let owner: uid_t
     let group: gid_t
     let accessTime: Timestamp
@@ -47,6 +49,7 @@ struct FileInfo {
         inode = UInt64(info.st_ino)
         mode = info.st_mode
         linkCount = Int(info.st_nlink)
+        size = Int64(info.st_size)
         owner = info.st_uid
         group = info.st_gid
         accessTime = Timestamp(seconds: Int(info.st_atim.tv_sec), nanoseconds: Int(info.st_atim.tv_nsec))
@@ -184,39 +187,11 @@ public func installInterruptCleanup() {
             if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {
                 unlink(path)
             }
-            eraseProgressLine()
+            eraseProgressLineFromSignalHandler()
             signal(received, SIG_DFL)
             raise(received)
         }
     }
-}
-
-/// Stops further draws, waits (at most about 200 ms: the draw may be the very thread this
-/// handler interrupted) for a draw under way to end, then writes `\r`, as many spaces as the
-/// progress line has columns, `\r` to standard error, when a line is shown.
-/// Async-signal-safe: atomics, no allocation, `nanosleep(2)` and `write(2)` only.
-private func eraseProgressLine() {
-    progressStopped.store(true, ordering: .sequentiallyConsistent)
-    var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-    var pauses = 0
-    while pauses < 200, progressDrawing.load(ordering: .sequentiallyConsistent) {
-        nanosleep(&pause, nil)
-        pauses += 1
-    }
-    var remaining = progressColumnsShown.exchange(0, ordering: .sequentiallyConsistent)
-    guard remaining > 0 else { return }
-    var carriageReturn = UInt8(ascii: "\r")
-    _ = write(STDERR_FILENO, &carriageReturn, 1)
-    let spaces: (UInt64, UInt64, UInt64, UInt64) = (0x2020_2020_2020_2020, 0x2020_2020_2020_2020,
-                                                    0x2020_2020_2020_2020, 0x2020_2020_2020_2020)
-    withUnsafeBytes(of: spaces) { buffer in
-        while remaining > 0 {
-            let written = write(STDERR_FILENO, buffer.baseAddress, min(remaining, buffer.count))
-            if written <= 0 { break }
-            remaining -= written
-        }
-    }
-    _ = write(STDERR_FILENO, &carriageReturn, 1)
 }
 
 extension FileInfo {
@@ -250,7 +225,7 @@ func processDescriptor(named path: Pathname, followsLinks: Bool = true) -> Int32
         guard count > 0 else { return nil }
         let target = buffer[..<count].map { UInt8(bitPattern: $0) }
         // A relative target is relative to the link's directory.
-        guard let next = Pathname(bytes: target.first == UInt8(ascii: "/") ? target : directory(of: current).bytes + target) else {
+        guard let next = Pathname(bytes: target.first == UInt8(ascii: "/") ? target : current.directoryPart.bytes + target) else {
             return nil
         }
         current = next
@@ -291,30 +266,16 @@ func directoryEntries(of descriptor: Int32, path: Pathname) throws -> [Pathname]
         .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
 }
 
-
-/// The default thread count: the processors this process may run on, at most
-/// ``maximumThreads`` (the most the streams take).
+/// The default thread count of every command (pack's deflating, BGZF's inflating, the
+/// cache's): the processors this process may run on (its affinity mask,
+/// ``SystemCalls/allowedProcessorCount()``), at most ``maximumThreads`` (the most the streams take).
 func availableProcessorCount() -> Int {
-    min(allowedProcessorCount(), maximumThreads)
+    min(SystemCalls.allowedProcessorCount(), maximumThreads)
 }
 
-/// The number of processors this process may run on (its CPU affinity mask, as `taskset` sets
-/// it), at least 1. Reads the kernel's `Cpus_allowed` line of `/proc/self/status` on Linux
-/// (Glibc's `sched_getaffinity` is not visible to Swift); elsewhere `sysconf(_SC_NPROCESSORS_ONLN)`.
-private func allowedProcessorCount() -> Int {
-    let online = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-    #if os(Linux)
-    guard let file = fopen("/proc/self/status", "r") else { return online }
-    defer { fclose(file) }
-    var line = [CChar](repeating: 0, count: 4096)
-    while fgets(&line, Int32(line.count), file) != nil {
-        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard text.hasPrefix("Cpus_allowed:") else { continue }
-        let count = text.dropFirst("Cpus_allowed:".count).reduce(0) { sum, character in
-            sum + (character.hexDigitValue.map { $0.nonzeroBitCount } ?? 0)
-        }
-        return count > 0 ? count : online
-    }
-    #endif
-    return online
+/// The mode of a new file: 0666 less the process's umask.
+func defaultPermissions() -> mode_t {
+    let mask = umask(0)
+    umask(mask)
+    return 0o666 & ~mask
 }

@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `gzstream -l` (gzip mode): GNU gzip's `-l` table, one row per file, in gzip's layout and
 /// widths, with `-v` its method, CRC and date columns and, for more than one file, a totals
@@ -101,7 +96,7 @@ final class GzipListing: Listing {
     /// Bytes that are not UTF-8 are shown as ``Pathname/description`` shows them.
     private func listedName() -> String {
         if options.useName == true, let stored = firstHeader?.fileName, let name = safeFileName(stored) {
-            return operand == "-" ? name.description : directory(of: operand).appending(name).description
+            return operand == "-" ? name.description : operand.directoryPart.appending(name).description
         }
         if operand == "-" { return "stdout" }
         return (unpackedName(of: operand, customSuffix: options.suffix) ?? operand).description
@@ -114,23 +109,4 @@ final class GzipListing: Listing {
         if operand != "-" { return command.currentInput?.info.modificationTime.seconds ?? 0 }
         return command.standardInputModificationTime() ?? 0
     }
-}
-
-/// `Jun  7 08:09`: gzip's `%s%3d %02d:%02d` of the local time.
-private func gzipDate(_ seconds: Int) -> String {
-    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    var time = time_t(seconds)
-    var parts = tm()
-    guard localtime_r(&time, &parts) != nil else { return "??? ?? ??:??" }
-    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    return months[Int(parts.tm_mon)] + pad(String(parts.tm_mday), 3) + " " + two(parts.tm_hour) + ":" + two(parts.tm_min)
-}
-
-/// gzip's ratio, `%5.1f%%` of `100 * part / whole` (0 when `whole` is 0), through C's printf so
-/// that it rounds as gzip's does.
-func gzipRatio(_ part: Int64, _ whole: Int64) -> String {
-    let value = whole == 0 ? 0 : 100 * Double(part) / Double(whole)
-    var buffer = [CChar](repeating: 0, count: 64)
-    _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%5.1f%%", $0) }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

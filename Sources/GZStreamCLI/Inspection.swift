@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension Command {
     /// `test` and `list`: decodes every member of `operand`, checking CRC-32 and ISIZE, and
@@ -27,7 +22,7 @@ extension Command {
             input = environment.standardInput
         }
         // test reads ahead and checks BGZF on -p threads, as unpack does; list needs every
-        // member's header, so it stays sequential. Only test shows progress (Progress.swift).
+        // member's header, so it stays sequential. Only test shows progress (ProgressReporter.swift).
         let progress = options.mode == .test ? beginProgress(name, writesStandardOutput: false) : nil
         defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream
@@ -182,7 +177,7 @@ final class MemberListing: Listing {
         } else {
             var line = pad(String(member.index), 6) + " " + pad(String(member.offset), 12)
                 + " " + pad(String(member.compressedSize), 13) + " " + pad(String(member.uncompressedSize), 15)
-                + " " + pad(saved(member.compressedSize, member.uncompressedSize), 9)
+                + " " + pad(percentSaved(packed: member.compressedSize, plain: member.uncompressedSize, whenEmpty: "-"), 9)
                 + "  " + hex(member.crc32, 8) + "  " + padRight(isoDate(header.modificationTime), 20)
                 + "  " + padRight(String(header.operatingSystem), 3)
                 + " " + (header.fileName.map(displayText) ?? "-")
@@ -214,7 +209,7 @@ final class MemberListing: Listing {
             emit("\n]," + fields.joined(separator: ",") + "}")
         } else {
             var line = pad("total", 6) + " " + pad("", 12) + " " + pad(String(compressedSize), 13)
-                + " " + pad(String(uncompressedSize), 15) + " " + pad(saved(compressedSize, uncompressedSize), 9)
+                + " " + pad(String(uncompressedSize), 15) + " " + pad(percentSaved(packed: compressedSize, plain: uncompressedSize, whenEmpty: "-"), 9)
                 + "  \(memberRows) member\(memberRows == 1 ? "" : "s")"
             if let trailingGarbage {
                 line += ", \(trailingGarbage.length) bytes of trailing garbage at \(trailingGarbage.offset)"
@@ -229,30 +224,9 @@ final class MemberListing: Listing {
             emit("\n]\n")
         } else if totals.files > 1 {
             emit("\nall \(totals.files) files: \(totals.members) members, \(totals.compressed) -> "
-                 + "\(totals.uncompressed) bytes, \(saved(totals.compressed, totals.uncompressed)) saved\n")
+                 + "\(totals.uncompressed) bytes, \(percentSaved(packed: totals.compressed, plain: totals.uncompressed, whenEmpty: "-")) saved\n")
         }
     }
-}
-
-func pad(_ text: String, _ width: Int) -> String {
-    String(repeating: " ", count: max(0, width - text.count)) + text
-}
-
-private func padRight(_ text: String, _ width: Int) -> String {
-    text + String(repeating: " ", count: max(0, width - text.count))
-}
-
-private func saved(_ compressed: Int64, _ uncompressed: Int64) -> String {
-    uncompressed == 0 ? "-" : formatPercent((1 - Double(compressed) / Double(uncompressed)) * 100)
-}
-
-func hex<T: BinaryInteger>(_ value: T, _ width: Int) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: max(0, width - digits.count)) + digits
-}
-
-private func hexBytes(_ bytes: [UInt8]) -> String {
-    bytes.map { hex($0, 2) }.joined()
 }
 
 /// Header text: UTF-8 when it is valid UTF-8, else ISO 8859-1 (RFC 1952 §2.3.1).
@@ -269,23 +243,4 @@ private func displayText(_ bytes: [UInt8]) -> String {
 /// MTIME as `YYYY-MM-DDTHH:MM:SSZ`, or `-` when it is 0 (none stored).
 private func isoDate(_ mtime: UInt32) -> String {
     mtime == 0 ? "-" : utcTimestamp(Double(mtime))
-}
-
-/// A JSON string literal (RFC 8259 §7).
-func jsonString(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": result += "\\\""
-        case "\\": result += "\\\\"
-        case "\n": result += "\\n"
-        case "\r": result += "\\r"
-        case "\t": result += "\\t"
-        case _ where scalar.value < 0x20:
-            result += "\\u" + hex(scalar.value, 4)
-        default:
-            result.unicodeScalars.append(scalar)
-        }
-    }
-    return result + "\""
 }

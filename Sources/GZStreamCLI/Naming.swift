@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Which inputs are taken, and the names outputs get.
 extension Command {
@@ -32,7 +27,7 @@ extension Command {
             throw refuseInput(path, errorText(error))
         }
         var ownsDirectory = true
-        defer { if ownsDirectory { close(lookup.directory) } }
+        defer { if ownsDirectory { try? SystemCalls.close(lookup.directory, target: path.description) } }
         let follows = followsOperandLinks || lookup.trailingSlash
         func open(following: Bool) throws -> OpenedInput {
             let input = try OpenedInput(name: lookup.name, in: lookup.directory, ownsDirectory: true, path: path,
@@ -42,7 +37,7 @@ extension Command {
         }
         do {
             return try open(following: follows)
-        } catch let error as ByteStreamError where error.errno == ELOOP && !follows {
+        } catch let error as ByteStreamError where error.errno == Errno.tooManySymbolicLinks && !follows {
             try refuseUnfollowedLink(lookup.name, in: lookup.directory, path: path)
             // -o FILE: the link is read, as a shell redirection from it would be.
             let input = try open(following: true)
@@ -74,14 +69,14 @@ extension Command {
     /// as a directory); nothing is read through it.
     /// The corresponding C function is `fstatat(2)`.
     private func refuseUnfollowedLink(_ name: Pathname, in directory: Int32, path: Pathname) throws {
-        let target: stat?
+        let target: FileInfo?
         do {
             target = try SystemCalls.status(of: name, in: directory, followsLinks: true, target: path.description)
+                .map { FileInfo($0) }
         } catch {
             throw refuseInput(path, errorText(error))
         }
-        guard let target else { throw refuseInput(path, String(cString: strerror(ENOENT))) }
-        let info = FileInfo(target)
+        guard let info = target else { throw refuseInput(path, Errno.text(Errno.noSuchFile)) }
         if info.isDirectory {
             guard options.recursive else {
                 let problem = Self.directoryIgnored
@@ -185,7 +180,6 @@ extension Command {
     }
 }
 
-private let slash = UInt8(ascii: "/")
 
 /// GNU gzip's suffixes of compressed files, besides `-S`'s.
 private let builtInSuffixes: [Pathname] = [".gz", ".z", ".taz", ".tgz", "-gz", "-z", "_z"]
@@ -207,7 +201,7 @@ func knownSuffix(of name: Pathname, custom: Pathname?) -> Pathname? {
     let bytes = name.bytes
     for candidate in candidates {
         let count = candidate.bytes.count
-        guard bytes.count > count, bytes[bytes.count - count - 1] != slash,
+        guard bytes.count > count, bytes[bytes.count - count - 1] != UInt8(ascii: "/"),
               name.hasSuffixIgnoringCase(candidate) else { continue }
         return Pathname(bytes: bytes.suffix(count))!
     }
@@ -223,66 +217,18 @@ func unpackedName(of input: Pathname, customSuffix: Pathname?) -> Pathname? {
     return lowered == ".tgz" || lowered == ".taz" ? stem.appending(".tar") : stem
 }
 
-/// The last component of `path` (after its last `/`, one trailing `/` ignored), as bytes.
-func baseName(_ path: Pathname) -> Pathname {
-    let trimmed = path.bytes.last == slash ? path.bytes.dropLast() : path.bytes[...]
-    let start = trimmed.lastIndex(of: slash).map { $0 + 1 } ?? trimmed.startIndex
-    return Pathname(bytes: trimmed[start...])!
-}
-
-/// `path` up to and with its last `/`, or empty when it has none.
-func directory(of path: Pathname) -> Pathname {
-    guard let last = path.bytes.lastIndex(of: slash) else { return "" }
-    return Pathname(bytes: path.bytes[...last])!
-}
-
 /// The last path component of a stored FNAME, byte for byte (UTF-8 or not), or `nil` when it
 /// is empty, `.`, `..` or longer than a file name can be (a header must not write outside the
 /// output's directory).
 func safeFileName(_ stored: [UInt8]) -> Pathname? {
-    guard let name = Pathname(bytes: stored).map(baseName), !name.isEmpty, name != ".", name != "..",
-          name.bytes.count <= Int(NAME_MAX) else { return nil }
+    guard let name = Pathname(bytes: stored).map(\.baseName), !name.isEmpty, name != ".", name != "..",
+          name.bytes.count <= SystemCalls.maximumNameLength else { return nil }
     return name
-}
-
-extension Pathname {
-    /// `name` inside this directory: `dir` + `/` + `name` (no second `/` after `dir/`).
-    func appending(component name: Pathname) -> Pathname {
-        if isEmpty || bytes.last == slash { return Pathname(bytes: bytes + name.bytes)! }
-        return Pathname(bytes: bytes + [slash] + name.bytes)!
-    }
-
-    /// The name with `suffix`'s bytes added at the end (`x` → `x.gz`, or `-S`'s suffix).
-    func appending(_ suffix: Pathname) -> Pathname {
-        Pathname(bytes: bytes + suffix.bytes)!
-    }
-
-    /// Whether the name ends with `suffix`'s bytes, ASCII letters in any case.
-    func hasSuffixIgnoringCase(_ suffix: Pathname) -> Bool {
-        let tail = suffix.bytes
-        guard bytes.count >= tail.count else { return false }
-        return zip(bytes.suffix(tail.count), tail).allSatisfy { asciiLowercase($0) == asciiLowercase($1) }
-    }
-
-    /// The name with ASCII capitals made small and every other byte unchanged (C's `tolower`
-    /// in the C locale, as gzip compares suffixes).
-    var asciiLowercased: Pathname { Pathname(bytes: bytes.map(asciiLowercase))! }
-}
-
-private func asciiLowercase(_ byte: UInt8) -> UInt8 {
-    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
 }
 
 /// What a failed system call's error says to a user: `errno`'s text alone (`No such file or
 /// directory`), as a lookup's failure has always been reported.
 func errorText(_ error: any Error) -> String {
-    if let code = (error as? ByteStreamError)?.errno { return String(cString: strerror(code)) }
+    if let code = (error as? ByteStreamError)?.errno { return Errno.text(code) }
     return describe(error)
-}
-
-/// The mode of a new file: 0666 less the process's umask.
-func defaultPermissions() -> mode_t {
-    let mask = umask(0)
-    umask(mask)
-    return 0o666 & ~mask
 }

@@ -1,11 +1,6 @@
 import ByteStreams
 import GzipStreams
 import StreamCache
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `send` and `receive`: pack onto one TCP connection, or unpack what one connection brings.
 /// Both run pack's and unpack's own pipeline (``Command/transform(_:inputPath:inputInfo:into:outputName:closesOutput:)``),
@@ -68,41 +63,6 @@ struct NetworkAddress: Equatable, CustomStringConvertible {
         host = hostPart.map(String.init) ?? Self.defaultListeningHost
         self.port = UInt16(port)
     }
-}
-
-/// The longest `--timeout`: a year, far past any wait a user means, and well inside `Duration`.
-let maximumTimeoutSeconds = 365.0 * 24 * 3600
-
-/// `--timeout SECONDS`: more than 0, fractions allowed (`0.5`).
-func parseTimeout(_ text: String) throws(UsageError) -> Duration {
-    guard let seconds = Double(text), seconds > 0, seconds <= maximumTimeoutSeconds else {
-        throw UsageError(message: "--timeout takes seconds, more than 0 (such as 30 or 0.5), not '\(text)'")
-    }
-    return .seconds(seconds)
-}
-
-/// `--deadline DURATION` as given: its length, and its text for messages.
-struct DeadlineOption: Equatable {
-    var duration: Duration
-    var text: String
-}
-
-/// `--deadline DURATION`: seconds, fractions allowed, with an optional unit `s`, `m` or `h`
-/// (`90`, `0.5`, `15m`, `2h`); more than 0, at most a year.
-func parseDeadline(_ text: String) throws(UsageError) -> DeadlineOption {
-    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
-    var number = Substring(text)
-    var scale = 1.0
-    if let last = number.last, let unit = units[last] {
-        scale = unit
-        number = number.dropLast()
-    }
-    guard number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(number),
-          value > 0, value * scale <= maximumTimeoutSeconds
-    else {
-        throw UsageError(message: "--deadline takes a duration, more than 0 (such as 90, 0.5, 15m or 2h), not '\(text)'")
-    }
-    return DeadlineOption(duration: .seconds(value * scale), text: text)
 }
 
 /// Takes send's `HOST:PORT` or receive's `[HOST:]PORT` from the operands and refuses the

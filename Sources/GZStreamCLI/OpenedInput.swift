@@ -87,13 +87,13 @@ final class OpenedInput {
     }
 
     /// Opens the directory that holds `path`'s last component, for lookups relative to it
-    /// (``SystemCalls/lookupDirectoryFlags``); see ``splitForLookup(_:)``.
+    /// (``SystemCalls/lookupDirectoryFlags``); see ``Pathname/lookupParts``.
     /// - Returns: The directory's descriptor, owned by the caller; the last component; whether
     ///   `path` ended with `/`.
     /// - Throws: ``ByteStreamError`` with `openat`'s `errno`.
     /// Does not block. The corresponding C function is `openat(2)`.
     static func openDirectory(of path: Pathname) throws -> (directory: Int32, name: Pathname, trailingSlash: Bool) {
-        let (directoryPath, name, trailingSlash) = splitForLookup(path)
+        let (directoryPath, name, trailingSlash) = path.lookupParts
         let directory = try SystemCalls.open(directoryPath, in: AT_FDCWD, flags: SystemCalls.lookupDirectoryFlags,
                                              target: path.description)
         return (directory, name, trailingSlash)
@@ -175,18 +175,4 @@ final class OpenedInput {
             return .failed(EIO)
         }
     }
-}
-
-/// `path` split for a lookup relative to a directory: the directory part (`.` when there is
-/// none, `/` for a path at the root) and the last component, trailing `/`s dropped (`/`
-/// itself is `.` in `/`), and whether there were any: a path given as `dir/` must name a
-/// directory, and a symbolic link there is followed, as a lookup by that path would.
-func splitForLookup(_ path: Pathname) -> (directory: Pathname, name: Pathname, trailingSlash: Bool) {
-    let slash = UInt8(ascii: "/")
-    var bytes = path.bytes[...]
-    while bytes.count > 1, bytes.last == slash { bytes = bytes.dropLast() }
-    let trailingSlash = bytes.count < path.bytes.count
-    if bytes.elementsEqual([slash]) { return ("/", ".", true) }
-    guard let last = bytes.lastIndex(of: slash) else { return (".", Pathname(bytes: bytes)!, trailingSlash) }
-    return (Pathname(bytes: bytes[...last])!, Pathname(bytes: bytes[(last + 1)...])!, trailingSlash)
 }

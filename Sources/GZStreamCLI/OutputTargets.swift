@@ -31,24 +31,22 @@ extension Command {
         // `-o PATH` names the file itself; without -o, or with -o DIRECTORY, the name is made here.
         let explicitOutput = options.outputPath != nil && outputDirectory == nil
         // -o's last component examined once: a link or FIFO another user planted is not
-        // followed or written into (ExplicitOutput).
-        // A descriptor named as such (/dev/stdout, /dev/fd/N, /proc/self/fd/N) needs no lookup.
-        if explicitOutput, let descriptor = processDescriptor(named: outputPath, followsLinks: false) {
-            return try toDescriptor(descriptor, input: input, inputPath: inputPath, inputInfo: inputInfo,
-                                    outputPath: outputPath)
-        }
+        // followed or written into; a descriptor of this process is written through as is.
         var examined = ExplicitOutput(path: outputPath)
         if explicitOutput {
+            let target: ExplicitOutput.Target
             do throws(ExplicitOutput.Refusal) {
-                examined = try ExplicitOutput(examining: outputPath)
+                target = try ExplicitOutput.classify(outputPath)
             } catch {
                 throw Reported(status: reportError(outputPath.description, error.message))
             }
-        }
-        if explicitOutput, !examined.untrustedLink,
-           let descriptor = processDescriptor(named: examined.path, followsLinks: examined.followedLink) {
-            return try toDescriptor(descriptor, input: input, inputPath: inputPath, inputInfo: inputInfo,
-                                    outputPath: outputPath)
+            switch target {
+            case .processDescriptor(let descriptor):
+                return try toDescriptor(descriptor, input: input, inputPath: inputPath, inputInfo: inputInfo,
+                                        outputPath: outputPath)
+            case .path(let found):
+                examined = found
+            }
         }
         if explicitOutput, !examined.untrustedLink,
            let device = try openDevice(examined.path, followsLinks: examined.followedLink, shownAs: outputPath,
@@ -61,17 +59,17 @@ extension Command {
         // send the output elsewhere.
         let openedDirectory: OutputDirectory
         if !explicitOutput, outputDirectory == nil, let currentInput,
-           directory(of: outputPath) == directory(of: currentInput.path) {
+           outputPath.directoryPart == currentInput.path.directoryPart {
             do {
                 openedDirectory = try OutputDirectory(duplicating: currentInput.directory,
-                                                      path: directory(of: outputPath))
+                                                      path: outputPath.directoryPart)
             } catch {
                 throw Reported(status: reportError(outputPath.description, error.message))
             }
         } else {
             openedDirectory = try openDirectory(containing: outputPath)
         }
-        let outputName = lastComponent(of: outputPath)
+        let outputName = outputPath.lastComponent
         let existing = openedDirectory.info(of: outputName, followsLinks: true)
         try rejectSameFile(inputInfo, existing, inputName: inputName)
         // unpack -N names the output after the header, known only once it is read: the
@@ -85,15 +83,14 @@ extension Command {
         }
         // pack --bgzf --index: OUTPUT.gzi, written and published with the output, beside it.
         let indexPath = options.index ? outputPath.appending(".gzi") : nil
-        let indexName = lastComponent(of: outputPath.appending(".gzi"))
+        let indexName = outputPath.appending(".gzi").lastComponent
         if let indexPath {
             try rejectSameFile(inputInfo, openedDirectory.info(of: indexName, followsLinks: true), inputName: inputName)
             try refuseToReplaceIndex(indexPath, in: openedDirectory)
         }
-        // -o naming a symbolic link writes the file the link points to, as a shell redirection
-        // would; the link itself stays. (A link to a descriptor, as /dev/stdout is, was taken
-        // above.) The link is resolved once; its target's directory is then used by descriptor.
-        let publishPath = examined.followedLink ? (existingFile(examined.path) ?? outputPath) : outputPath
+        // -o naming a trusted symbolic link writes the file the link points to, and the link
+        // stays (a link to a descriptor, as /dev/stdout is, was taken above).
+        let publishPath = examined.publishPath(for: outputPath)
         let publishDirectory = publishPath == outputPath ? openedDirectory : try openDirectory(containing: publishPath,
                                                                                          shownAs: outputPath)
         let temporary = try temporaryFile(in: publishDirectory, shownAs: outputPath)
@@ -105,7 +102,7 @@ extension Command {
                                       displayName: outputPath.description)
         let outcome = try transform(input, inputPath: inputPath, inputInfo: inputInfo, into: output,
                                     outputName: outputPath.description, closesOutput: true)
-        let publishName = lastComponent(of: publishPath)
+        let publishName = publishPath.lastComponent
         var finalName = publishName
         if outputNamedByHeader, let stored = outcome.header?.fileName, let name = safeFileName(stored) {
             finalName = name
@@ -113,7 +110,7 @@ extension Command {
         try rejectSameFile(inputInfo, publishDirectory.info(of: finalName, followsLinks: true), inputName: inputName)
         // Messages name the path the user gave (`-o link`), not the file behind the link.
         let shownPath = (finalName == publishName ? outputPath
-            : Pathname(bytes: directory(of: outputPath).bytes + finalName.bytes)!).description
+            : Pathname(bytes: outputPath.directoryPart.bytes + finalName.bytes)!).description
         // A FIFO's or a device's mode (often 0666) is no file's: those get the umask's default.
         var permissions = inputInfo.flatMap { $0.isRegularFile ? $0.permissions : nil } ?? defaultPermissions()
         var owner = inputInfo.map { ($0.owner, $0.group) }
@@ -323,7 +320,7 @@ extension Command {
 
     /// Refuses to replace an existing `.gzi` (or a link by that name) in `directory` without `-f`.
     func refuseToReplaceIndex(_ indexPath: Pathname, in directory: OutputDirectory) throws {
-        if !options.force, directory.info(of: lastComponent(of: indexPath), followsLinks: false) != nil {
+        if !options.force, directory.info(of: indexPath.lastComponent, followsLinks: false) != nil {
             throw Reported(status: reportError(indexPath.description, Self.existingOutput))
         }
     }
@@ -332,7 +329,7 @@ extension Command {
     /// (over an existing one only with `-f`).
     func publishIndex(_ temporary: TemporaryFile, as indexPath: Pathname) throws {
         do {
-            try temporary.publish(as: lastComponent(of: indexPath), replacing: options.force)
+            try temporary.publish(as: indexPath.lastComponent, replacing: options.force)
         } catch {
             throw Reported(status: reportError(indexPath.description, error.message))
         }

@@ -12,12 +12,6 @@ import Darwin
 // are set on its own descriptor, and it is published and removed relative to the directory,
 // removed only while the name still refers to the file this process created.
 
-/// The part of `path` after its last `/` (all of it when it has none): the name that
-/// ``OutputDirectory/init(containing:)`` looks up in the directory it opens.
-func lastComponent(of path: Pathname) -> Pathname {
-    Pathname(bytes: path.bytes[directory(of: path).bytes.count...])!
-}
-
 /// A directory opened once, in which outputs are created, examined, published and removed
 /// by name relative to its descriptor: renaming or replacing the directory's path afterwards
 /// does not move what happens here.
@@ -48,7 +42,7 @@ final class OutputDirectory {
 
     /// Opens the directory that holds `file` (the part of `file` up to its last `/`).
     convenience init(containing file: Pathname) throws(PublishError) {
-        try self.init(directory(of: file))
+        try self.init(file.directoryPart)
     }
 
     /// The directory an input was opened in (``OpenedInput/directory``), for an output written

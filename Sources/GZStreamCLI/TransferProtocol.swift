@@ -1,10 +1,5 @@
 import ByteStreams
 import StreamCache
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The bytes `send` and `receive` exchange around the data, version 1.
 ///
@@ -164,7 +159,7 @@ final class ConnectionInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        try tally.waitForDeadline(Int16(POLLIN), operation: "read")
+        try tally.waitForDeadline(SystemCalls.readableEvents, operation: "read")
         return try tally.record(buffer, count: inner.read(buffer, maxLength: maxLength), of: inner, operation: "read")
     }
 
@@ -210,7 +205,7 @@ final class ConnectionOutputStream: ByteOutputStream, @unchecked Sendable {
 
     override func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         guard maxLength > 0 else { return 0 }
-        try tally.waitForDeadline(Int16(POLLOUT), operation: "write")
+        try tally.waitForDeadline(SystemCalls.writableEvents, operation: "write")
         return try tally.record(buffer, count: inner.write(buffer, maxLength: maxLength), of: inner, operation: "write")
     }
 }

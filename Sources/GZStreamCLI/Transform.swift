@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension Command {
     struct Outcome {
@@ -93,7 +88,7 @@ extension Command {
     static let unpackWriteSize = 128 * 1024
 
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
-    /// and `output` when `closesOutput`. Shows progress on standard error (Progress.swift),
+    /// and `output` when `closesOutput`. Shows progress on standard error (ProgressReporter.swift),
     /// ended before any message about the job.
     func transform(_ input: ByteInputStream, inputPath: Pathname, inputInfo: FileInfo?,
                    into output: ByteOutputStream, outputName: String, closesOutput: Bool) throws -> Outcome {
@@ -168,7 +163,7 @@ extension Command {
             }
         } catch let reported as Reported {
             throw reported   // already reported (unpackRange)
-        } catch let error as ByteStreamError where error.errno == EPIPE && error.target == outputName
+        } catch let error as ByteStreamError where error.errno == Errno.brokenPipe && error.target == outputName
                     && !(output is SocketOutputStream) {
             // A closed pipe ends the run quietly (or by SIGPIPE); a peer that went away is an error.
             closedPipe = outputName
@@ -190,7 +185,7 @@ extension Command {
         guard options.useName != false else { return (header, false) }
         let seconds: Int
         if let inputInfo {
-            header.fileName = baseName(inputPath).bytes
+            header.fileName = inputPath.baseName.bytes
             seconds = inputInfo.modificationTime.seconds
         } else if options.gzipMode, let standardInputSeconds = standardInputModificationTime() {
             // As gzip: standard input's time (no name) when it is a regular file.
@@ -207,9 +202,8 @@ extension Command {
     /// The corresponding C function is `fstat(2)`.
     func standardInputModificationTime() -> Int? {
         guard let file = environment.standardInput as? FileInputStream else { return nil }
-        var info = stat()
-        guard fstat(file.fileDescriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return Int(info.st_mtim.tv_sec)
+        guard let info = FileInfo(descriptor: file.fileDescriptor), info.isRegularFile else { return nil }
+        return info.modificationTime.seconds
     }
 
     /// The input's access and modification times; for `unpack -N`, the header's MTIME when set.

@@ -1,0 +1,137 @@
+import ByteStreams
+
+/// The program names that run as gzip's gunzip (`gzip -d`) and zcat (`gzip -dc`), each with
+/// whether it writes to standard output: the last path component of `argv[0]`, as a link to
+/// the binary gives it.
+private let decompressingNames: [Pathname: Bool] = ["gunzip": false, "zcat": true, "gzcat": true]
+
+/// Parses `gzstream pack|unpack|test|list|index [OPTIONS] [FILE ...]`, or, when the first
+/// argument is none of these (nor `help`), GNU gzip's command line `gzstream [OPTIONS] [FILE ...]`,
+/// which also serves `gunzip` and `zcat` (`programName`, the last path component of `argv[0]`).
+/// Options are read by an ``ArgumentScanner``, as GNU gzip reads them. Each argument is the
+/// bytes the system passed: file names and `-S`'s suffix keep them all (UTF-8 or not); the
+/// other options are read as UTF-8. The rules between options are ``Options/validate(keepOrRemoveGiven:)``'s.
+func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstream") throws(UsageError) -> ParsedCommand {
+    let first = rawArguments.first.map { String(decoding: $0, as: UTF8.self) }
+    var options: Options
+    var arguments = rawArguments[...]
+    // gzip mode: -d, -t and -l choose the mode once every option is read.
+    var decompress = false
+    var test = false
+    var list = false
+    var networkCommand: NetworkCommand?
+    if let toStandardOutput = decompressingNames[programName] {
+        options = Options(mode: .unpack, gzipMode: true)
+        options.toStandardOutput = toStandardOutput
+        decompress = true
+    } else if first == "help" {
+        return .help
+    } else if first == "cache" {
+        return try parseCacheCommandLine(Array(arguments.dropFirst()))
+    } else if let first, let command = NetworkCommand(rawValue: first) {
+        options = Options(mode: command == .send ? .pack : .unpack)
+        networkCommand = command
+        arguments = arguments.dropFirst()
+    } else if let first, let mode = Options.Mode(rawValue: first) {
+        options = Options(mode: mode)
+        arguments = arguments.dropFirst()
+    } else {
+        options = Options(mode: .pack, gzipMode: true)
+    }
+    // `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
+    var removal: Bool?
+    var scanner = ArgumentScanner(arguments)
+
+    while let argument = scanner.next() {
+        switch argument {
+        case .operand(let raw):
+            options.files.append(try pathname(raw))
+        case .long(let name):
+            func flag() throws(UsageError) { try scanner.refuseValue(name) }
+            switch name {
+            case "stdout", "to-stdout": try flag(); options.toStandardOutput = true
+            case "output": options.outputPath = try pathname(try scanner.value(for: "--output"))
+            case "force": try flag(); options.force = true
+            case "recursive": try flag(); options.recursive = true
+            case "level": options.level = try parseLevel(try scanner.text(for: "--level"))
+            case "fast": try flag(); options.level = 1
+            case "best": try flag(); options.level = compressionLevels.upperBound
+            case "chunk-size":
+                options.chunkSize = try parseChunkSize(try scanner.text(for: "--chunk-size"))
+                options.chunkSizeGiven = true
+            case "max-output": options.maximumOutputSize = try parseByteCount(try scanner.text(for: "--max-output"), option: "--max-output")
+            case "no-name": try flag(); options.useName = false
+            case "name": try flag(); options.useName = true
+            case "rm": try flag(); removal = true
+            case "keep": try flag(); removal = false
+            case "suffix": options.suffix = try parseSuffix(try scanner.value(for: "--suffix"))
+            case "decompress" where options.gzipMode, "uncompress" where options.gzipMode: try flag(); decompress = true
+            case "test" where options.gzipMode: try flag(); test = true
+            case "list" where options.gzipMode: try flag(); list = true
+            case "json": try flag(); options.json = true
+            case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
+            case "block-size", "blocksize": options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"))
+            case "bgzf": try flag(); options.bgzf = true
+            case "index": try flag(); options.index = true
+            case "offset": options.rangeOffset = try parseByteCount(try scanner.text(for: "--offset"), option: "--offset")
+            case "length": options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
+            // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or
+            // `-S -h` names a file or a suffix.
+            case "help": try flag(); return .help
+            case "version": try flag(); return .version
+            case "timeout":
+                if networkCommand == nil { throw UsageError(message: "--timeout applies to send and receive") }
+                options.timeout = try parseTimeout(try scanner.text(for: "--timeout"))
+            case "deadline":
+                if networkCommand == nil { throw UsageError(message: "--deadline applies to send and receive") }
+                options.deadline = try parseDeadline(try scanner.text(for: "--deadline"))
+            case "key-file":
+                if networkCommand == nil { throw UsageError(message: "--key-file applies to send, receive and cache") }
+                let file = try scanner.text(for: "--key-file")
+                if file.isEmpty { throw UsageError(message: "--key-file needs a file name") }
+                options.keyFile = file
+            case "progress": try flag(); options.progress = true
+            case "no-progress": try flag(); options.progress = false
+            case "quiet": try flag(); options.quiet = true; options.verbose = false
+            case "verbose": try flag(); options.verbose = true; options.quiet = false
+            default: throw UsageError(message: "unknown option '--\(name)'")
+            }
+        case .short(let letter):
+            if let level = compressionLevel(flag: letter) {
+                options.level = level
+                continue
+            }
+            switch letter {
+            case "h": return .help
+            case "V": return .version
+            case "c": options.toStandardOutput = true
+            case "f": options.force = true
+            case "r": options.recursive = true
+            case "k": removal = false
+            case "d" where options.gzipMode: decompress = true
+            case "t" where options.gzipMode: test = true
+            case "l" where options.gzipMode: list = true
+            case "n": options.useName = false
+            case "N": options.useName = true
+            case "q": options.quiet = true; options.verbose = false
+            case "v": options.verbose = true; options.quiet = false
+            case "o": options.outputPath = try pathname(try scanner.value(for: "-o"))
+            case "p": options.threads = try parseThreads(try scanner.text(for: "-p"))
+            case "b": options.blockSize = try parseBlockSize(try scanner.text(for: "-b"))
+            case "S": options.suffix = try parseSuffix(try scanner.value(for: "-S"))
+            default: throw UsageError(message: "unknown option '-\(letter)'")
+            }
+        }
+    }
+    if options.gzipMode {
+        options.mode = list ? .list : test ? .test : decompress ? .unpack : .pack
+        // gzip's -t and -l imply -c (zcat -t, gzip -tc): it changes nothing.
+        if options.mode == .test || options.mode == .list { options.toStandardOutput = false }
+    }
+    options.removeInput = removal ?? false
+    if let networkCommand {
+        try takeNetworkOperands(&options, for: networkCommand, keepOrRemoveGiven: removal != nil)
+    }
+    try options.validate(keepOrRemoveGiven: removal != nil)
+    return .run(options)
+}

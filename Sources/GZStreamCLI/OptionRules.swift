@@ -1,0 +1,99 @@
+import ByteStreams
+
+// The rules between options, checked once every argument is read, as swift-argument-parser's
+// `validate()` checks them: each option alone was checked by its value parser
+// (ValueParsers.swift) when it was read.
+
+extension Options {
+    /// Settles what depends on several options (`-o -` is `-c`; gzip mode removes each input
+    /// unless it is written to standard output or `-o`), then refuses the combinations that do
+    /// not apply, the first found in a fixed order.
+    /// - Parameter keepOrRemoveGiven: Whether `-k`, `--keep` or `--rm` was given.
+    /// - Throws: ``UsageError`` naming the options that do not go together.
+    mutating func validate(keepOrRemoveGiven: Bool) throws(UsageError) {
+        if mode == .test || mode == .list {
+            if outputPath != nil || toStandardOutput || removeInput {
+                throw UsageError(message: "\(mode.rawValue) writes no output: -c, -o and --rm do not apply")
+            }
+        }
+        if maximumOutputSize != nil && mode == .pack {
+            throw UsageError(message: "--max-output applies to unpack, test and list")
+        }
+        if outputPath == "-" {
+            // `-o -` is standard output, as `-` is standard input among the files.
+            outputPath = nil
+            toStandardOutput = true
+        }
+        // As gzip: each input file is removed once its output file is in place, unless -k.
+        if gzipMode, !keepOrRemoveGiven, mode == .pack || mode == .unpack {
+            removeInput = !toStandardOutput && outputPath == nil
+        }
+        if blockSize != nil && (mode != .pack || bgzf) {
+            throw UsageError(message: "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)")
+        }
+        if index && !bgzf {
+            throw UsageError(message: "--index applies to pack --bgzf")
+        }
+        if mode != .pack && (bgzf || index) {
+            throw UsageError(message: "--bgzf and --index apply to pack")
+        }
+        // Standard input, alone or among the files, is packed to standard output without -o.
+        if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {
+            throw UsageError(message: "--index needs an output file (not standard output)")
+        }
+        try validateBlockedOptions()
+        if progress != nil && (mode == .list || mode == .index) {
+            throw UsageError(message: "--progress and --no-progress apply to pack, unpack and test")
+        }
+        if json && mode != .list {
+            throw UsageError(message: "--json applies to list only")
+        }
+        if let outputPath {
+            if outputPath.bytes.isEmpty { throw UsageError(message: "-o needs a path, not an empty one") }
+            if toStandardOutput { throw UsageError(message: "-o and -c cannot be used together") }
+            // Several files need -o to name a directory: checked when the command runs.
+            if recursive { throw UsageError(message: "-r writes each output beside its input: -o does not apply") }
+        }
+        if recursive && mode == .index {
+            throw UsageError(message: "-r applies to pack, unpack, test and list")
+        }
+    }
+
+    /// The rules for `unpack --offset/--length` (a range of a BGZF file, read through its
+    /// `.gzi` index) and for the `index` command, which writes that index.
+    private func validateBlockedOptions() throws(UsageError) {
+        if rangeOffset != nil || rangeLength != nil {
+            if mode != .unpack { throw UsageError(message: "--offset and --length apply to unpack") }
+            if files.count != 1 || files[0] == "-" {
+                throw UsageError(message: "--offset and --length need one BGZF file (its .gzi index is read beside it)")
+            }
+            if !toStandardOutput && outputPath == nil {
+                throw UsageError(message: "--offset and --length write to -c or -o PATH only")
+            }
+            if removeInput || useName == true || maximumOutputSize != nil {
+                throw UsageError(message: "--offset and --length do not go with --rm, -N or --max-output")
+            }
+        }
+        if mode == .index {
+            if outputPath != nil || toStandardOutput || removeInput || maximumOutputSize != nil {
+                throw UsageError(message: "index writes FILE.gzi beside each FILE: -c, -o, --rm and --max-output do not apply")
+            }
+            if files.isEmpty { throw UsageError(message: "index needs a FILE") }
+        }
+    }
+}
+
+extension CacheOptions {
+    /// Refuses the options that do not apply to the action; `-o -` is standard output.
+    /// - Parameter outputGiven: Whether `-o` or `--output` was given.
+    /// - Throws: ``UsageError`` with the cache's usage lines.
+    mutating func validate(outputGiven: Bool) throws(UsageError) {
+        if outputGiven, action != .get { throw cacheUsageError("-o applies to cache get") }
+        if force, action != .get, action != .remove { throw cacheUsageError("-f applies to cache get and remove") }
+        if json, action != .list { throw cacheUsageError("--json applies to cache list") }
+        if let outputPath {
+            if outputPath.bytes.isEmpty { throw cacheUsageError("-o needs a path, not an empty one") }
+            if outputPath == "-" { self.outputPath = nil }
+        }
+    }
+}

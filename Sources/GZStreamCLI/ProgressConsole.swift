@@ -1,0 +1,161 @@
+import ByteStreams
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The progress line on a terminal has two sides: the console draws it from the command's
+// threads, and the interrupt handler erases it when a signal ends the process. They share the
+// three atomics below and nothing else.
+
+// MARK: Shared with the interrupt handler
+
+/// The columns of the progress line shown on the terminal at descriptor 2, 0 when none: kept
+/// by the console for the interrupt handler (``installInterruptCleanup()``), which erases it.
+let progressColumnsShown = Atomic<Int>(0)
+/// Set by the interrupt handler before it erases the line: no draw may start after it.
+let progressStopped = Atomic<Bool>(false)
+/// `true` while a draw writes to the terminal: the interrupt handler waits for it to end
+/// before erasing, so the line it erases is the last one written (a Dekker pair with
+/// ``progressStopped``: each side stores its flag, then reads the other's).
+let progressDrawing = Atomic<Bool>(false)
+
+/// Stops further draws, waits (at most about 200 ms: the draw may be the very thread this
+/// handler interrupted) for a draw under way to end, then writes `\r`, as many spaces as the
+/// progress line has columns, `\r` to standard error, when a line is shown.
+/// Async-signal-safe: atomics, no allocation, `nanosleep(2)` and `write(2)` only.
+func eraseProgressLineFromSignalHandler() {
+    progressStopped.store(true, ordering: .sequentiallyConsistent)
+    var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+    var pauses = 0
+    while pauses < 200, progressDrawing.load(ordering: .sequentiallyConsistent) {
+        nanosleep(&pause, nil)
+        pauses += 1
+    }
+    var remaining = progressColumnsShown.exchange(0, ordering: .sequentiallyConsistent)
+    guard remaining > 0 else { return }
+    var carriageReturn = UInt8(ascii: "\r")
+    _ = write(STDERR_FILENO, &carriageReturn, 1)
+    let spaces: (UInt64, UInt64, UInt64, UInt64) = (0x2020_2020_2020_2020, 0x2020_2020_2020_2020,
+                                                    0x2020_2020_2020_2020, 0x2020_2020_2020_2020)
+    withUnsafeBytes(of: spaces) { buffer in
+        while remaining > 0 {
+            let written = write(STDERR_FILENO, buffer.baseAddress, min(remaining, buffer.count))
+            if written <= 0 { break }
+            remaining -= written
+        }
+    }
+    _ = write(STDERR_FILENO, &carriageReturn, 1)
+}
+
+// MARK: The drawing side
+
+/// Standard error as a command run writes it: its diagnostics and the progress display of the
+/// job running. Writes never interleave (one serial queue), and a diagnostic first ends the
+/// display (stopping and joining its timer, erasing the line), so every `gzstream: …` message
+/// starts on a clean line and nothing is drawn after it.
+///
+/// Ownership: writes to `stream` but never closes it. Thread safety: ``write(_:)`` and
+/// ``beginProgress(name:)`` from the command's thread only; a reporter's timer thread draws
+/// through the internal queue.
+final class StandardErrorConsole: @unchecked Sendable {
+    private let stream: ByteOutputStream
+    /// Whether standard error is a terminal: the line is then redrawn in place.
+    let isTerminal: Bool
+    /// The descriptor to ask the terminal's width, when `stream` is a ``FileOutputStream``.
+    private let descriptor: Int32?
+    private let guardQueue = DispatchQueue(label: "gzstream.standard-error")
+    /// Guarded by guardQueue: the columns (``ProgressFormat/columns(_:)``) of the progress line
+    /// on the terminal now, 0 when none is shown.
+    private var shownCount = 0 {
+        // Told to the interrupt handler when the line is on the process's standard error.
+        didSet { if descriptor == STDERR_FILENO { progressColumnsShown.store(shownCount, ordering: .sequentiallyConsistent) } }
+    }
+    /// The command's thread only: the display running, if any.
+    private var current: ProgressReporter?
+
+    init(stream: ByteOutputStream, isTerminal: Bool) {
+        self.stream = stream
+        self.isTerminal = isTerminal
+        descriptor = (stream as? FileOutputStream)?.fileDescriptor
+    }
+
+    /// Writes a diagnostic: ends the display running first (no last line), erases its line.
+    func write(_ text: String) {
+        endProgress(completed: false)
+        guardQueue.sync {
+            eraseLine()
+            try? stream.writeAll(Array(text.utf8))
+        }
+    }
+
+    /// Starts the display of one job (ending one still running, which should not happen).
+    func beginProgress(name: String) -> ProgressReporter {
+        endProgress(completed: false)
+        let reporter = ProgressReporter(name: name, console: self)
+        current = reporter
+        reporter.start()
+        return reporter
+    }
+
+    /// Ends the display running, if any: see ``ProgressReporter/end(completed:)``.
+    func endProgress(completed: Bool) {
+        guard let reporter = current else { return }
+        current = nil
+        reporter.end(completed: completed)
+    }
+
+    /// Draws `line`: on a terminal over the one shown (padded with spaces over a longer one),
+    /// else as a line of its own. Called by the timer thread, and at the end of a job.
+    func draw(_ line: String) {
+        guardQueue.sync {
+            if isTerminal {
+                let count = ProgressFormat.columns(line)
+                let padding = String(repeating: " ", count: max(0, shownCount - count))
+                let gated = descriptor == STDERR_FILENO
+                if gated {
+                    progressDrawing.store(true, ordering: .sequentiallyConsistent)
+                    guard !progressStopped.load(ordering: .sequentiallyConsistent) else {
+                        progressDrawing.store(false, ordering: .sequentiallyConsistent)
+                        return
+                    }
+                }
+                // A signal during the write must erase all of it (the interrupt handler, above,
+                // reads the count): the widest line that may be on screen is published first.
+                shownCount = max(shownCount, count)
+                try? stream.writeAll(Array(("\r" + line + padding).utf8))
+                shownCount = count
+                if gated { progressDrawing.store(false, ordering: .sequentiallyConsistent) }
+            } else {
+                try? stream.writeAll(Array((line + "\n").utf8))
+            }
+        }
+    }
+
+    /// Erases the line shown, leaving the cursor at its start.
+    func erase() {
+        guardQueue.sync { eraseLine() }
+    }
+
+    /// Only on guardQueue.
+    private func eraseLine() {
+        guard shownCount > 0 else { return }
+        try? stream.writeAll(Array(("\r" + String(repeating: " ", count: shownCount) + "\r").utf8))
+        shownCount = 0
+    }
+
+    /// The terminal's width in columns, or 80 when it cannot be had (a pseudo-terminal that
+    /// was given no size says 0). Asked at each draw, so a resized window is followed.
+    /// The corresponding C function is `ioctl(2)` with `TIOCGWINSZ`.
+    var width: Int {
+        var size = winsize()
+        if let descriptor, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return Int(size.ws_col)
+        }
+        return 80
+    }
+}
+

@@ -1,0 +1,177 @@
+import ByteStreams
+
+// The values options take, each range defined once: what a command line may say, and the
+// message a mistake prints. Each parser throws ``UsageError`` without usage lines; a parser
+// whose errors print other usage lines (the cache's) sets them with ``UsageError/withUsage(_:)``.
+
+// MARK: Ranges
+
+/// The compression levels `-0` ... `-9` and `--level` take: 0 (stored) to 9 (best).
+let compressionLevels = 0...9
+
+/// The most deflating or inflating threads `-p` accepts.
+let maximumThreads = 256
+
+/// The thread counts `-p` takes: 1 to ``maximumThreads``.
+let threadCounts = 1...maximumThreads
+
+/// The longest `-S` suffix: GNU gzip's 30 bytes.
+let maximumSuffixLength = 30
+
+/// The largest `--chunk-size`: 64 MiB. Each stream holds one buffer of this size, so a larger
+/// one buys no speed and only risks memory.
+let maximumChunkSize = 64 << 20
+
+/// `-b`'s range in bytes: 32 KiB (one deflate window) to 64 MiB.
+let blockSizes = (32 << 10)...(64 << 20)
+
+/// The longest `--max-age`: about 10,000 years, far past any use and well inside the
+/// library's `Duration` and `Double` arithmetic.
+let maximumCacheAgeSeconds: Int64 = 3_650_000 * 86400
+
+/// The longest `--timeout`: a year, far past any wait a user means, and well inside `Duration`.
+let maximumTimeoutSeconds = 365.0 * 24 * 3600
+
+// MARK: Parsers
+
+/// A file name's bytes. An argument from `main` holds no NUL; one passed to
+/// ``runCommand(arguments:programName:environment:)`` might.
+func pathname(_ bytes: some Collection<UInt8>) throws(UsageError) -> Pathname {
+    guard let name = Pathname(bytes: bytes) else { throw UsageError(message: "a file name cannot hold a NUL byte") }
+    return name
+}
+
+/// `-0` ... `-9`: the level a short flag names, or `nil` when `letter` is no level.
+func compressionLevel(flag letter: Character) -> Int? {
+    guard letter.isASCII, let level = letter.wholeNumberValue, compressionLevels.contains(level) else { return nil }
+    return level
+}
+
+/// `--level N`: one of ``compressionLevels``.
+func parseLevel(_ text: String) throws(UsageError) -> Int {
+    guard let level = Int(text), compressionLevels.contains(level) else {
+        throw UsageError(message: "compression level must be \(compressionLevels.lowerBound) to "
+            + "\(compressionLevels.upperBound), not '\(text)'")
+    }
+    return level
+}
+
+/// `-p N`: one of ``threadCounts``.
+func parseThreads(_ text: String) throws(UsageError) -> Int {
+    guard let count = Int(text), threadCounts.contains(count) else {
+        throw UsageError(message: "thread count must be \(threadCounts.lowerBound) to \(threadCounts.upperBound), not '\(text)'")
+    }
+    return count
+}
+
+/// `-S`'s suffix: its bytes, UTF-8 or not (a name's last bytes), 1 to 30 of them, no NUL.
+func parseSuffix(_ bytes: ArraySlice<UInt8>) throws(UsageError) -> Pathname {
+    guard let suffix = Pathname(bytes: bytes) else { throw UsageError(message: "a suffix cannot hold a NUL byte") }
+    guard !suffix.isEmpty, suffix.bytes.count <= maximumSuffixLength else {
+        throw UsageError(message: "suffix must be 1 to \(maximumSuffixLength) bytes, not '\(suffix)'")
+    }
+    return suffix
+}
+
+/// `-b N` counts KiB as pigz's does (`-b 128` is 128 KiB); `K` and `M` suffixes are also
+/// taken. One of ``blockSizes``.
+func parseBlockSize(_ text: String) throws(UsageError) -> Int {
+    let bytesText = text.last.map { $0.isNumber } == true ? text + "K" : text
+    do {
+        return try parseSize(bytesText, option: "--block-size", range: blockSizes)
+    } catch {
+        throw UsageError(message: "block size must be 32K to 64M (a number alone counts KiB), not '\(text)'")
+    }
+}
+
+/// `--chunk-size SIZE`: 1 byte to ``maximumChunkSize``.
+func parseChunkSize(_ text: String) throws(UsageError) -> Int {
+    try parseSize(text, option: "--chunk-size", range: 1...maximumChunkSize)
+}
+
+/// A byte count, with an optional binary suffix: `4096`, `64K`, `1M`, `2G`, `1T` (KiB, MiB, GiB, TiB).
+/// - Parameters:
+///   - option: The option as messages name it.
+///   - range: The byte counts accepted.
+func parseSize(_ text: String, option: String, range: ClosedRange<Int>) throws(UsageError) -> Int {
+    var digits = Substring(text)
+    var multiplier = 1
+    switch digits.last {
+    case "k", "K": multiplier = 1 << 10
+    case "m", "M": multiplier = 1 << 20
+    case "g", "G": multiplier = 1 << 30
+    case "t", "T": multiplier = 1 << 40
+    default: break
+    }
+    if multiplier != 1 { digits = digits.dropLast() }
+    guard let number = Int(digits), number >= 0 else {
+        throw UsageError(message: "\(option) takes a size in bytes, not '\(text)'")
+    }
+    let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
+    guard !overflow, range.contains(product) else {
+        throw UsageError(message: "\(option) must be \(range.lowerBound) to \(range.upperBound) bytes, not '\(text)'")
+    }
+    return product
+}
+
+/// A byte count from 0 up (`--max-output`, `--offset`, `--length`, `--max-size`), as
+/// ``parseSize(_:option:range:)`` reads it.
+func parseByteCount(_ text: String, option: String) throws(UsageError) -> Int64 {
+    Int64(try parseSize(text, option: option, range: 0...Int.max))
+}
+
+/// `--max-age AGE`: whole seconds, more than 0, with an optional unit: `90`, `90s`, `15m`,
+/// `12h`, `7d`; at most ``maximumCacheAgeSeconds``.
+func parseAge(_ text: String) throws(UsageError) -> Int64 {
+    var digits = Substring(text)
+    var multiplier: Int64 = 1
+    switch digits.last {
+    case "s": multiplier = 1
+    case "m": multiplier = 60
+    case "h": multiplier = 3600
+    case "d": multiplier = 86400
+    default: break
+    }
+    if digits.last.map({ "smhd".contains($0) }) == true { digits = digits.dropLast() }
+    guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int64(digits) else {
+        throw UsageError(message: "--max-age takes seconds (s, m, h, d suffixes), not '\(text)'")
+    }
+    let (seconds, overflow) = number.multipliedReportingOverflow(by: multiplier)
+    guard seconds > 0 || overflow else { throw UsageError(message: "--max-age must be more than 0, not '\(text)'") }
+    guard !overflow, seconds <= maximumCacheAgeSeconds else {
+        throw UsageError(message: "--max-age must be at most \(maximumCacheAgeSeconds / 86400)d, not '\(text)'")
+    }
+    return seconds
+}
+
+/// `--timeout SECONDS`: more than 0, fractions allowed (`0.5`), at most ``maximumTimeoutSeconds``.
+func parseTimeout(_ text: String) throws(UsageError) -> Duration {
+    guard let seconds = Double(text), seconds > 0, seconds <= maximumTimeoutSeconds else {
+        throw UsageError(message: "--timeout takes seconds, more than 0 (such as 30 or 0.5), not '\(text)'")
+    }
+    return .seconds(seconds)
+}
+
+/// `--deadline DURATION` as given: its length, and its text for messages.
+struct DeadlineOption: Equatable {
+    var duration: Duration
+    var text: String
+}
+
+/// `--deadline DURATION`: seconds, fractions allowed, with an optional unit `s`, `m` or `h`
+/// (`90`, `0.5`, `15m`, `2h`); more than 0, at most ``maximumTimeoutSeconds``.
+func parseDeadline(_ text: String) throws(UsageError) -> DeadlineOption {
+    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+    var number = Substring(text)
+    var scale = 1.0
+    if let last = number.last, let unit = units[last] {
+        scale = unit
+        number = number.dropLast()
+    }
+    guard number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(number),
+          value > 0, value * scale <= maximumTimeoutSeconds
+    else {
+        throw UsageError(message: "--deadline takes a duration, more than 0 (such as 90, 0.5, 15m or 2h), not '\(text)'")
+    }
+    return DeadlineOption(duration: .seconds(value * scale), text: text)
+}
