@@ -29,7 +29,7 @@ extension GzipInputStream {
     /// The bytes one inflate call made, then its `failure` if any: thrown now when there are
     /// no bytes, else kept for the next read, so that what a caller gets does not depend on
     /// buffer sizes. The bytes are accounted (CRC-32, sizes, the output limit).
-    func give(_ buffer: UnsafeMutablePointer<UInt8>, produced: Int, then failure: GzipError?) throws -> Int {
+    private func give(_ buffer: UnsafeMutablePointer<UInt8>, produced: Int, then failure: GzipError?) throws -> Int {
         if let failure {
             if produced == 0 { throw failure }
             pendingError = failure

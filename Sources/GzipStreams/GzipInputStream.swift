@@ -50,7 +50,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     // MARK: Settings
 
     let inner: ByteInputStream
-    let closesInnerStream: Bool
+    private let closesInnerStream: Bool
     let chunkSize: Int
     let trailingGarbagePolicy: TrailingGarbagePolicy
     /// The decompression limit in bytes, or `nil` for none.

@@ -18,7 +18,7 @@ extension GzipInputStream {
     /// Feeds `parser` the rest of the header, then starts the member's deflate data.
     /// - Throws: The parser's ``GzipError``; ``GzipError/truncated(member:part:offset:)`` when
     ///   the input ends inside the header.
-    func readHeader(with parser: inout GzipHeaderParser) throws {
+    private func readHeader(with parser: inout GzipHeaderParser) throws {
         while !parser.isDone {
             guard let byte = try nextByte() else {
                 throw GzipError.truncated(member: memberIndex, part: .header, offset: position)
