@@ -51,7 +51,7 @@ extension BGZFIndex {
         let framer = BGZFMemberFramer(inner: input, chunkSize: chunkSize, offset: 0)
         var scan = Scan(index: BGZFIndex(), dataMemberCount: 0, memberCount: 0, compressedSize: 0, uncompressedSize: 0)
         while let member = framer.next() {
-            let plainSize = storedPlainSize(ofMember: member.bytes)
+            let plainSize = Int(GzipTrailer.isize(ofMember: member.bytes))
             scan.memberCount += 1
             if plainSize > 0 {
                 if scan.dataMemberCount > 0 {
@@ -89,9 +89,7 @@ extension BGZFIndex {
     ///   offset is smaller than the one before it.
     public init(decoding bytes: [UInt8]) throws {
         func load(_ offset: Int) -> UInt64 {
-            var value: UInt64 = 0
-            for index in 0..<8 { value |= UInt64(bytes[offset + index]) << UInt64(8 * index) }
-            return value
+            bytes.withUnsafeBytes { GzipFormat.loadUInt64($0, at: offset) }
         }
         guard bytes.count >= 8 else { throw BGZFIndexDecodingError(reason: "\(bytes.count) bytes, fewer than 8") }
         var count = load(0)

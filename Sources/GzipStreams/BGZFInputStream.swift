@@ -76,15 +76,13 @@ extension GzipInputStream: GzipDecodingStream {}
 /// what is not whole, valid BGZF members.
 public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchecked Sendable {
     /// The bytes ``startsWithBGZFMember(_:)`` looks at: 16.
-    public static let signatureLength = 16
+    public static let signatureLength = BGZFFormat.signatureLength
 
     /// Whether `bytes` begin a BGZF member (SAM/BAM specification §4.1): `1f 8b 08 04` (FEXTRA),
     /// MTIME, XFL, OS, XLEN ≥ 6, then the `BC` subfield with SLEN 2 first, as every BGZF writer
     /// (htslib, bgzip, gzstream) puts it. Needs ``signatureLength`` bytes.
     public static func startsWithBGZFMember(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= signatureLength && bytes[0] == 0x1f && bytes[1] == 0x8b && bytes[2] == 8
-            && bytes[3] == 4 && (bytes[10] >= 6 || bytes[11] > 0) && bytes[12] == 0x42 && bytes[13] == 0x43
-            && bytes[14] == 2 && bytes[15] == 0
+        bytes.withUnsafeBytes(BGZFFormat.startsWithMember)
     }
 
     /// The number of processors online, 1 to 256 (the most `threads` takes): the default
@@ -397,7 +395,7 @@ final class MemberBatch: @unchecked Sendable {
     func append(_ bytes: UnsafeRawBufferPointer, offset: Int64, frame: BGZFFrame) {
         precondition(!isFull && bytes.count <= BGZFFrame.maximumSize)
         UnsafeMutableRawPointer(compressed + compressedCount).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-        let plainSize = storedPlainSize(ofMember: bytes)
+        let plainSize = Int(GzipTrailer.isize(ofMember: bytes))
         members.append(Member(offset: offset, start: compressedCount, frame: frame, plainSize: plainSize))
         compressedCount += bytes.count
         statedPlainSize += plainSize
@@ -444,7 +442,7 @@ final class MemberInflater {
         guard deflateCount > 0, let isal else { return false }
         let deflateData = member.baseAddress!.assumingMemoryBound(to: UInt8.self) + headerSize
         guard isal.inflateWhole(deflateData, count: deflateCount, into: output, size: size) else { return false }
-        return crc32(0, UnsafeRawBufferPointer(start: output, count: size)) == loadUInt32(member, at: member.count - 8)
+        return crc32(0, UnsafeRawBufferPointer(start: output, count: size)) == GzipTrailer(ofMember: member).crc32
     }
 
     /// Frees the inflate state; call only once the worker has no job left.

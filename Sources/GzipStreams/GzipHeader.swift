@@ -62,15 +62,9 @@ public struct GzipHeader: Equatable, Sendable {
         modificationTime == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(modificationTime))
     }
 
-    // RFC 1952 §2.3.1 flag bits.
-    static let magic: (UInt8, UInt8) = (0x1f, 0x8b)
-    static let methodDeflate: UInt8 = 8
-    static let flagText: UInt8 = 0x01
-    static let flagHeaderCRC: UInt8 = 0x02
-    static let flagExtra: UInt8 = 0x04
-    static let flagName: UInt8 = 0x08
-    static let flagComment: UInt8 = 0x10
-    static let reservedFlags: UInt8 = 0xe0
+    // Spelled once in GzipFormat; kept here for the code (and tests) that name them on the header.
+    static let flagText = GzipFormat.flagText
+    static let reservedFlags = GzipFormat.reservedFlags
 
     /// Throws unless ``encoded(level:)`` can write these fields: FEXTRA of at most 65535 bytes
     /// (XLEN is 16 bits), no zero byte in FNAME or FCOMMENT (RFC 1952 §2.3.1 ends them with one).
@@ -92,30 +86,7 @@ public struct GzipHeader: Equatable, Sendable {
     /// The header's bytes as RFC 1952 §2.3 lays them out, for a member deflated at `level`.
     /// - Precondition: ``validate(operation:)`` does not throw.
     func encoded(level: Int) -> [UInt8] {
-        var flags: UInt8 = 0
-        if isText { flags |= Self.flagText }
-        if hasHeaderCRC { flags |= Self.flagHeaderCRC }
-        if extraField != nil { flags |= Self.flagExtra }
-        if fileName != nil { flags |= Self.flagName }
-        if comment != nil { flags |= Self.flagComment }
-        let xfl = extraFlags ?? (level == 9 ? 2 : level == 1 ? 4 : 0)
-        var bytes: [UInt8] = [Self.magic.0, Self.magic.1, Self.methodDeflate, flags]
-        bytes += withUnsafeBytes(of: modificationTime.littleEndian, Array.init)
-        bytes += [xfl, operatingSystem]
-        if let extraField {
-            precondition(extraField.count <= 0xffff, "FEXTRA holds at most 65535 bytes")
-            bytes += withUnsafeBytes(of: UInt16(extraField.count).littleEndian, Array.init)
-            bytes += extraField
-        }
-        for field in [fileName, comment].compactMap({ $0 }) {
-            precondition(!field.contains(0), "FNAME and FCOMMENT must not contain a zero byte")
-            bytes += field + [0]
-        }
-        if hasHeaderCRC {
-            let crc = bytes.withUnsafeBytes { crc32(0, $0) }
-            bytes += withUnsafeBytes(of: UInt16(truncatingIfNeeded: crc).littleEndian, Array.init)
-        }
-        return bytes
+        GzipFormat.encodeHeader(self, level: level)
     }
 }
 

@@ -163,8 +163,6 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         var position: Int64
         var memberIndex: Int
         var memberOffset: Int64
-        var headerCRC: UInt32
-        var memberHeaderFieldCut: Bool
         /// The input from `position` on, as far as it has been read.
         var bytes: [UInt8]
     }
@@ -195,7 +193,6 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     private var passThroughLead: [UInt8] = []
     private var memberCRC: UInt32 = 0
     private var memberSize: Int64 = 0
-    private var headerCRC: UInt32 = 0
     /// An error met after some bytes of the same inflate call: those bytes are returned first,
     /// so what a caller gets does not depend on buffer sizes.
     /// The decoder's last call filled its room: it may hold output that needs no more input,
@@ -416,7 +413,6 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
             return
         }
         checkpoint = Checkpoint(state: state, position: position, memberIndex: memberIndex, memberOffset: memberOffset,
-                                headerCRC: headerCRC, memberHeaderFieldCut: memberHeaderFieldCut,
                                 bytes: Array(UnsafeBufferPointer(start: inputBuffer + inputStart,
                                                                  count: inputEnd - inputStart)))
     }
@@ -430,8 +426,6 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         state = checkpoint.state
         memberIndex = checkpoint.memberIndex
         memberOffset = checkpoint.memberOffset
-        headerCRC = checkpoint.headerCRC
-        memberHeaderFieldCut = checkpoint.memberHeaderFieldCut
         replayPending = checkpoint.bytes + replayPending[min(replayCursor, replayPending.count)...]
         replayCursor = 0
         bufferOffset = checkpoint.position
@@ -485,84 +479,27 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
 
     // MARK: Header (RFC 1952 §2.3.1)
 
-    /// Reads one header byte, adding it to the header CRC; the end of input is `truncated`.
-    private func headerByte() throws -> UInt8 {
-        guard let byte = try nextByte() else {
-            throw GzipError.truncated(member: memberIndex, part: .header, offset: position)
-        }
-        headerCRC = withUnsafeBytes(of: byte) { crc32(headerCRC, $0) }
-        return byte
-    }
-
-    private func headerUInt16() throws -> UInt16 {
-        let low = try headerByte()
-        return UInt16(low) | UInt16(try headerByte()) << 8
-    }
-
-    /// Reads a zero-terminated field, keeping at most `maximumHeaderFieldLength` bytes.
-    private func headerString() throws -> [UInt8] {
-        var bytes: [UInt8] = []
-        while true {
-            let byte = try headerByte()
-            if byte == 0 { return bytes }
-            if bytes.count < Self.maximumHeaderFieldLength {
-                bytes.append(byte)
-            } else {
-                memberHeaderFieldCut = true
-            }
-        }
-    }
-
-    /// Reads a whole header, the magic included, and readies zlib for the member's data.
+    /// Reads a whole header, the magic included, and readies the decoder for the member's data.
     private func readHeader() throws {
         memberIndex += 1
         memberOffset = position
-        headerCRC = 0
-        let first = try headerByte()
-        guard first == GzipHeader.magic.0 else { throw GzipError.notGzip(offset: memberOffset) }
-        let second = try headerByte()
-        guard second == GzipHeader.magic.1 else { throw GzipError.notGzip(offset: memberOffset) }
-        try readHeaderAfterMagic()
+        var parser = GzipHeaderParser(member: memberIndex, offset: memberOffset,
+                                      maximumFieldLength: Self.maximumHeaderFieldLength)
+        try readHeader(with: &parser)
     }
 
-    private func readHeaderAfterMagic() throws {
-        let method = try headerByte()
-        guard method == GzipHeader.methodDeflate else {
-            throw GzipError.unsupportedMethod(method, member: memberIndex, offset: memberOffset + 2)
-        }
-        let flags = try headerByte()
-        guard flags & GzipHeader.reservedFlags == 0 else {
-            throw GzipError.reservedFlags(flags, member: memberIndex, offset: memberOffset + 3)
-        }
-        var fields = GzipHeader()
-        memberHeaderFieldCut = false
-        fields.isText = flags & GzipHeader.flagText != 0
-        var mtime: UInt32 = 0
-        for shift in stride(from: 0, to: 32, by: 8) {
-            mtime |= UInt32(try headerByte()) << UInt32(shift)
-        }
-        fields.modificationTime = mtime
-        fields.extraFlags = try headerByte()
-        fields.operatingSystem = try headerByte()
-        if flags & GzipHeader.flagExtra != 0 {
-            let length = Int(try headerUInt16())
-            var extra: [UInt8] = []
-            extra.reserveCapacity(length)
-            for _ in 0..<length { extra.append(try headerByte()) }
-            fields.extraField = extra
-        }
-        if flags & GzipHeader.flagName != 0 { fields.fileName = try headerString() }
-        if flags & GzipHeader.flagComment != 0 { fields.comment = try headerString() }
-        if flags & GzipHeader.flagHeaderCRC != 0 {
-            let computed = UInt16(truncatingIfNeeded: headerCRC)
-            let fieldOffset = position
-            let stored = try headerUInt16()
-            guard stored == computed else {
-                throw GzipError.headerCRCMismatch(member: memberIndex, stored: stored, computed: computed,
-                                                  offset: fieldOffset)
+    /// Feeds `parser` the rest of the header, then starts the member's deflate data.
+    /// - Throws: The parser's ``GzipError``; ``GzipError/truncated(member:part:offset:)`` when
+    ///   the input ends inside the header.
+    private func readHeader(with parser: inout GzipHeaderParser) throws {
+        while !parser.isDone {
+            guard let byte = try nextByte() else {
+                throw GzipError.truncated(member: memberIndex, part: .header, offset: position)
             }
-            fields.hasHeaderCRC = true
+            _ = try parser.consume(byte)
         }
+        let fields = parser.header
+        memberHeaderFieldCut = parser.isFieldCut
         memberHeader = fields
         memberHeaderSize = position - memberOffset
         if header == nil { header = fields }
@@ -783,31 +720,18 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
 
     // MARK: Trailer and what follows
 
-    private func trailerUInt32() throws -> UInt32 {
-        var value: UInt32 = 0
-        for shift in stride(from: 0, to: 32, by: 8) {
+    /// Reads and checks CRC-32 and ISIZE (RFC 1952 §2.3.1).
+    private func readTrailer() throws {
+        let trailerOffset = position
+        var value: UInt64 = 0
+        for index in 0..<GzipTrailer.size {
             guard let byte = try nextByte() else {
                 throw GzipError.truncated(member: memberIndex, part: .trailer, offset: position)
             }
-            value |= UInt32(byte) << UInt32(shift)
+            value |= UInt64(byte) << UInt64(8 * index)
         }
-        return value
-    }
-
-    /// Reads and checks CRC-32 and ISIZE (RFC 1952 §2.3.1).
-    private func readTrailer() throws {
-        let crcOffset = position
-        let storedCRC = try trailerUInt32()
-        let storedSize = try trailerUInt32()
-        guard storedCRC == memberCRC else {
-            throw GzipError.crcMismatch(member: memberIndex, stored: storedCRC, computed: memberCRC,
-                                        offset: crcOffset)
-        }
-        let computedSize = UInt32(truncatingIfNeeded: memberSize)
-        guard storedSize == computedSize else {
-            throw GzipError.lengthMismatch(member: memberIndex, stored: storedSize, computed: computedSize,
-                                           offset: crcOffset + 4)
-        }
+        try GzipTrailer(littleEndian: value).check(crc32: memberCRC, plainSize: memberSize, member: memberIndex,
+                                                   offset: trailerOffset)
         memberCount += 1
         memberHandler?(Member(index: memberIndex, offset: memberOffset, header: memberHeader,
                               compressedSize: position - memberOffset, uncompressedSize: memberSize,
@@ -826,7 +750,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
         }
         let passes = trailingGarbagePolicy == .passThrough
         switch first {
-        case GzipHeader.magic.0:
+        case GzipFormat.magic.0:
             inputStart += 1
             guard let second = try peekByte() else {
                 if passes {
@@ -837,12 +761,15 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
                 // A lone 1f: the start of a header cut short.
                 throw GzipError.truncated(member: memberIndex + 1, part: .header, offset: position)
             }
-            if second == GzipHeader.magic.1 {
+            if GzipFormat.isMagic(first, second) {
                 inputStart += 1
                 memberIndex += 1
                 memberOffset = start
-                headerCRC = [GzipHeader.magic.0, GzipHeader.magic.1].withUnsafeBytes { crc32(0, $0) }
-                try readHeaderAfterMagic()
+                var parser = GzipHeaderParser(member: memberIndex, offset: memberOffset,
+                                              maximumFieldLength: Self.maximumHeaderFieldLength)
+                _ = try parser.consume(first)
+                _ = try parser.consume(second)
+                try readHeader(with: &parser)
                 return
             }
             if passes {

@@ -119,17 +119,17 @@ enum InMemoryGzip {
 
     /// RFC 1952 §2.3.1's fixed header: ID1 ID2, CM 8, no reserved FLG bit.
     static func startsWithMemberHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytes.count >= 10 && bytes[0] == GzipHeader.magic.0 && bytes[1] == GzipHeader.magic.1
-            && bytes[2] == GzipHeader.methodDeflate && bytes[3] & GzipHeader.reservedFlags == 0
+        GzipFormat.startsWithMember(bytes)
     }
 
     /// The plain size to reserve for `compressed`: the last member's ISIZE (RFC 1952 §2.3.1,
     /// the size modulo 2^32), bounded by the limit and by 32 times the input, since a forged
     /// ISIZE must not reserve gigabytes for a small input; 0 when the input is not gzip.
     static func sizeHint(_ compressed: UnsafeRawBufferPointer, maximumOutputSize: Int?) -> Int {
-        guard startsWithMemberHeader(compressed), compressed.count >= 18 else { return 0 }
-        let tail = compressed.count - 4
-        let isize = (0..<4).reduce(0) { $0 | Int(compressed[tail + $1]) << (8 * $1) }
+        guard startsWithMemberHeader(compressed), compressed.count >= GzipFormat.fixedHeaderSize + GzipTrailer.size else {
+            return 0
+        }
+        let isize = Int(GzipTrailer.isize(ofMember: compressed))
         let bound = compressed.count > Int.max / 32 ? Int.max : compressed.count * 32
         return Swift.max(0, Swift.min(isize, maximumOutputSize ?? .max, bound))
     }
