@@ -63,13 +63,10 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     public static let maximumPlainMemberSize = 0xff00
     /// The most bytes of one member, header and trailer included: 65536, as BSIZE (the size
     /// minus 1) is 16 bits (SAM/BAM specification §4.1).
-    public static let maximumMemberSize = 0x10000
+    public static let maximumMemberSize = BGZFFormat.maximumMemberSize
     /// The end-of-file marker every BGZF file ends with: an empty member of 28 bytes
     /// (SAM/BAM specification §4.1.2).
-    public static let endOfFileMember: [UInt8] = [
-        0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43, 0x02, 0x00,
-        0x1b, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    ]
+    public static let endOfFileMember: [UInt8] = BGZFFormat.endOfFileMember
 
     /// The compression level, 0 (stored) to 9 (best).
     public let level: Int
@@ -310,13 +307,10 @@ public struct BGZFIndex: Equatable, Sendable {
     public var encoded: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(8 + 16 * entries.count)
-        func append(_ value: UInt64) {
-            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-        }
-        append(UInt64(entries.count))
+        GzipFormat.append(littleEndian: UInt64(entries.count), to: &bytes)
         for entry in entries {
-            append(entry.compressedOffset)
-            append(entry.uncompressedOffset)
+            GzipFormat.append(littleEndian: entry.compressedOffset, to: &bytes)
+            GzipFormat.append(littleEndian: entry.uncompressedOffset, to: &bytes)
         }
         return bytes
     }
@@ -349,20 +343,16 @@ final class BGZFMember: @unchecked Sendable {
 typealias MemberCompressor = LibdeflateDeflater
 
 extension BGZFMember {
-    /// The fixed part of a member's header and the `BC` subfield up to BSIZE (SAM/BAM
-    /// specification §4.1): 16 bytes.
-    private static let headerStart: [UInt8] = [
-        0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43, 0x02, 0x00,
-    ]
-    /// Header (18 bytes) plus trailer (8 bytes).
-    private static let framingSize = 26
+    /// Header plus trailer: 26 bytes.
+    private static let framingSize = BGZFFormat.headerSize + GzipTrailer.size
 
     /// Encodes ``plain`` as a whole member into ``packed``: header with BSIZE, deflate data
     /// (stored at level 0, or when the deflate data would not fit in a member), CRC-32, ISIZE.
     /// Sets ``error`` when the deflater fails (no compressor could be allocated). Runs on the
     /// worker that owns `deflater`.
     func encode(level: Int, with deflater: some RawDeflater) {
-        let room = UnsafeMutableRawBufferPointer(start: packed + 18,
+        let start = BGZFFormat.headerSize
+        let room = UnsafeMutableRawBufferPointer(start: packed + start,
                                                  count: BGZFOutputStream.maximumMemberSize - Self.framingSize)
         var deflatedCount = 0
         if level > 0 {
@@ -377,29 +367,17 @@ extension BGZFMember {
         }
         if deflatedCount == 0 {
             // One stored block (RFC 1951 §3.2.4): BFINAL 1, BTYPE 00, LEN, NLEN, the bytes.
-            packed[18] = 0x01
-            store16(UInt16(plainCount), at: packed + 19)
-            store16(~UInt16(plainCount), at: packed + 21)
-            (packed + 23).update(from: plain, count: plainCount)
+            packed[start] = 0x01
+            GzipFormat.store(littleEndian: UInt16(plainCount), at: packed + start + 1)
+            GzipFormat.store(littleEndian: ~UInt16(plainCount), at: packed + start + 3)
+            (packed + start + 5).update(from: plain, count: plainCount)
             deflatedCount = 5 + plainCount
         }
         let total = deflatedCount + Self.framingSize
-        Self.headerStart.withUnsafeBufferPointer { packed.update(from: $0.baseAddress!, count: 16) }
-        store16(UInt16(total - 1), at: packed + 16)
+        BGZFFormat.storeHeader(memberSize: total, at: packed)
         let crc = crc32(0, UnsafeRawBufferPointer(start: plain, count: plainCount))
-        store32(crc, at: packed + 18 + deflatedCount)
-        store32(UInt32(plainCount), at: packed + 22 + deflatedCount)
+        GzipTrailer(crc32: crc, isize: UInt32(plainCount)).store(at: packed + start + deflatedCount)
         packedCount = total
         error = nil
     }
-}
-
-private func store16(_ value: UInt16, at pointer: UnsafeMutablePointer<UInt8>) {
-    pointer[0] = UInt8(truncatingIfNeeded: value)
-    pointer[1] = UInt8(truncatingIfNeeded: value >> 8)
-}
-
-private func store32(_ value: UInt32, at pointer: UnsafeMutablePointer<UInt8>) {
-    store16(UInt16(truncatingIfNeeded: value), at: pointer)
-    store16(UInt16(truncatingIfNeeded: value >> 16), at: pointer + 2)
 }

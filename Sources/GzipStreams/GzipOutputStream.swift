@@ -151,7 +151,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         }
         // Scheduled: the header is held like any other output rather than waited for.
         if scheduler != nil { startFollowingInnerStream() }
-        try emit(header.encoded(level: level))
+        try emit(GzipFormat.encodeHeader(header, level: level))
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
@@ -219,10 +219,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
                 } else {
                     try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish)
                 }
-                var trailer = [UInt8]()
-                trailer += withUnsafeBytes(of: crc.littleEndian, Array.init)
-                trailer += withUnsafeBytes(of: UInt32(truncatingIfNeeded: uncompressedCount).littleEndian, Array.init)
-                try emit(trailer)
+                try emit(GzipTrailer(crc32: crc, plainSize: uncompressedCount).encoded)
             } catch {
                 firstError = error
             }
