@@ -1,27 +1,9 @@
 import ByteStreams
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// What a reader of gzip data tells besides the bytes: the properties ``GzipInputStream`` and
-/// ``BGZFInputStream`` share, so that a caller (the `gzstream` command) can use either.
-public protocol GzipDecodingStream: ByteInputStream {
-    /// The number of compressed bytes consumed so far.
-    var compressedByteCount: Int64 { get }
-    /// The number of plain bytes returned so far.
-    var uncompressedByteCount: Int64 { get }
-    /// The first member's header, once it has been read.
-    var header: GzipHeader? { get }
-    /// Where trailing garbage was met, if it was.
-    var trailingGarbage: GzipInputStream.TrailingGarbage? { get }
-    /// The number of members read and checked so far.
-    var memberCount: Int { get }
-}
-
-extension GzipInputStream: GzipDecodingStream {}
 
 /// Reads BGZF data (SAM/BAM specification §4.1) from an inner input stream and yields the plain
 /// bytes, inflating up to `threads` members at once: the reading thread cuts the input into
@@ -314,7 +296,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
         held = []
         spareBatches = []
         ready = []
-        let spliced = SplicedInputStream(prefix: prefix, inner: inner, innerError: framer?.innerError,
+        let spliced = PeekingInputStream(prefix: prefix, then: inner, failure: framer?.innerError,
                                          offset: offset, alignment: chunkSize)
         let sequential = GzipInputStream(resuming: spliced, at: offset, membersBefore: parallelMemberCount,
                                          bytesBefore: parallelUncompressedCount, firstHeader: parallelHeader,
@@ -329,175 +311,5 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
         guard let pipeline else { return }
         pipeline.cancelAndJoin { $0.release() }
         self.pipeline = nil
-    }
-}
-
-/// Whole members read from the input, in order, and the room to inflate them into: allocated
-/// once and reused for batch after batch, so that memory does not depend on the input. The
-/// reading thread fills one and hands it to a worker, which writes only ``plain`` and
-/// ``plainCount``; the reading thread reads them after collecting the worker's verdict.
-final class MemberBatch: @unchecked Sendable {
-    /// A member of the batch: where it starts in the whole input and in ``compressed``, its
-    /// frame, and the ISIZE its trailer states.
-    struct Member {
-        var offset: Int64
-        var start: Int
-        var frame: BGZFFrame
-        var plainSize: Int
-    }
-
-    /// The compressed bytes after which a batch is closed: 256 KiB (so that members with a
-    /// small ISIZE cannot make a batch's input large).
-    static let compressedLimit = 256 * 1024
-    static let compressedCapacity = compressedLimit + BGZFFrame.maximumSize
-    /// The room for plain bytes: the batch's limit plus one largest member.
-    static let plainCapacity = BGZFInputStream.batchPlainSize + BGZFOutputStream.maximumMemberSize
-
-    /// The members' bytes, header to trailer, one after another: ``compressedCount`` bytes.
-    let compressed = UnsafeMutablePointer<UInt8>.allocate(capacity: compressedCapacity)
-    private(set) var compressedCount = 0
-    private(set) var members: [Member] = []
-    /// The ISIZEs summed.
-    private var statedPlainSize = 0
-    /// The plain bytes of all members, once a worker inflated them: ``plainCount`` bytes.
-    let plain = UnsafeMutablePointer<UInt8>.allocate(capacity: plainCapacity)
-    var plainCount = 0
-
-    init() {
-        members.reserveCapacity(BGZFInputStream.batchMemberLimit)
-    }
-
-    deinit {
-        compressed.deallocate()
-        plain.deallocate()
-    }
-
-    /// Whether the batch takes no more members: 256 KiB of plain or of compressed bytes, or 64 members.
-    var isFull: Bool {
-        statedPlainSize >= BGZFInputStream.batchPlainSize || compressedCount >= Self.compressedLimit
-            || members.count >= BGZFInputStream.batchMemberLimit
-    }
-
-    /// The offset in the whole input just past the last member.
-    var endOffset: Int64 {
-        members.last.map { $0.offset + Int64($0.frame.size) } ?? 0
-    }
-
-    func removeAll() {
-        compressedCount = 0
-        members.removeAll(keepingCapacity: true)
-        statedPlainSize = 0
-        plainCount = 0
-    }
-
-    /// Copies in a whole member (`bytes`, at least its 8-byte trailer) found at `offset`; only
-    /// while the batch is not full.
-    func append(_ bytes: UnsafeRawBufferPointer, offset: Int64, frame: BGZFFrame) {
-        precondition(!isFull && bytes.count <= BGZFFrame.maximumSize)
-        UnsafeMutableRawPointer(compressed + compressedCount).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-        let plainSize = Int(GzipTrailer.isize(ofMember: bytes))
-        members.append(Member(offset: offset, start: compressedCount, frame: frame, plainSize: plainSize))
-        compressedCount += bytes.count
-        statedPlainSize += plainSize
-    }
-}
-
-/// A worker's ISA-L inflate state, allocated on the worker's first batch and used only on that
-/// worker's queue; ``release()`` frees it once the worker has stopped.
-final class MemberInflater {
-    /// The number of inflate states allocated and not yet freed, across the process.
-    static let liveCount = Atomic<Int>(0)
-
-    private var isal: IsalInflater?
-
-    /// Inflates a batch's members one after another into its ``MemberBatch/plain`` and checks
-    /// each: its deflate data must end exactly where its trailer starts and give ISIZE bytes (at
-    /// most 64 KiB) whose CRC-32 is the trailer's.
-    /// - Returns: Whether every check passed (``MemberBatch/plainCount`` is then the bytes
-    ///   written); on `false` the caller lets the sequential reader find the error.
-    /// Wraps ISA-L's `isal_inflate_stateless` and `crc32_gzip_refl`.
-    func inflate(_ batch: MemberBatch) -> Bool {
-        if isal == nil {
-            isal = IsalInflater()
-            Self.liveCount.add(1, ordering: .relaxed)
-        }
-        var produced = 0
-        for member in batch.members {
-            guard member.plainSize <= BGZFOutputStream.maximumMemberSize,
-                  produced + member.plainSize <= MemberBatch.plainCapacity,
-                  inflate(UnsafeRawBufferPointer(start: batch.compressed + member.start, count: member.frame.size),
-                          headerSize: member.frame.headerSize, into: batch.plain + produced, size: member.plainSize)
-            else { return false }
-            produced += member.plainSize
-        }
-        batch.plainCount = produced
-        return true
-    }
-
-    /// Inflates one member into `output`, which holds `size` bytes (its ISIZE); `false` when a
-    /// check fails: the deflate data must end in the member's last byte before the trailer.
-    private func inflate(_ member: UnsafeRawBufferPointer, headerSize: Int, into output: UnsafeMutablePointer<UInt8>,
-                         size: Int) -> Bool {
-        let deflateCount = member.count - headerSize - 8
-        guard deflateCount > 0, let isal else { return false }
-        let deflateData = member.baseAddress!.assumingMemoryBound(to: UInt8.self) + headerSize
-        guard isal.inflateWhole(deflateData, count: deflateCount, into: output, size: size) else { return false }
-        return crc32(0, UnsafeRawBufferPointer(start: output, count: size)) == GzipTrailer(ofMember: member).crc32
-    }
-
-    /// Frees the inflate state; call only once the worker has no job left.
-    func release() {
-        guard isal != nil else { return }
-        isal = nil
-        Self.liveCount.subtract(1, ordering: .relaxed)
-    }
-
-    deinit {
-        release()
-    }
-}
-
-/// `prefix`, then the rest of `inner` (then `innerError`, if reading it had failed before),
-/// returned in reads that never cross a multiple of `alignment` counted in offsets of the whole
-/// input, so that a ``GzipInputStream`` reading it in `alignment`-byte chunks sees the same
-/// chunk boundaries as one that read the whole input. Does not open or close `inner`.
-final class SplicedInputStream: ByteInputStream, @unchecked Sendable {
-    private let prefix: [UInt8]
-    private var prefixPosition = 0
-    private let inner: ByteInputStream
-    private let innerError: (any Error)?
-    private var offset: Int64
-    private let alignment: Int
-
-    init(prefix: [UInt8], inner: ByteInputStream, innerError: (any Error)?, offset: Int64, alignment: Int) {
-        self.prefix = prefix
-        self.inner = inner
-        self.innerError = innerError
-        self.offset = offset
-        self.alignment = alignment
-        super.init()
-    }
-
-    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        let room = min(maxLength, alignment - Int(offset % Int64(alignment)))
-        var count = 0
-        if prefixPosition < prefix.count {
-            count = min(room, prefix.count - prefixPosition)
-            prefix.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + prefixPosition, count: count) }
-            prefixPosition += count
-        }
-        if count < room {
-            if let innerError {
-                if count == 0 { throw innerError }
-            } else {
-                let read = inner.read(buffer + count, maxLength: room - count)
-                if read < 0, count == 0 {
-                    throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
-                }
-                count += max(read, 0)
-            }
-        }
-        offset += Int64(count)
-        return count
     }
 }

@@ -7,13 +7,9 @@ import CIsal
 /// 8 whole bytes it took (perhaps from an earlier call's input) belong to what follows, the
 /// trailer: ``step(input:inputCount:output:outputCapacity:)`` hands them back. The state
 /// (about 50 KiB, with the 32 KiB window) is allocated once and reset per member.
-final class IsalInflater {
-    enum Outcome {
-        case progress
-        /// The deflate data ended; `readAhead` are the bytes after it that ISA-L had taken.
-        case streamEnd(readAhead: [UInt8])
-        case invalid(String)
-    }
+final class IsalInflater: RawInflater, WholeBufferInflater {
+    /// ISA-L at the end of its input has decoded what it can: the end there is a truncation.
+    static var stepsAfterInputEnd: Bool { false }
 
     private let state: UnsafeMutablePointer<inflate_state>
 
@@ -33,12 +29,8 @@ final class IsalInflater {
         state.pointee.crc_flag = UInt32(ISAL_DEFLATE)
     }
 
-    /// Inflates one whole deflate stream in one call, as a new stream (after a reset).
-    /// - Parameters:
-    ///   - input: All of the deflate data, `count` bytes.
-    ///   - output: Room for exactly `size` plain bytes.
-    /// - Returns: `true` when the data is valid, ends in its last byte (padding bits aside) and
-    ///   gives exactly `size` bytes. Wraps ISA-L's `isal_inflate_stateless`.
+    /// ``WholeBufferInflater/inflateWhole(_:count:into:size:)``, after a reset. Wraps ISA-L's
+    /// `isal_inflate_stateless`.
     func inflateWhole(_ input: UnsafePointer<UInt8>, count: Int, into output: UnsafeMutablePointer<UInt8>,
                       size: Int) -> Bool {
         reset()
@@ -53,11 +45,11 @@ final class IsalInflater {
         return result == ISAL_DECOMP_OK && unread == 0 && state.pointee.avail_out == 0
     }
 
-    /// Inflates from `input` into `output`.
-    /// - Returns: Bytes of `input` consumed, bytes written to `output`, and whether the stream
-    ///   goes on, ended, or is invalid (with ISA-L's reason). Wraps ISA-L's `isal_inflate`.
+    /// ``RawInflater/step(input:inputCount:output:outputCapacity:)``: at the end of the
+    /// deflate data, the whole bytes ISA-L's bit buffer took past it come back as `readAhead`;
+    /// an invalid stream gives ISA-L's reason. Wraps ISA-L's `isal_inflate`.
     func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
-              outputCapacity: Int) -> (consumed: Int, produced: Int, outcome: Outcome) {
+              outputCapacity: Int) -> RawInflateStep {
         state.pointee.next_in = input
         state.pointee.avail_in = UInt32(inputCount)
         state.pointee.next_out = output
@@ -67,7 +59,7 @@ final class IsalInflater {
         let produced = outputCapacity - Int(state.pointee.avail_out)
         state.pointee.next_in = nil
         state.pointee.next_out = nil
-        if code < 0 { return (consumed, produced, .invalid(Self.reason(code))) }
+        if code < 0 { return RawInflateStep(consumed: consumed, produced: produced, outcome: .invalid(Self.reason(code))) }
         if state.pointee.block_state == ISAL_BLOCK_FINISH {
             // The bits left in the bit buffer: the rest of the last byte (padding), then whole
             // bytes that follow the deflate data, least significant first.
@@ -76,9 +68,9 @@ final class IsalInflater {
             let readAhead = (0..<(bits / 8)).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * $0)) }
             state.pointee.read_in = 0
             state.pointee.read_in_length = 0
-            return (consumed, produced, .streamEnd(readAhead: readAhead))
+            return RawInflateStep(consumed: consumed, produced: produced, outcome: .streamEnd(readAhead: readAhead))
         }
-        return (consumed, produced, .progress)
+        return RawInflateStep(consumed: consumed, produced: produced, outcome: .progress)
     }
 
     private static func reason(_ code: Int32) -> String {

@@ -1,0 +1,95 @@
+import CZlib
+
+/// What one call of a ``RawInflater`` did: the input bytes it consumed, the plain bytes it
+/// wrote, and how the deflate stream stands.
+struct RawInflateStep {
+    var consumed: Int
+    var produced: Int
+    var outcome: RawInflateOutcome
+}
+
+/// How a deflate stream (RFC 1951) stands after one call of a ``RawInflater``.
+enum RawInflateOutcome {
+    /// It goes on: the call needs more input or more room.
+    case progress
+    /// The deflate data ended; `readAhead` are whole bytes after it that the decoder had
+    /// already taken (ISA-L's bit buffer, at most 8), to be put back in front of the input.
+    case streamEnd(readAhead: [UInt8])
+    /// The data is invalid; the decoder's reason ("invalid block type", …).
+    case invalid(String)
+    /// The call could not progress (zlib's `Z_BUF_ERROR`): normal when no input was given, a
+    /// library fault (this error) when input remains.
+    case stalled(GzipError)
+    /// The library itself failed (out of memory, a broken state).
+    case failed(GzipError)
+
+    /// Whether the deflate data ended in this call.
+    var isStreamEnd: Bool {
+        if case .streamEnd = self { return true }
+        return false
+    }
+}
+
+/// One raw inflate (RFC 1951, no zlib or gzip wrapper) that decodes as input comes, with its
+/// state (window included) allocated once and reset per member: zlib's ``ZStream`` and
+/// ``IsalInflater``. ``GzipInputStream`` runs one loop over either, generic over this
+/// protocol so that the call per buffer is direct.
+///
+/// Used by one thread at a time.
+protocol RawInflater: AnyObject {
+    /// Whether, once the input has ended, a call with no input may still give output the
+    /// decoder holds, so that the end of input is judged after one more call (zlib); otherwise
+    /// the end of input within the data is at once a truncation.
+    static var stepsAfterInputEnd: Bool { get }
+
+    /// Starts a new deflate stream with the same settings.
+    func reset()
+
+    /// Inflates from `inputCount` bytes at `input` into `outputCapacity` bytes of room at `output`.
+    /// - Returns: The bytes consumed and produced, and the outcome.
+    func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
+              outputCapacity: Int) -> RawInflateStep
+}
+
+/// A raw inflate of one whole deflate stream held in memory, in one call: for BGZF members
+/// and other independent blocks whose plain size is known (ISIZE).
+protocol WholeBufferInflater: AnyObject {
+    /// Inflates one whole deflate stream, as a new stream.
+    /// - Parameters:
+    ///   - input: All of the deflate data, `count` bytes.
+    ///   - output: Room for exactly `size` plain bytes.
+    /// - Returns: `true` when the data is valid, ends in its last byte (padding bits aside) and
+    ///   gives exactly `size` bytes.
+    func inflateWhole(_ input: UnsafePointer<UInt8>, count: Int, into output: UnsafeMutablePointer<UInt8>,
+                      size: Int) -> Bool
+}
+
+extension ZStream: RawInflater {
+    static var stepsAfterInputEnd: Bool { true }
+
+    /// Wraps zlib's `inflate` with `Z_NO_FLUSH`; zlib never reads past the end of the deflate
+    /// data, so nothing is read ahead.
+    /// - Precondition: The stream inflates (``ZStream/init(inflate:)``).
+    func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
+              outputCapacity: Int) -> RawInflateStep {
+        let z = pointer
+        z.pointee.next_in = input
+        z.pointee.avail_in = UInt32(inputCount)
+        z.pointee.next_out = output
+        z.pointee.avail_out = UInt32(outputCapacity)
+        let code = CZlib.inflate(z, Z_NO_FLUSH)
+        let consumed = inputCount - Int(z.pointee.avail_in)
+        let produced = outputCapacity - Int(z.pointee.avail_out)
+        z.pointee.next_in = nil
+        z.pointee.next_out = nil
+        let outcome: RawInflateOutcome
+        switch code {
+        case Z_OK: outcome = .progress
+        case Z_STREAM_END: outcome = .streamEnd(readAhead: [])
+        case Z_BUF_ERROR: outcome = .stalled(.zlibFailure(code: code, message: Self.message(for: code, stream: z)))
+        case Z_DATA_ERROR, Z_NEED_DICT: outcome = .invalid(Self.message(for: code, stream: z))
+        default: outcome = .failed(.zlibFailure(code: code, message: Self.message(for: code, stream: z)))
+        }
+        return RawInflateStep(consumed: consumed, produced: produced, outcome: outcome)
+    }
+}
