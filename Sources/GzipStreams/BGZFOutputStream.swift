@@ -350,7 +350,7 @@ extension BGZFMember {
     /// (stored at level 0, or when the deflate data would not fit in a member), CRC-32, ISIZE.
     /// Sets ``error`` when the deflater fails (no compressor could be allocated). Runs on the
     /// worker that owns `deflater`.
-    func encode(level: Int, with deflater: some RawDeflater) {
+    func encode(level: Int, with deflater: some WholeBufferDeflater) {
         let start = BGZFFormat.headerSize
         let room = UnsafeMutableRawBufferPointer(start: packed + start,
                                                  count: BGZFOutputStream.maximumMemberSize - Self.framingSize)

@@ -10,8 +10,8 @@ import Synchronization
 /// The output depends only on the level, the block size and where ``flush(deliver:)`` was
 /// called, never on the number of threads or on how the plain bytes were split into writes.
 ///
-/// Each worker has a deflater of its own (``RawDeflater``), made by the owner: zlib's today,
-/// whose preset dictionary and sync flush this needs.
+/// Each worker has a deflater of its own (``WholeBufferDeflater``), made by the owner: zlib's
+/// today, whose preset dictionary and sync flush this needs.
 ///
 /// Memory: at most `2 × threads` blocks in flight, each `blockSize` plain bytes plus their
 /// deflate output, plus one deflater per thread (zlib's: about 256 KiB).
@@ -26,12 +26,12 @@ final class BlockDeflate {
 
     /// A worker's deflater, used for every block that worker takes and only on its queue.
     final class Worker {
-        let deflater: any RawDeflater
+        let deflater: any WholeBufferDeflater
         /// The number of this worker's jobs running now (0 or 1), for tests of the join.
         let runningJobs = Atomic<Int>(0)
-        init(deflater: any RawDeflater) { self.deflater = deflater }
+        init(deflater: any WholeBufferDeflater) { self.deflater = deflater }
         /// The deflater under the name the lifecycle tests read: they check that it was ended.
-        var zstream: any RawDeflater { deflater }
+        var zstream: any WholeBufferDeflater { deflater }
     }
 
     /// The deflate window: a preset dictionary longer than this is of no use (RFC 1951 §2).
@@ -47,10 +47,11 @@ final class BlockDeflate {
     ///   - blockSize: Plain bytes per block, at least `windowSize`.
     ///   - threads: Worker threads, at least 1.
     ///   - makeDeflater: Makes one worker's deflater, called `threads` times: a backend that
-    ///     can end a block with a sync flush (``RawDeflater/compress(_:dictionary:isFinal:into:)``
+    ///     can end a block with a sync flush (``WholeBufferDeflater/compress(_:dictionary:isFinal:into:)``
     ///     with `isFinal` false), such as zlib's ``ZStream``.
     /// - Throws: What `makeDeflater` throws (a ``GzipError`` when a deflater cannot be set up).
-    init(blockSize: Int, threads: Int, makeDeflater: () throws(GzipError) -> any RawDeflater) throws(GzipError) {
+    init(blockSize: Int, threads: Int,
+         makeDeflater: () throws(GzipError) -> any WholeBufferDeflater) throws(GzipError) {
         var workers: [Worker] = []
         for _ in 0..<threads { workers.append(Worker(deflater: try makeDeflater())) }
         pipeline = OrderedPipeline(workers: workers, maximumInFlight: 2 * threads, label: "gzstream.deflate")
@@ -124,7 +125,7 @@ final class BlockDeflate {
     /// Deflates `plain` with `dictionary` preset, ending with a sync flush or, when `last`,
     /// with finish. Runs on a worker.
     private static func deflate(_ plain: [UInt8], dictionary: [UInt8], last: Bool,
-                                with deflater: some RawDeflater) -> Block {
+                                with deflater: some WholeBufferDeflater) -> Block {
         let crc = plain.withUnsafeBytes { crc32(0, $0) }
         // Should the deflater's bound ever be short, the block is deflated again into twice the room.
         var capacity = deflater.compressBound(plain.count)

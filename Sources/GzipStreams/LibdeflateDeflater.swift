@@ -10,7 +10,7 @@ import Synchronization
 /// deflater per pipeline worker costs nothing until the worker runs) and freed by ``end()`` or
 /// the deinitializer; ``liveCount`` counts the compressors not yet freed, so a test can prove
 /// the pairing. Used by one thread at a time.
-final class LibdeflateDeflater: RawDeflater {
+final class LibdeflateDeflater: WholeBufferDeflater {
     /// The number of libdeflate compressors allocated and not yet freed, across the process.
     static let liveCount = Atomic<Int>(0)
 

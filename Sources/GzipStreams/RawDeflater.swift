@@ -1,18 +1,37 @@
-/// A deflate backend: makes raw deflate data (RFC 1951, no zlib or gzip wrapper), which the
-/// writers frame themselves (RFC 1952 members, BGZF). One conforming type per library: zlib
-/// (``ZStream`` made with `init(deflateLevel:)`) and libdeflate (``LibdeflateDeflater``); a
-/// new backend is one more conforming type, handed to the writer that should use it.
+/// A streaming deflate backend: continues one raw deflate stream (RFC 1951, no zlib or gzip
+/// wrapper) over any number of calls, as zlib's `deflate` does, so that the output of every
+/// ``step(input:output:flush:)`` joined is one stream. ``GzipOutputStream`` runs its one loop,
+/// ``deflate(_:flush:through:emit:)``, over zlib's (``ZStream`` made with
+/// `init(deflateLevel:)`, in ZlibDeflater.swift). The writers frame the deflate data
+/// themselves (RFC 1952 members, BGZF).
 ///
-/// Every backend compresses whole buffers (``compress(_:dictionary:isFinal:into:)``), one
-/// block or BGZF member at a time, as the parallel block deflater (``BlockDeflate``) and
-/// ``BGZFOutputStream`` do; a backend that can also continue one deflate stream over many calls
-/// conforms to ``StreamingDeflater`` as well, as ``GzipOutputStream`` needs.
-///
-/// Lifecycle: the library state is allocated once, at a fixed address (zlib keeps a pointer to
-/// its `z_stream`), and released once, by ``end()`` or at the latest by the deinitializer;
-/// ``isLive`` tells which, so that a test can prove the pairing. A deflater is not thread-safe:
-/// one thread (or serial queue, such as a pipeline worker's) uses it at a time.
+/// The library state stays at one address from init to end (zlib keeps a pointer to its
+/// `z_stream`). Used by one thread at a time.
 protocol RawDeflater: AnyObject {
+    /// Deflates as much of `input` as fits, writing at most `output.count` bytes.
+    /// - Parameters:
+    ///   - input: The plain bytes offered; at most 4 GiB − 1. Bytes not consumed must be
+    ///     offered again, first, in the next call.
+    ///   - output: Room for deflate data; at least 64 bytes when `flush` is not ``DeflateFlush/none``
+    ///     (zlib needs more than 6 bytes to end a sync flush, or it repeats the marker forever).
+    ///   - flush: How to end what was taken; keep the same flush until the step says
+    ///     ``DeflateStep/Outcome-swift.enum/needsInput`` or ``DeflateStep/Outcome-swift.enum/finished``.
+    /// - Returns: The bytes consumed from `input` and produced into `output`, and what to do next.
+    /// - Throws: ``GzipError/zlibFailure(code:message:)`` when the library fails.
+    func step(input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer,
+              flush: DeflateFlush) throws(GzipError) -> DeflateStep
+}
+
+/// A whole-buffer deflate backend: deflates one buffer at a time into deflate data of its own,
+/// as the parallel block deflater (``BlockDeflate``) and ``BGZFOutputStream`` need. zlib's
+/// (``ZStream``, with a preset dictionary and a sync flush) and libdeflate's
+/// (``LibdeflateDeflater``, faster, final block only); a new backend is one more conforming
+/// type, handed to the writer that should use it.
+///
+/// Lifecycle: the library state is released once, by ``end()`` or at the latest by the
+/// deinitializer; ``isLive`` tells which, so that a test can prove the pairing. Used by one
+/// thread (or serial queue, such as a pipeline worker's) at a time.
+protocol WholeBufferDeflater: AnyObject {
     /// Whether the deflater holds library state that ``end()`` has yet to release.
     var isLive: Bool { get }
 
@@ -45,23 +64,6 @@ protocol RawDeflater: AnyObject {
     func end()
 }
 
-/// A deflate backend that continues one deflate stream over any number of calls, as zlib's
-/// `deflate` does: the output of every ``step(input:output:flush:)`` joined is one stream.
-protocol StreamingDeflater: RawDeflater {
-    /// Deflates as much of `input` as fits, writing at most `output.count` bytes.
-    /// - Parameters:
-    ///   - input: The plain bytes offered; at most 4 GiB − 1. Bytes not consumed must be
-    ///     offered again, first, in the next call.
-    ///   - output: Room for deflate data; at least 64 bytes when `flush` is not ``DeflateFlush/none``
-    ///     (zlib needs more than 6 bytes to end a sync flush, or it repeats the marker forever).
-    ///   - flush: How to end what was taken; keep the same flush until the step says
-    ///     ``DeflateStep/Outcome-swift.enum/needsInput`` or ``DeflateStep/Outcome-swift.enum/finished``.
-    /// - Returns: The bytes consumed from `input` and produced into `output`, and what to do next.
-    /// - Throws: ``GzipError/zlibFailure(code:message:)`` when the library fails.
-    func step(input: UnsafeRawBufferPointer, output: UnsafeMutableRawBufferPointer,
-              flush: DeflateFlush) throws(GzipError) -> DeflateStep
-}
-
 /// How a streaming deflate step ends what it has taken: zlib's flush values.
 enum DeflateFlush {
     /// Buffer as the compressor likes (`Z_NO_FLUSH`).
@@ -73,7 +75,7 @@ enum DeflateFlush {
     case finish
 }
 
-/// What one ``StreamingDeflater/step(input:output:flush:)`` did.
+/// What one ``RawDeflater/step(input:output:flush:)`` did.
 struct DeflateStep {
     /// What the caller does next.
     enum Outcome {
@@ -93,7 +95,7 @@ struct DeflateStep {
     var outcome: Outcome
 }
 
-extension StreamingDeflater {
+extension RawDeflater {
     /// Deflates all of `input` with `flush`, through `buffer`, handing each buffer's worth of
     /// deflate data to `emit` (empty stretches included), until the input is taken and, for
     /// ``DeflateFlush/sync`` or ``DeflateFlush/finish``, flushed or finished. The one streaming

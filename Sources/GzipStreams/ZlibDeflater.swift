@@ -6,7 +6,7 @@ import CZlib
 /// parallel deflate, which needs zlib's preset dictionary and sync flush (pigz's design).
 ///
 /// An inflating ``ZStream`` does not deflate: calling these on one is a precondition failure.
-extension ZStream: StreamingDeflater {
+extension ZStream: RawDeflater, WholeBufferDeflater {
     /// zlib's `deflateBound` plus 64 bytes: the bound counts the data ended by finish, and a sync
     /// flush instead adds at most an empty stored block. Wraps zlib's `deflateBound`.
     func compressBound(_ count: Int) -> Int {

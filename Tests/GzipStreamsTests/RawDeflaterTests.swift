@@ -2,9 +2,9 @@ import ByteStreams
 @testable import GzipStreams
 import Testing
 
-// The deflate backends behind RawDeflater, called directly: their deflate data decodes, a
-// whole-buffer call reports output that does not fit, zlib's sync-flushed pieces join into
-// one stream, and the library state is released once.
+// The deflate backends behind RawDeflater and WholeBufferDeflater, called directly: their
+// deflate data decodes, a whole-buffer call reports output that does not fit, zlib's
+// sync-flushed pieces join into one stream, and the library state is released once.
 
 /// `deflated` (raw deflate data of `plain`) framed as one gzip member, decoded by
 /// ``GzipInputStream``.
@@ -15,25 +15,27 @@ private func decodeAsMember(_ deflated: [UInt8], plain: [UInt8]) throws -> [UInt
     return try member.gunzipped()
 }
 
-/// Deflates `plain` whole with `deflater`, ended by the final block.
-private func compressWhole(_ plain: [UInt8], with deflater: some RawDeflater) throws -> [UInt8]? {
-    var output = [UInt8](repeating: 0, count: deflater.compressBound(plain.count))
+/// Deflates `plain` whole with `deflater` into `room` bytes (the deflater's bound when `nil`),
+/// ended by the final block; `nil` when it does not fit.
+private func compressWhole(_ plain: [UInt8], room: Int? = nil, with deflater: some WholeBufferDeflater) throws -> [UInt8]? {
+    var output = [UInt8](repeating: 0, count: room ?? deflater.compressBound(plain.count))
+    let noDictionary = UnsafeRawBufferPointer(start: nil, count: 0)
     let count = try plain.withUnsafeBytes { input in
         try output.withUnsafeMutableBytes {
-            try deflater.compress(input, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true, into: $0)
+            try deflater.compress(input, dictionary: noDictionary, isFinal: true, into: $0)
         }
     }
     return count.map { Array(output.prefix($0)) }
 }
 
-@Suite("RawDeflater: zlib and libdeflate behind one protocol")
+@Suite("RawDeflater and WholeBufferDeflater: zlib and libdeflate behind the deflate protocols")
 struct RawDeflaterTests {
     static let sizes = [0, 1, 4095, 4096, 4097, 65280]
 
     @Test("Whole-buffer deflate data of both backends decodes to the input", arguments: sizes)
     func wholeBufferRoundTrip(size: Int) throws {
         let plain = mixedBytes(count: size, seed: UInt64(size) + 5)
-        let backends: [any RawDeflater] = [try ZStream(deflateLevel: 6), LibdeflateDeflater(level: 6)]
+        let backends: [any WholeBufferDeflater] = [try ZStream(deflateLevel: 6), LibdeflateDeflater(level: 6)]
         for deflater in backends {
             let deflated = try #require(try compressWhole(plain, with: deflater), "\(type(of: deflater))")
             #expect(try decodeAsMember(deflated, plain: plain) == plain, "\(type(of: deflater)), \(size) bytes")
@@ -44,15 +46,9 @@ struct RawDeflaterTests {
     @Test("Output room too small: compress returns nil, for both backends")
     func tooLittleRoom() throws {
         let plain = randomBytes(count: 1000, seed: 9)
-        let backends: [any RawDeflater] = [try ZStream(deflateLevel: 6), LibdeflateDeflater(level: 6)]
+        let backends: [any WholeBufferDeflater] = [try ZStream(deflateLevel: 6), LibdeflateDeflater(level: 6)]
         for deflater in backends {
-            var output = [UInt8](repeating: 0, count: 100)
-            let count = try plain.withUnsafeBytes { input in
-                try output.withUnsafeMutableBytes {
-                    try deflater.compress(input, dictionary: UnsafeRawBufferPointer(start: nil, count: 0), isFinal: true, into: $0)
-                }
-            }
-            #expect(count == nil, "\(type(of: deflater))")
+            #expect(try compressWhole(plain, room: 100, with: deflater) == nil, "\(type(of: deflater))")
             deflater.end()
         }
     }
@@ -98,8 +94,11 @@ struct RawDeflaterTests {
             }
             // Everything so far decodes before the rest is written (RFC 1951 §3.2.4, an empty stored block).
             #expect(deflated.suffix(4) == [0x00, 0x00, 0xff, 0xff])
-            try zstream.deflate(UnsafeRawBufferPointer(rebasing: all[half...]), flush: .none, through: buffer) { deflated += $0 }
-            try zstream.deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish, through: buffer) { deflated += $0 }
+            let rest = UnsafeRawBufferPointer(rebasing: all[half...])
+            try zstream.deflate(rest, flush: .none, through: buffer) { deflated += $0 }
+            try zstream.deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish, through: buffer) {
+                deflated += $0
+            }
         }
         #expect(try decodeAsMember(deflated, plain: plain) == plain)
     }
