@@ -1,6 +1,4 @@
 import ByteStreams
-import CLibdeflate
-import Synchronization
 
 /// Takes plain bytes and writes them as BGZF (SAM/BAM specification §4.1) to an inner output
 /// stream: a series of gzip members, each holding at most ``maximumPlainMemberSize`` plain bytes
@@ -27,8 +25,8 @@ import Synchronization
 /// `2 × threads` members are in flight, until the oldest is written; close and flush block
 /// until every member is written.
 ///
-/// Members are deflated by libdeflate's whole-buffer compressor, one compressor per worker
-/// thread (allocated by the worker on its first member, freed when the stream closes), and
+/// Members are deflated by libdeflate's whole-buffer compressor (``LibdeflateDeflater``), one
+/// per worker thread (allocated by the worker on its first member, freed when the stream closes), and
 /// their CRC-32 is computed on the worker too. The output depends only on the input, the level
 /// and where ``flush()`` was called, never on the thread count or on how the input was split
 /// into writes. Levels: 0 stores (stored deflate blocks, written here: 5 bytes of overhead per
@@ -65,13 +63,10 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     public static let maximumPlainMemberSize = 0xff00
     /// The most bytes of one member, header and trailer included: 65536, as BSIZE (the size
     /// minus 1) is 16 bits (SAM/BAM specification §4.1).
-    public static let maximumMemberSize = 0x10000
+    public static let maximumMemberSize = BGZFFormat.maximumMemberSize
     /// The end-of-file marker every BGZF file ends with: an empty member of 28 bytes
     /// (SAM/BAM specification §4.1.2).
-    public static let endOfFileMember: [UInt8] = [
-        0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43, 0x02, 0x00,
-        0x1b, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    ]
+    public static let endOfFileMember: [UInt8] = BGZFFormat.endOfFileMember
 
     /// The compression level, 0 (stored) to 9 (best).
     public let level: Int
@@ -91,7 +86,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     private var uncompressedCount: Int64 = 0
     /// Plain bytes in the members written so far: where the next member starts in the plain data.
     private var writtenPlainCount: Int64 = 0
-    private var pipeline: OrderedPipeline<MemberCompressor, BGZFMember>?
+    private var pipeline: OrderedPipeline<LibdeflateDeflater, BGZFMember>?
     /// The member being filled, if any.
     private var current: BGZFMember?
     /// Members written and free to fill again.
@@ -144,7 +139,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     override public func openBacking() throws {
         if inner.streamStatus == .notOpen { inner.open() }
         try inner.throwIfFailed()
-        pipeline = OrderedPipeline(workers: (0..<threads).map { _ in MemberCompressor(level: level) },
+        pipeline = OrderedPipeline(workers: (0..<threads).map { _ in LibdeflateDeflater(level: level) },
                                    maximumInFlight: 2 * threads, label: "gzstream.bgzf")
     }
 
@@ -214,7 +209,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     /// Waits for every worker and frees their compressors; nothing more is written.
     private func stopWorkers() {
         guard let pipeline else { return }
-        pipeline.cancelAndJoin { $0.release() }
+        pipeline.cancelAndJoin { $0.end() }
         self.pipeline = nil
     }
 
@@ -232,7 +227,8 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
             ? .libdeflateFailure(message: "test failure in member \(submittedCount)") : nil
         submittedCount += 1
         do {
-            try pipeline.submit({ compressor, isCancelled in
+            let level = level
+            try pipeline.submit({ deflater, isCancelled in
                 if isCancelled() {
                     member.packedCount = 0
                     return member
@@ -240,7 +236,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
                 if let failure {
                     member.error = failure
                 } else {
-                    compressor.encode(member)
+                    member.encode(level: level, with: deflater)
                 }
                 return member
             }, deliver: write(member:))
@@ -311,13 +307,10 @@ public struct BGZFIndex: Equatable, Sendable {
     public var encoded: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(8 + 16 * entries.count)
-        func append(_ value: UInt64) {
-            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-        }
-        append(UInt64(entries.count))
+        GzipFormat.append(littleEndian: UInt64(entries.count), to: &bytes)
         for entry in entries {
-            append(entry.compressedOffset)
-            append(entry.uncompressedOffset)
+            GzipFormat.append(littleEndian: entry.compressedOffset, to: &bytes)
+            GzipFormat.append(littleEndian: entry.uncompressedOffset, to: &bytes)
         }
         return bytes
     }
@@ -346,85 +339,45 @@ final class BGZFMember: @unchecked Sendable {
     }
 }
 
-/// A worker's libdeflate compressor, allocated on the worker's first member and used only on
-/// that worker's queue; ``release()`` frees it once the worker has stopped.
-final class MemberCompressor {
-    /// The number of libdeflate compressors allocated and not yet freed, across the process.
-    static let liveCount = Atomic<Int>(0)
+/// The deflater of a BGZF worker, under the name the tests count live compressors by.
+typealias MemberCompressor = LibdeflateDeflater
 
-    /// The fixed part of a member's header and the `BC` subfield up to BSIZE (SAM/BAM
-    /// specification §4.1): 16 bytes.
-    private static let headerStart: [UInt8] = [
-        0x1f, 0x8b, 0x08, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0x06, 0x00, 0x42, 0x43, 0x02, 0x00,
-    ]
-    /// Header (18 bytes) plus trailer (8 bytes).
-    private static let framingSize = 26
+extension BGZFMember {
+    /// Header plus trailer: 26 bytes.
+    private static let framingSize = BGZFFormat.headerSize + GzipTrailer.size
 
-    private let level: Int
-    private var compressor: OpaquePointer?
-
-    init(level: Int) {
-        self.level = level
-    }
-
-    /// Encodes `member.plain` as a whole member into `member.packed`: header with BSIZE,
-    /// deflate data (stored blocks at level 0 or when deflate would not fit), CRC-32, ISIZE.
-    /// Sets `member.error` when no compressor can be allocated. Runs on the worker.
-    /// Wraps libdeflate's `libdeflate_deflate_compress`.
-    func encode(_ member: BGZFMember) {
-        let plainCount = member.plainCount
-        let packed = member.packed
-        let room = BGZFOutputStream.maximumMemberSize - Self.framingSize
+    /// Encodes ``plain`` as a whole member into ``packed``: header with BSIZE, deflate data
+    /// (stored at level 0, or when the deflate data would not fit in a member), CRC-32, ISIZE.
+    /// Sets ``error`` when the deflater fails (no compressor could be allocated). Runs on the
+    /// worker that owns `deflater`.
+    func encode(level: Int, with deflater: some WholeBufferDeflater) {
+        let start = BGZFFormat.headerSize
+        let room = UnsafeMutableRawBufferPointer(start: packed + start,
+                                                 count: BGZFOutputStream.maximumMemberSize - Self.framingSize)
         var deflatedCount = 0
         if level > 0 {
-            if compressor == nil {
-                guard let allocated = libdeflate_alloc_compressor(Int32(level)) else {
-                    member.error = .libdeflateFailure(message: "cannot allocate a compressor at level \(level)")
-                    return
-                }
-                compressor = allocated
-                Self.liveCount.add(1, ordering: .relaxed)
+            do {
+                deflatedCount = try deflater.compress(UnsafeRawBufferPointer(start: plain, count: plainCount),
+                                                      dictionary: UnsafeRawBufferPointer(start: nil, count: 0),
+                                                      isFinal: true, into: room) ?? 0
+            } catch {
+                self.error = error
+                return
             }
-            deflatedCount = libdeflate_deflate_compress(compressor, member.plain, plainCount, packed + 18, room)
         }
         if deflatedCount == 0 {
             // One stored block (RFC 1951 §3.2.4): BFINAL 1, BTYPE 00, LEN, NLEN, the bytes.
-            packed[18] = 0x01
-            store16(UInt16(plainCount), at: packed + 19)
-            store16(~UInt16(plainCount), at: packed + 21)
-            (packed + 23).update(from: member.plain, count: plainCount)
+            packed[start] = 0x01
+            GzipFormat.store(littleEndian: UInt16(plainCount), at: packed + start + 1)
+            GzipFormat.store(littleEndian: ~UInt16(plainCount), at: packed + start + 3)
+            (packed + start + 5).update(from: plain, count: plainCount)
             deflatedCount = 5 + plainCount
         }
         let total = deflatedCount + Self.framingSize
-        Self.headerStart.withUnsafeBufferPointer { packed.update(from: $0.baseAddress!, count: 16) }
-        store16(UInt16(total - 1), at: packed + 16)
-        let crc = crc32(0, UnsafeRawBufferPointer(start: member.plain, count: plainCount))
-        store32(crc, at: packed + 18 + deflatedCount)
-        store32(UInt32(plainCount), at: packed + 22 + deflatedCount)
-        member.packedCount = total
-        member.error = nil
+        BGZFFormat.storeHeader(memberSize: total, at: packed)
+        let crc = crc32(0, UnsafeRawBufferPointer(start: plain, count: plainCount))
+        GzipTrailer(crc32: crc, isize: UInt32(plainCount)).store(at: packed + start + deflatedCount)
+        packedCount = total
+        error = nil
     }
-
-    /// Frees the compressor; call only once the worker has no job left. Wraps libdeflate's
-    /// `libdeflate_free_compressor`.
-    func release() {
-        guard let compressor else { return }
-        libdeflate_free_compressor(compressor)
-        self.compressor = nil
-        Self.liveCount.subtract(1, ordering: .relaxed)
-    }
-
-    deinit {
-        release()
-    }
-}
-
-private func store16(_ value: UInt16, at pointer: UnsafeMutablePointer<UInt8>) {
-    pointer[0] = UInt8(truncatingIfNeeded: value)
-    pointer[1] = UInt8(truncatingIfNeeded: value >> 8)
-}
-
-private func store32(_ value: UInt32, at pointer: UnsafeMutablePointer<UInt8>) {
-    store16(UInt16(truncatingIfNeeded: value), at: pointer)
-    store16(UInt16(truncatingIfNeeded: value >> 16), at: pointer + 2)
 }

@@ -1,4 +1,3 @@
-import CZlib
 import Synchronization
 
 /// The deflate data of one member made as pigz makes it: the plain bytes are cut into blocks of
@@ -11,8 +10,11 @@ import Synchronization
 /// The output depends only on the level, the block size and where ``flush(deliver:)`` was
 /// called, never on the number of threads or on how the plain bytes were split into writes.
 ///
+/// Each worker has a deflater of its own (``WholeBufferDeflater``), made by the owner: zlib's
+/// today, whose preset dictionary and sync flush this needs.
+///
 /// Memory: at most `2 × threads` blocks in flight, each `blockSize` plain bytes plus their
-/// deflate output, plus one zlib deflate state (about 256 KiB) per thread.
+/// deflate output, plus one deflater per thread (zlib's: about 256 KiB).
 final class BlockDeflate {
     /// One deflated block, ready to write.
     struct Block: Sendable {
@@ -22,12 +24,14 @@ final class BlockDeflate {
         var error: GzipError?
     }
 
-    /// A worker's zlib deflater, reset for every block; used only on that worker's queue.
+    /// A worker's deflater, used for every block that worker takes and only on its queue.
     final class Worker {
-        let zstream: ZStream
+        let deflater: any WholeBufferDeflater
         /// The number of this worker's jobs running now (0 or 1), for tests of the join.
         let runningJobs = Atomic<Int>(0)
-        init(level: Int) throws(GzipError) { zstream = try ZStream(deflateLevel: level) }
+        init(deflater: any WholeBufferDeflater) { self.deflater = deflater }
+        /// The deflater under the name the lifecycle tests read: they check that it was ended.
+        var zstream: any WholeBufferDeflater { deflater }
     }
 
     /// The deflate window: a preset dictionary longer than this is of no use (RFC 1951 §2).
@@ -40,13 +44,16 @@ final class BlockDeflate {
     private var dictionary: [UInt8] = []
 
     /// - Parameters:
-    ///   - level: zlib compression level, 0...9.
     ///   - blockSize: Plain bytes per block, at least `windowSize`.
     ///   - threads: Worker threads, at least 1.
-    /// - Throws: ``GzipError/zlibFailure(code:message:)`` when a deflater cannot be set up.
-    init(level: Int, blockSize: Int, threads: Int) throws(GzipError) {
+    ///   - makeDeflater: Makes one worker's deflater, called `threads` times: a backend that
+    ///     can end a block with a sync flush (``WholeBufferDeflater/compress(_:dictionary:isFinal:into:)``
+    ///     with `isFinal` false), such as zlib's ``ZStream``.
+    /// - Throws: What `makeDeflater` throws (a ``GzipError`` when a deflater cannot be set up).
+    init(blockSize: Int, threads: Int,
+         makeDeflater: () throws(GzipError) -> any WholeBufferDeflater) throws(GzipError) {
         var workers: [Worker] = []
-        for _ in 0..<threads { workers.append(try Worker(level: level)) }
+        for _ in 0..<threads { workers.append(Worker(deflater: try makeDeflater())) }
         pipeline = OrderedPipeline(workers: workers, maximumInFlight: 2 * threads, label: "gzstream.deflate")
         self.blockSize = blockSize
         block = []
@@ -86,10 +93,10 @@ final class BlockDeflate {
     /// The workers' states, for tests.
     var workers: [Worker] { pipeline.workerStates }
 
-    /// Stops the workers, waits for them and releases their zlib states; nothing more is
+    /// Stops the workers, waits for them and releases their deflaters; nothing more is
     /// delivered and nothing more can be written.
     func cancel() {
-        pipeline.cancelAndJoin { $0.zstream.end() }
+        pipeline.cancelAndJoin { $0.deflater.end() }
     }
 
     private func check(_ finished: Block, _ deliver: (Block) throws -> Void) throws {
@@ -104,7 +111,7 @@ final class BlockDeflate {
             if isCancelled() { return Block(deflated: [], crc: 0, plainCount: 0, error: nil) }
             worker.runningJobs.add(1, ordering: .relaxed)
             defer { worker.runningJobs.subtract(1, ordering: .relaxed) }
-            return Self.deflate(plain, dictionary: dictionary, last: last, zstream: worker.zstream)
+            return Self.deflate(plain, dictionary: dictionary, last: last, with: worker.deflater)
         }, deliver: { try check($0, deliver) })
         if plain.count >= Self.windowSize {
             self.dictionary = Array(plain.suffix(Self.windowSize))
@@ -116,48 +123,33 @@ final class BlockDeflate {
     }
 
     /// Deflates `plain` with `dictionary` preset, ending with a sync flush or, when `last`,
-    /// with finish. Runs on a worker. Wraps zlib's `deflateSetDictionary` and `deflate`.
-    private static func deflate(_ plain: [UInt8], dictionary: [UInt8], last: Bool, zstream: ZStream) -> Block {
-        let z = zstream.pointer
+    /// with finish. Runs on a worker.
+    private static func deflate(_ plain: [UInt8], dictionary: [UInt8], last: Bool,
+                                with deflater: some WholeBufferDeflater) -> Block {
         let crc = plain.withUnsafeBytes { crc32(0, $0) }
-        // deflateBound covers the data; a sync flush adds at most an empty stored block. Should
-        // that ever be short, the block is deflated again into twice the room.
-        var capacity = Int(deflateBound(z, UInt(plain.count))) + 64
+        // Should the deflater's bound ever be short, the block is deflated again into twice the room.
+        var capacity = deflater.compressBound(plain.count)
         while true {
-            var failure: GzipError?
-            var complete = false
+            var result: Result<Int?, GzipError> = .success(nil)
             let output = [UInt8](unsafeUninitializedCapacity: capacity) { out, initializedCount in
-                zstream.reset()
-                defer {
-                    z.pointee.next_in = nil
-                    z.pointee.next_out = nil
-                }
-                if !dictionary.isEmpty {
-                    let code = dictionary.withUnsafeBufferPointer {
-                        deflateSetDictionary(z, $0.baseAddress, UInt32($0.count))
-                    }
-                    guard code == Z_OK else {
-                        failure = .zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
-                        return
+                result = plain.withUnsafeBytes { input in
+                    dictionary.withUnsafeBytes { dictionary in
+                        Result { () throws(GzipError) -> Int? in
+                            try deflater.compress(input, dictionary: dictionary, isFinal: last,
+                                                  into: UnsafeMutableRawBufferPointer(out))
+                        }
                     }
                 }
-                plain.withUnsafeBufferPointer { input in
-                    z.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-                    z.pointee.avail_in = UInt32(input.count)
-                    z.pointee.next_out = out.baseAddress
-                    z.pointee.avail_out = UInt32(out.count)
-                    let code = CZlib.deflate(z, last ? Z_FINISH : Z_SYNC_FLUSH)
-                    guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
-                        failure = .zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
-                        return
-                    }
-                    initializedCount = out.count - Int(z.pointee.avail_out)
-                    complete = last ? code == Z_STREAM_END : (z.pointee.avail_in == 0 && z.pointee.avail_out != 0)
-                }
+                if case .success(let produced?) = result { initializedCount = produced }
             }
-            if let failure { return Block(deflated: [], crc: crc, plainCount: plain.count, error: failure) }
-            if complete { return Block(deflated: output, crc: crc, plainCount: plain.count, error: nil) }
-            capacity *= 2
+            switch result {
+            case .failure(let failure):
+                return Block(deflated: [], crc: crc, plainCount: plain.count, error: failure)
+            case .success(.some):
+                return Block(deflated: output, crc: crc, plainCount: plain.count, error: nil)
+            case .success(.none):
+                capacity *= 2
+            }
         }
     }
 }

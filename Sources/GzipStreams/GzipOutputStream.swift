@@ -1,5 +1,4 @@
 import ByteStreams
-import CZlib
 
 /// Takes plain bytes and writes them, deflated, as one gzip member (RFC 1952) to an inner
 /// output stream.
@@ -60,10 +59,11 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     public let threads: Int
     /// Plain bytes per parallel block, or `nil` for one continuous deflate on the writing thread.
     public let blockSize: Int?
+    /// The deflater of one continuous deflate (zlib's), while open without `blockSize`.
     private var zstream: ZStream?
     private var blockDeflate: BlockDeflate?
-    private let outputBuffer: UnsafeMutablePointer<UInt8>
-    private let outputCapacity: Int
+    /// The deflater's output room, `max(chunkSize, 64)` bytes.
+    private let outputBuffer: UnsafeMutableRawBufferPointer
     private var crc: UInt32 = 0
     private var uncompressedCount: Int64 = 0
     /// The number of compressed bytes written to the inner stream so far, header included
@@ -117,8 +117,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         self.closesInnerStream = closesInnerStream
         // zlib needs more than 6 bytes of room for a sync flush, or it repeats the flush
         // marker forever; chunks handed to the inner stream are still at most chunkSize.
-        self.outputCapacity = max(chunkSize, 64)
-        self.outputBuffer = .allocate(capacity: outputCapacity)
+        self.outputBuffer = .allocate(byteCount: max(chunkSize, 64), alignment: 1)
         super.init()
     }
 
@@ -144,13 +143,15 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         if inner.streamStatus == .notOpen { inner.open() }
         try inner.throwIfFailed()
         if let blockSize {
-            blockDeflate = try BlockDeflate(level: level, blockSize: blockSize, threads: threads)
+            blockDeflate = try BlockDeflate(blockSize: blockSize, threads: threads) { () throws(GzipError) in
+                try ZStream(deflateLevel: level)
+            }
         } else {
             zstream = try ZStream(deflateLevel: level)
         }
         // Scheduled: the header is held like any other output rather than waited for.
         if scheduler != nil { startFollowingInnerStream() }
-        try emit(header.encoded(level: level))
+        try emit(GzipFormat.encodeHeader(header, level: level))
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
@@ -173,7 +174,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         var offset = 0
         while offset < count {
             let slice = min(count - offset, 1 << 30)
-            try deflate(UnsafeMutablePointer(mutating: buffer + offset), count: slice, flush: Z_NO_FLUSH)
+            try deflate(UnsafeRawBufferPointer(start: buffer + offset, count: slice), flush: .none)
             offset += slice
         }
         return count
@@ -190,7 +191,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
             if let blockDeflate {
                 try blockDeflate.flush(deliver: emit(block:))
             } else {
-                try deflate(nil, count: 0, flush: Z_SYNC_FLUSH)
+                try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .sync)
             }
         } catch {
             fail(error)
@@ -216,12 +217,9 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
                 if let blockDeflate {
                     try blockDeflate.finish(deliver: emit(block:))
                 } else {
-                    try deflate(nil, count: 0, flush: Z_FINISH)
+                    try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish)
                 }
-                var trailer = [UInt8]()
-                trailer += withUnsafeBytes(of: crc.littleEndian, Array.init)
-                trailer += withUnsafeBytes(of: UInt32(truncatingIfNeeded: uncompressedCount).littleEndian, Array.init)
-                try emit(trailer)
+                try emit(GzipTrailer(crc32: crc, plainSize: uncompressedCount).encoded)
             } catch {
                 firstError = error
             }
@@ -237,30 +235,12 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         if let firstError { throw firstError }
     }
 
-    /// Runs deflate over `count` bytes at `input` with `flush`, passing each full or final
-    /// output chunk to the inner stream, until zlib has taken all input (and, for `Z_FINISH`,
-    /// ended the deflate data).
-    private func deflate(_ input: UnsafeMutablePointer<UInt8>?, count: Int, flush: Int32) throws {
+    /// Deflates `input` (at most 4 GiB − 1 bytes) with `flush`, passing the deflate data to
+    /// the inner stream in chunks, until zlib has taken all input (and, for a finish, ended the
+    /// deflate data).
+    private func deflate(_ input: UnsafeRawBufferPointer, flush: DeflateFlush) throws {
         guard let zstream else { throw ByteStreamError(.notOpen, operation: "write") }
-        let z = zstream.pointer
-        z.pointee.next_in = input
-        z.pointee.avail_in = UInt32(count)
-        while true {
-            z.pointee.next_out = outputBuffer
-            z.pointee.avail_out = UInt32(outputCapacity)
-            let code = CZlib.deflate(z, flush)
-            guard code == Z_OK || code == Z_STREAM_END || code == Z_BUF_ERROR else {
-                throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
-            }
-            let produced = outputCapacity - Int(z.pointee.avail_out)
-            try emitInChunks(UnsafeRawBufferPointer(start: outputBuffer, count: produced))
-            if flush == Z_FINISH {
-                if code == Z_STREAM_END { break }
-            } else if z.pointee.avail_in == 0 && z.pointee.avail_out != 0 {
-                break
-            }
-        }
-        z.pointee.next_in = nil
+        try zstream.deflate(input, flush: flush, through: outputBuffer) { try emitInChunks($0) }
     }
 
     /// Writes a deflated block and adds its CRC-32 to the member's.
