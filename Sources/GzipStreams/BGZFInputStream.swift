@@ -67,11 +67,9 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
         bytes.withUnsafeBytes(BGZFFormat.startsWithMember)
     }
 
-    /// The number of processors online, 1 to 256 (the most `threads` takes): the default
-    /// thread count. The corresponding C function is `sysconf(_SC_NPROCESSORS_ONLN)`.
-    public static var defaultThreadCount: Int {
-        min(max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), threadCounts.upperBound)
-    }
+    /// The default thread count: the processors this process may run on, 1 to 256 (the most
+    /// `threads` takes); the same default as every parallel stream and the command line's.
+    public static var defaultThreadCount: Int { GzipStreams.defaultThreadCount }
 
     /// Where a stream that does not start at the beginning of the file starts: at a member's
     /// first byte, found with a ``BGZFIndex`` (see ``BGZFIndex/start(containing:)``).

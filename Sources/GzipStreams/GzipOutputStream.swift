@@ -312,11 +312,6 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 }
 
-/// The compression levels every writer takes: 0 (stored) to 9 (best).
-let compressionLevels = 0...9
-/// The worker thread counts every stream takes: 1 to 256 (the CLI's `-p` range).
-let threadCounts = 1...256
-
 // MARK: Scheduling
 
 /// A scheduled `GzipOutputStream` follows its inner stream: it schedules the inner stream on

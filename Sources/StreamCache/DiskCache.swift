@@ -77,7 +77,7 @@ public final class DiskCache: Sendable {
             try requireArgument(maximumAge > .zero, "maximumAge", "must be more than zero", operation: operation)
         }
         try requireArgument(compressionLevel, in: 0...9, "compressionLevel", operation: operation)
-        try requireArgument(compressionThreads, in: 1...256, "compressionThreads", operation: operation)
+        try requireArgument(compressionThreads, in: threadCounts, "compressionThreads", operation: operation)
         guard let path = directory ?? Self.defaultDirectory() else {
             throw ByteStreamError(.invalidArgument(name: "directory", message: "none given, and neither XDG_CACHE_HOME nor HOME is set"),
                                   operation: operation)
