@@ -57,8 +57,9 @@ extension SystemCalls {
 
     /// Sets an open file's access and modification times, to the nanosecond.
     /// The corresponding C function is `futimens(2)`.
-    package static func setTimes(of fd: Int32, access: timespec, modification: timespec, target: String) throws {
-        var times = [access, modification]
+    package static func setTimes(of fd: Int32, access: FileInfo.Timestamp, modification: FileInfo.Timestamp,
+                                 target: String) throws {
+        var times = [access, modification].map { timespec(tv_sec: time_t($0.seconds), tv_nsec: $0.nanoseconds) }
         if futimens(fd, &times) != 0 {
             throw ByteStreamError(.system(errno: errno), operation: "set times", target: target)
         }
@@ -85,6 +86,41 @@ extension SystemCalls {
         if result == 0 { return true }
         if errno == EEXIST { return false }
         throw ByteStreamError(.system(errno: errno), operation: "link", target: target ?? newName.description)
+    }
+
+    /// The target of the symbolic link `name` in `directory`, as stored (a relative target is
+    /// relative to the link's directory); with an empty `name`, of the link that `directory`
+    /// itself is (a descriptor opened `O_PATH|O_NOFOLLOW`), so that the link read is the one
+    /// examined. A target longer than `PATH_MAX` bytes is cut there.
+    /// - Returns: The target's bytes (empty only if the system returned none).
+    /// - Throws: ``ByteStreamError`` with `readlinkat`'s `errno` (operation "read link"; `EINVAL`:
+    ///   not a symbolic link).
+    /// Does not block beyond the file system. The corresponding C function is `readlinkat(2)`.
+    package static func readLink(_ name: Pathname, in directory: Int32, target: String? = nil) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = name.withCString { cName in
+            buffer.withUnsafeMutableBytes { bytes in
+                readlinkat(directory, cName, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count - 1)
+            }
+        }
+        if count < 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "read link", target: target ?? name.description)
+        }
+        return Array(buffer[..<count])
+    }
+
+    /// The absolute path that `path` finally names: every symbolic link in it followed, `.`
+    /// and `..` resolved. Looks `path` up anew: for messages and for a path the user chose,
+    /// not for a decision about a file another user may replace.
+    /// - Throws: ``ByteStreamError`` with `realpath`'s `errno` (operation "resolve"; `ENOENT`:
+    ///   it names nothing, or a link to nothing).
+    /// Does not block beyond the file system. The corresponding C function is `realpath(3)`.
+    package static func resolvedPath(_ path: Pathname) throws -> Pathname {
+        guard let resolved = path.withCString({ realpath($0, nil) }) else {
+            throw ByteStreamError(.system(errno: errno), operation: "resolve", target: path.description)
+        }
+        defer { free(resolved) }
+        return Pathname(cString: resolved)
     }
 
     /// Removes `name` from `directory` (an empty directory when `isDirectory`).

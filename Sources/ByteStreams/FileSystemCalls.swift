@@ -52,4 +52,26 @@ extension SystemCalls {
             throw ByteStreamError(.system(errno: result < 0 ? errno : EIO), operation: "write", target: target)
         }
     }
+
+    /// A second descriptor of the same open file (or directory), at the lowest free number,
+    /// with `FD_CLOEXEC` set.
+    /// - Parameters:
+    ///   - fd: An open descriptor; the caller keeps owning it.
+    ///   - target: The path or name errors give.
+    /// - Returns: The new descriptor, owned by the caller.
+    /// - Throws: ``ByteStreamError`` with `fcntl`'s `errno` (operation "duplicate").
+    /// Does not block. The corresponding C function is `fcntl(2)` with `F_DUPFD_CLOEXEC`.
+    package static func duplicate(_ fd: Int32, target: String) throws -> Int32 {
+        let duplicate = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        if duplicate < 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "duplicate", target: target)
+        }
+        return duplicate
+    }
+
+    /// Whether `fd` is an open descriptor of a terminal. Does not block.
+    /// The corresponding C function is `isatty(3)`.
+    package static func isTerminal(_ fd: Int32) -> Bool {
+        isatty(fd) == 1
+    }
 }

@@ -14,8 +14,7 @@ extension SystemCalls {
     /// `O_RDONLY`. `O_DIRECTORY` is included.
     package static var lookupDirectoryFlags: Int32 {
         #if os(Linux)
-        // Glibc defines O_PATH only for _GNU_SOURCE, which Swift's Glibc module does not set.
-        return 0o10_000_000 | O_DIRECTORY
+        return OpenFlag.pathOnly | O_DIRECTORY
         #else
         return O_RDONLY | O_DIRECTORY
         #endif

@@ -31,4 +31,21 @@ extension SystemCalls {
         #endif
         return online
     }
+
+    /// The effective user ID of this process: the owner of the files it creates and the user
+    /// the kernel checks permissions for. The corresponding C function is `geteuid(2)`.
+    package static var effectiveUserID: UInt32 { geteuid() }
+
+    /// This process's ID. The corresponding C function is `getpid(2)`.
+    package static var processID: Int32 { getpid() }
+
+    /// The permission bits that this process's umask removes from a new file's mode, read
+    /// without changing it for longer than the two calls; not safe against another thread
+    /// setting the umask at the same moment.
+    /// The corresponding C function is `umask(2)` (called twice: it can only be read by setting it).
+    package static func fileCreationMask() -> UInt32 {
+        let mask = umask(0)
+        umask(mask)
+        return UInt32(mask)
+    }
 }

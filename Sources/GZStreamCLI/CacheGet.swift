@@ -1,11 +1,6 @@
 import ByteStreams
 import GzipStreams
 import StreamCache
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `gzstream cache get KEY [-o FILE]`: the entry's bytes to standard output, into a device or
 /// FIFO that `-o` names, or to a file written beside its name and renamed into place. `-o` is
@@ -54,16 +49,17 @@ extension CacheCommand {
             // is not written through.
             let descriptor: Int32
             do {
-                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | (followsLinks ? 0 : O_NOFOLLOW))
+                descriptor = try SystemCalls.open(path, flags: OpenFlag.writeOnly | OpenFlag.noControllingTerminal
+                                                      | (followsLinks ? 0 : OpenFlag.noFollow))
             } catch {
                 return fail(outputName, describe(error))
             }
             guard let info = FileInfo(descriptor: descriptor), !info.isRegularFile, !info.isDirectory else {
-                close(descriptor)
+                try? SystemCalls.close(descriptor, target: outputName)
                 return fail(outputName, "was replaced while being opened -- not written")
             }
             guard ExplicitOutput.mayWriteInto(info) else {
-                close(descriptor)
+                try? SystemCalls.close(descriptor, target: outputName)
                 return fail(outputName, ExplicitOutput.foreignSpecialFile(info))
             }
             let output = FileOutputStream(fileDescriptor: descriptor, closesDescriptor: true, displayName: outputName)
@@ -130,8 +126,8 @@ extension CacheCommand {
             throw Reported(status: fail(path.description, error.message))
         }
         let existing = examined.untrustedLink ? nil
-            : (try? SystemCalls.status(of: examined.path, in: AT_FDCWD, followsLinks: examined.followedLink))?
-                .map { FileInfo(status: $0) }
+            : (try? SystemCalls.info(of: examined.path, in: SystemCalls.currentDirectory,
+                                     followsLinks: examined.followedLink))
         if let existing, existing.isDirectory {
             throw Reported(status: fail(path.description, "is a directory (give -o DIRECTORY/NAME)"))
         }

@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The standard streams a run of the command uses, and whether they are terminals.
 public struct CommandEnvironment {
@@ -38,9 +33,9 @@ public struct CommandEnvironment {
         CommandEnvironment(standardInput: FileInputStream.standardInput(),
                            standardOutput: FileOutputStream.standardOutput(),
                            standardError: FileOutputStream.standardError(),
-                           inputIsTerminal: isatty(STDIN_FILENO) == 1,
-                           outputIsTerminal: isatty(STDOUT_FILENO) == 1,
-                           errorIsTerminal: isatty(STDERR_FILENO) == 1)
+                           inputIsTerminal: SystemCalls.isTerminal(SystemCalls.standardInputDescriptor),
+                           outputIsTerminal: SystemCalls.isTerminal(SystemCalls.standardOutputDescriptor),
+                           errorIsTerminal: SystemCalls.isTerminal(SystemCalls.standardErrorDescriptor))
     }
 }
 
@@ -126,7 +121,7 @@ private func printOrFail(_ text: String, environment: CommandEnvironment) -> (Ex
     do {
         try output.writeAll(Array(text.utf8))
         return (.success, nil)
-    } catch let error as ByteStreamError where error.errno == EPIPE {
+    } catch let error as ByteStreamError where error.errno == Errno.brokenPipe {
         return (.error, "standard output")
     } catch {
         Diagnostics(stream: environment.standardError, quiet: false).error("standard output", describe(error))
@@ -174,7 +169,7 @@ final class Command {
         if let listing {
             listing.end()
             if let error = listing.writeError {
-                if (error as? ByteStreamError)?.errno == EPIPE {
+                if (error as? ByteStreamError)?.errno == Errno.brokenPipe {
                     closedPipe = "standard output"
                 } else {
                     diagnostics.error("standard output", describe(error))
@@ -285,11 +280,11 @@ final class Command {
             let entryPath = path.appending(component: name)
             let found: FileInfo
             do {
-                guard let info = try SystemCalls.status(of: name, in: directory, target: entryPath.description) else {
-                    status = max(status, reportError(entryPath.description, String(cString: strerror(ENOENT))))
+                guard let info = try SystemCalls.info(of: name, in: directory, target: entryPath.description) else {
+                    status = max(status, reportError(entryPath.description, Errno.text(Errno.noSuchFile)))
                     continue
                 }
-                found = FileInfo(info)
+                found = info
             } catch {
                 status = max(status, reportError(entryPath.description, errorText(error)))
                 continue
@@ -321,16 +316,21 @@ final class Command {
     private func walkSubdirectory(_ name: Pathname, in directory: Int32, path: Pathname, found: FileInfo) -> ExitStatus {
         let descriptor: Int32
         do {
-            descriptor = try SystemCalls.open(name, in: directory, flags: O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK,
+            descriptor = try SystemCalls.open(name, in: directory, flags: OpenFlag.readOnly | OpenFlag.directory
+                                                  | OpenFlag.noFollow | OpenFlag.nonBlocking,
                                               target: path.description)
-        } catch let error as ByteStreamError where error.errno == ELOOP || error.errno == ENOTDIR {
-            return passOver(path, error.errno == ELOOP ? Self.linkNotFollowed : Self.replacedDuringWalk)
+        } catch let error as ByteStreamError
+                    where error.errno == Errno.tooManySymbolicLinks || error.errno == Errno.notADirectory {
+            return passOver(path, error.errno == Errno.tooManySymbolicLinks ? Self.linkNotFollowed : Self.replacedDuringWalk)
         } catch {
             return reportError(path.description, errorText(error))
         }
-        defer { close(descriptor) }
-        guard let opened = FileInfo(descriptor: descriptor) else {
-            return reportError(path.description, String(cString: strerror(errno)))
+        defer { try? SystemCalls.close(descriptor, target: path.description) }
+        let opened: FileInfo
+        do {
+            opened = try SystemCalls.info(of: descriptor, target: path.description)
+        } catch {
+            return reportError(path.description, errorText(error))
         }
         guard opened.isSameFile(as: found) else { return passOver(path, Self.replacedDuringWalk) }
         return walk(descriptor, path: path)
@@ -342,7 +342,7 @@ final class Command {
         let input: OpenedInput
         do {
             input = try OpenedInput(name: name, in: directory, ownsDirectory: false, path: path, followsLinks: false)
-        } catch let error as ByteStreamError where error.errno == ELOOP {
+        } catch let error as ByteStreamError where error.errno == Errno.tooManySymbolicLinks {
             return passOver(path, Self.linkNotFollowed)
         } catch {
             return reportError(path.description, errorText(error))

@@ -1,9 +1,4 @@
 import ByteStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What `-o PATH` names, examined on descriptors before anything is written to it.
 ///
@@ -52,38 +47,40 @@ struct ExplicitOutput {
         let directoryPath = path.directoryPart
         let flags: Int32
         #if os(Linux)
-        // O_PATH, which Swift's Glibc module does not define: the link itself, not opened.
-        flags = 0o10_000_000 | O_NOFOLLOW
+        // The link itself, not opened.
+        flags = OpenFlag.pathOnly | OpenFlag.noFollow
         #else
-        flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+        flags = OpenFlag.readOnly | OpenFlag.noFollow | OpenFlag.nonBlocking
         #endif
         let directoryDescriptor: Int32
         do {
-            directoryDescriptor = try SystemCalls.open(directoryPath.isEmpty ? "." : directoryPath, in: AT_FDCWD,
+            directoryDescriptor = try SystemCalls.open(directoryPath.isEmpty ? "." : directoryPath,
+                                                       in: SystemCalls.currentDirectory,
                                                        flags: SystemCalls.lookupDirectoryFlags)
         } catch {
             // A missing directory is reported where the output is created.
             return
         }
-        defer { close(directoryDescriptor) }
+        defer { try? SystemCalls.close(directoryDescriptor, target: path.description) }
         guard let descriptor = try? SystemCalls.open(name, in: directoryDescriptor, flags: flags) else { return }
-        defer { close(descriptor) }
+        defer { try? SystemCalls.close(descriptor, target: path.description) }
         guard let info = FileInfo(descriptor: descriptor) else { return }
-        let trusted = info.owner == geteuid() || info.owner == 0
+        let trusted = info.owner == SystemCalls.effectiveUserID || info.owner == 0
         if info.isSymbolicLink {
             guard trusted else {
                 untrustedLink = true
                 return
             }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlinkat(descriptor, "", &buffer, buffer.count - 1)
-            guard count > 0 else {
-                throw Refusal(message: "cannot read the symbolic link: \(String(cString: strerror(errno)))")
+            // The link examined, read through its own descriptor: never looked up by name again.
+            let target: [UInt8]
+            do {
+                target = try SystemCalls.readLink("", in: descriptor, target: path.description)
+            } catch {
+                throw Refusal(message: "cannot read the symbolic link: \(errorText(error))")
             }
-            let target = buffer[..<count].map { UInt8(bitPattern: $0) }
             let absolute = target.first == UInt8(ascii: "/")
-            guard let resolved = Pathname(bytes: absolute ? target : directoryPath.bytes + target) else {
-                throw Refusal(message: "cannot read the symbolic link: \(String(cString: strerror(EINVAL)))")
+            guard !target.isEmpty, let resolved = Pathname(bytes: absolute ? target : directoryPath.bytes + target) else {
+                throw Refusal(message: "cannot read the symbolic link: \(Errno.text(Errno.invalidArgument))")
             }
             self.path = resolved
             followedLink = true
@@ -95,10 +92,12 @@ struct ExplicitOutput {
     /// The refusal of a FIFO, device or socket that another user owns.
     static func foreignSpecialFile(_ info: FileInfo) -> String {
         let kind: String
-        switch info.mode & S_IFMT {
-        case S_IFIFO: kind = "a FIFO"
-        case S_IFSOCK: kind = "a socket"
-        default: kind = "a device"
+        if info.isFIFO {
+            kind = "a FIFO"
+        } else if info.isSocket {
+            kind = "a socket"
+        } else {
+            kind = "a device"
         }
         return "is \(kind) owned by uid \(info.owner), another user: not written into"
     }
@@ -106,7 +105,7 @@ struct ExplicitOutput {
     /// Whether a FIFO, device or socket opened for the output may be written: it belongs to the
     /// effective user or to root.
     static func mayWriteInto(_ info: FileInfo) -> Bool {
-        info.owner == geteuid() || info.owner == 0
+        info.owner == SystemCalls.effectiveUserID || info.owner == 0
     }
 }
 

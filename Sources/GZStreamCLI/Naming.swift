@@ -46,8 +46,8 @@ extension Command {
         } catch {
             // An open can fail on what a lookup takes (a socket: ENXIO); say what it is, as the
             // kind check would.
-            if let found = try? SystemCalls.status(of: lookup.name, in: lookup.directory, followsLinks: follows),
-               case let info = FileInfo(found), !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
+            if let info = try? SystemCalls.info(of: lookup.name, in: lookup.directory, followsLinks: follows),
+               !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
                 try checkKind(info, of: path)
             }
             throw refuseInput(path, errorText(error))
@@ -71,8 +71,7 @@ extension Command {
     private func refuseUnfollowedLink(_ name: Pathname, in directory: Int32, path: Pathname) throws {
         let target: FileInfo?
         do {
-            target = try SystemCalls.status(of: name, in: directory, followsLinks: true, target: path.description)
-                .map { FileInfo($0) }
+            target = try SystemCalls.info(of: name, in: directory, followsLinks: true, target: path.description)
         } catch {
             throw refuseInput(path, errorText(error))
         }

@@ -1,9 +1,4 @@
 import ByteStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// An input file looked up once, as GNU gzip and coreutils do since gzip's CVE-2005-0988:
 /// the directory that holds it is opened, the name is opened relative to that descriptor
@@ -48,17 +43,17 @@ final class OpenedInput {
     /// The corresponding C functions are `openat(2)`, `fstat(2)` and `fcntl(2)`.
     init(name: Pathname, in directory: Int32, ownsDirectory: Bool, path: Pathname, followsLinks: Bool,
          requiresDirectory: Bool = false) throws {
-        let flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | (followsLinks ? 0 : O_NOFOLLOW)
-            | (requiresDirectory ? O_DIRECTORY : 0)
+        let flags = OpenFlag.readOnly | OpenFlag.nonBlocking | OpenFlag.noControllingTerminal
+            | (followsLinks ? 0 : OpenFlag.noFollow) | (requiresDirectory ? OpenFlag.directory : 0)
         let fd = try SystemCalls.open(name, in: directory, flags: flags, target: path.description)
         do {
-            let info = FileInfo(try SystemCalls.status(of: fd, target: path.description))
+            let info = try SystemCalls.info(of: fd, target: path.description)
             // A regular file never blocks a read: it is made blocking at once, so that the
             // descriptor behaves as one opened without O_NONBLOCK wherever it is used.
             if info.isRegularFile { try SystemCalls.makeBlocking(fd, target: path.description) }
             self.info = info
         } catch {
-            Glibc.close(fd)
+            try? SystemCalls.close(fd, target: path.description)
             throw error
         }
         descriptor = fd
@@ -81,7 +76,7 @@ final class OpenedInput {
             try self.init(name: lookup.name, in: lookup.directory, ownsDirectory: true, path: path,
                           followsLinks: followsLinks || lookup.trailingSlash, requiresDirectory: lookup.trailingSlash)
         } catch {
-            Glibc.close(lookup.directory)
+            try? SystemCalls.close(lookup.directory, target: path.description)
             throw error
         }
     }
@@ -94,7 +89,8 @@ final class OpenedInput {
     /// Does not block. The corresponding C function is `openat(2)`.
     static func openDirectory(of path: Pathname) throws -> (directory: Int32, name: Pathname, trailingSlash: Bool) {
         let (directoryPath, name, trailingSlash) = path.lookupParts
-        let directory = try SystemCalls.open(directoryPath, in: AT_FDCWD, flags: SystemCalls.lookupDirectoryFlags,
+        let directory = try SystemCalls.open(directoryPath, in: SystemCalls.currentDirectory,
+                                             flags: SystemCalls.lookupDirectoryFlags,
                                              target: path.description)
         return (directory, name, trailingSlash)
     }
@@ -116,7 +112,7 @@ final class OpenedInput {
     /// The corresponding C functions are `poll(2)` and `fcntl(2)`.
     func stream() throws -> FileInputStream {
         precondition(descriptor >= 0, "the input's descriptor was handed over or closed already")
-        if info.mode & S_IFMT == S_IFIFO { try SystemCalls.waitUntilReadable(descriptor, target: path.description) }
+        if info.isFIFO { try SystemCalls.waitUntilReadable(descriptor, target: path.description) }
         try SystemCalls.makeBlocking(descriptor, target: path.description)
         let fd = descriptor
         descriptor = -1
@@ -127,11 +123,11 @@ final class OpenedInput {
     /// Calling it again does nothing. The corresponding C function is `close(2)`.
     func close() {
         if descriptor >= 0 {
-            Glibc.close(descriptor)
+            try? SystemCalls.close(descriptor, target: path.description)
             descriptor = -1
         }
         if ownsDirectory, !directoryClosed {
-            Glibc.close(directory)
+            try? SystemCalls.close(directory, target: path.description)
             directoryClosed = true
         }
     }
@@ -158,21 +154,21 @@ final class OpenedInput {
     func removeName() -> Removal {
         precondition(!directoryClosed, "the input's directory is closed")
         do {
-            guard let named = try SystemCalls.status(of: name, in: directory, target: path.description) else {
-                return .failed(ENOENT)
+            guard var found = try SystemCalls.info(of: name, in: directory, target: path.description) else {
+                return .failed(Errno.noSuchFile)
             }
-            var found = FileInfo(named)
             if found.isSymbolicLink, followsLinks {
-                guard let target = try SystemCalls.status(of: name, in: directory, followsLinks: true,
-                                                          target: path.description) else { return .replaced }
-                found = FileInfo(target)
+                guard let target = try SystemCalls.info(of: name, in: directory, followsLinks: true,
+                                                        target: path.description) else { return .replaced }
+                found = target
             }
             guard found.isSameFile(as: info) else { return .replaced }
-            return try SystemCalls.unlink(name, in: directory, target: path.description) ? .removed : .failed(ENOENT)
+            return try SystemCalls.unlink(name, in: directory, target: path.description) ? .removed
+                : .failed(Errno.noSuchFile)
         } catch let error as ByteStreamError {
-            return .failed(error.errno ?? EIO)
+            return .failed(error.errno ?? Errno.inputOutput)
         } catch {
-            return .failed(EIO)
+            return .failed(Errno.inputOutput)
         }
     }
 }

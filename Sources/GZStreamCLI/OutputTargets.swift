@@ -1,10 +1,5 @@
 import ByteStreams
 import GzipStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Where the output goes: standard output, a file written beside its final name and renamed into
 /// place, or a device; and the index beside a BGZF file.
@@ -162,7 +157,7 @@ extension Command {
         case .replaced:
             diagnostics.warning(displayName(inputPath), Self.replacedInput)
         case .failed(let code):
-            diagnostics.warning(displayName(inputPath), "could not remove: \(String(cString: strerror(code)))")
+            diagnostics.warning(displayName(inputPath), "could not remove: \(Errno.text(code))")
         }
         return max(status, .warning)
     }
@@ -184,48 +179,49 @@ extension Command {
         let descriptor: Int32
         // Unless -o's last component was a trusted link (ExplicitOutput), a link found now was
         // put there since it was examined: not followed.
-        let noFollow = followsLinks ? 0 : O_NOFOLLOW
+        let noFollow = followsLinks ? 0 : OpenFlag.noFollow
         do {
             // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of holding the check.
-            descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | O_NONBLOCK | noFollow)
-        } catch let error as ByteStreamError where error.errno == ENXIO {
+            descriptor = try SystemCalls.open(path, flags: OpenFlag.writeOnly | OpenFlag.noControllingTerminal
+                                                  | OpenFlag.nonBlocking | noFollow)
+        } catch let error as ByteStreamError where error.errno == Errno.noSuchDeviceOrAddress {
             // Only a FIFO (or a socket) says so: refused now what would be refused once it is
             // open, rather than wait for a reader first; and one of another user's is not
             // waited on at all.
             try refuseIndex(besideNonFile: shownPath)
-            let found = try? SystemCalls.status(of: path, in: AT_FDCWD, followsLinks: followsLinks)
-            if let found, !ExplicitOutput.mayWriteInto(FileInfo(status: found)) {
-                throw Reported(status: reportError(shownPath.description, ExplicitOutput.foreignSpecialFile(FileInfo(status: found))))
+            let found = try? SystemCalls.info(of: path, in: SystemCalls.currentDirectory, followsLinks: followsLinks)
+            if let found, !ExplicitOutput.mayWriteInto(found) {
+                throw Reported(status: reportError(shownPath.description, ExplicitOutput.foreignSpecialFile(found)))
             }
-            try rejectSameFile(inputInfo, found.map { FileInfo(status: $0) }, inputName: inputName)
+            try rejectSameFile(inputInfo, found, inputName: inputName)
             do {
-                descriptor = try SystemCalls.open(path, flags: O_WRONLY | O_NOCTTY | noFollow)
+                descriptor = try SystemCalls.open(path, flags: OpenFlag.writeOnly | OpenFlag.noControllingTerminal | noFollow)
             } catch {
                 throw Reported(status: reportError(shownPath.description, describe(error)))
             }
-        } catch let error as ByteStreamError where error.errno == ELOOP && !followsLinks {
+        } catch let error as ByteStreamError where error.errno == Errno.tooManySymbolicLinks && !followsLinks {
             throw Reported(status: reportError(shownPath.description, "was replaced by a symbolic link while it was examined"))
         } catch {
             // What cannot be opened is written beside its name, unless it is a device: the
             // error then is the open's.
-            if let found = try? SystemCalls.status(of: path, in: AT_FDCWD, followsLinks: followsLinks),
-               case let info = FileInfo(status: found), !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
+            if let info = try? SystemCalls.info(of: path, in: SystemCalls.currentDirectory, followsLinks: followsLinks),
+               !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
                 throw Reported(status: reportError(shownPath.description, describe(error)))
             }
             return nil
         }
         guard let info = FileInfo(descriptor: descriptor), !info.isRegularFile, !info.isDirectory else {
-            close(descriptor)
+            try? SystemCalls.close(descriptor, target: shownPath.description)
             return nil
         }
         // Decided from what was opened: another user's FIFO or device may have been put there
         // since the name was examined.
         guard ExplicitOutput.mayWriteInto(info) else {
-            close(descriptor)
+            try? SystemCalls.close(descriptor, target: shownPath.description)
             throw Reported(status: reportError(shownPath.description, ExplicitOutput.foreignSpecialFile(info)))
         }
         // O_NONBLOCK was for the open: the output is written blocking.
-        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        try? SystemCalls.makeBlocking(descriptor, target: shownPath.description)
         return (descriptor, info)
     }
 
@@ -281,8 +277,11 @@ extension Command {
                       outputPath: Pathname) throws -> ExitStatus {
         let inputName = displayName(inputPath)
         try refuseIndex(besideNonFile: outputPath)
-        guard let target = FileInfo(descriptor: descriptor) else {
-            throw Reported(status: reportError(outputPath.description, "cannot write: \(String(cString: strerror(errno)))"))
+        let target: FileInfo
+        do {
+            target = try SystemCalls.info(of: descriptor, target: outputPath.description)
+        } catch {
+            throw Reported(status: reportError(outputPath.description, "cannot write: \(errorText(error))"))
         }
         try rejectSameFile(inputInfo, target, inputName: inputName)
         let output = FileOutputStream(fileDescriptor: descriptor, closesDescriptor: false,
@@ -337,8 +336,8 @@ extension Command {
 
     /// Writes the `.gzi` bytes into the index's temporary file, then sets its mode and owner
     /// (``TemporaryFile/finish(mode:times:owner:)``), which closes it.
-    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname, mode: mode_t,
-                    owner: (uid_t, gid_t)?) throws {
+    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname, mode: UInt32,
+                    owner: (UInt32, UInt32)?) throws {
         let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
                                       displayName: path.description)
         do {

@@ -1,9 +1,4 @@
 import ByteStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // Outputs are written in a directory that another user may own and write (root compressing
 // someone's files). Such a user can rename, remove or replace any name in it at any moment, so
@@ -33,10 +28,10 @@ final class OutputDirectory {
         do {
             // Lookup-only (O_PATH on Linux): names are created, examined, renamed and removed
             // in it, never listed, so search and write permission are all it needs, as by path.
-            descriptor = try SystemCalls.open(directory.isEmpty ? "." : directory, in: AT_FDCWD,
+            descriptor = try SystemCalls.open(directory.isEmpty ? "." : directory, in: SystemCalls.currentDirectory,
                                               flags: SystemCalls.lookupDirectoryFlags)
         } catch {
-            throw PublishError(message: "cannot create output: \(String(cString: strerror((error as? ByteStreamError)?.errno ?? EIO)))")
+            throw PublishError(cannotCreateOutput: error)
         }
     }
 
@@ -55,22 +50,21 @@ final class OutputDirectory {
     /// The corresponding C function is `fcntl(2)` with `F_DUPFD_CLOEXEC`.
     init(duplicating descriptor: Int32, path: Pathname) throws(PublishError) {
         self.path = path
-        let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        guard duplicate >= 0 else {
-            throw PublishError(message: "cannot create output: \(String(cString: strerror(errno)))")
+        do {
+            self.descriptor = try SystemCalls.duplicate(descriptor, target: path.description)
+        } catch {
+            throw PublishError(cannotCreateOutput: error)
         }
-        self.descriptor = duplicate
     }
 
     deinit {
-        close(descriptor)
+        try? SystemCalls.close(descriptor, target: path.description)
     }
 
     /// What `fstatat(2)` says of `name` in this directory, or `nil` when there is no such name
     /// (or it cannot be examined). A symbolic link is described itself unless `followsLinks`.
     func info(of name: Pathname, followsLinks: Bool) -> FileInfo? {
-        guard let info = try? SystemCalls.status(of: name, in: descriptor, followsLinks: followsLinks) else { return nil }
-        return FileInfo(status: info)
+        try? SystemCalls.info(of: name, in: descriptor, followsLinks: followsLinks)
     }
 }
 
@@ -114,10 +108,11 @@ final class TemporaryFile {
     init(in directory: OutputDirectory) throws(PublishError) {
         self.directory = directory
         (descriptor, name) = try Self.create(in: directory)
-        var info = stat()
-        _ = fstat(descriptor, &info)
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
+        // A descriptor just opened cannot fail fstat; were it to, device and inode 0 match no
+        // file, so the name would only never be removed.
+        let info = try? SystemCalls.info(of: descriptor, target: name.description)
+        device = info?.device ?? 0
+        inode = info?.inode ?? 0
         pendingSlot = registerPendingTemporary(directory: directory.descriptor, name: name, device: device, inode: inode)
         Self.afterCreation?(self)
     }
@@ -133,13 +128,13 @@ final class TemporaryFile {
             let name = Pathname(bytes: Array(".gzstream-".utf8) + suffix)!
             do {
                 let descriptor = try SystemCalls.open(name, in: directory.descriptor,
-                                                      flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600)
+                                                      flags: OpenFlag.writeOnly | OpenFlag.create | OpenFlag.exclusive
+                                                          | OpenFlag.noFollow, mode: 0o600)
                 return (descriptor, name)
-            } catch let error as ByteStreamError where error.errno == EEXIST && attempts < 100 {
+            } catch let error as ByteStreamError where error.errno == Errno.fileExists && attempts < 100 {
                 attempts += 1
             } catch {
-                let code = (error as? ByteStreamError)?.errno ?? EIO
-                throw PublishError(message: "cannot create output: \(String(cString: strerror(code)))")
+                throw PublishError(cannotCreateOutput: error)
             }
         }
     }
@@ -169,8 +164,8 @@ final class TemporaryFile {
     ///   on NFS or a full quota).
     /// Does not block beyond `close(2)`. The corresponding C functions are `fchown(2)`,
     /// `fchmod(2)`, `futimens(2)` and `close(2)`.
-    func finish(mode: mode_t, times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?,
-                owner: (uid_t, gid_t)?) throws {
+    func finish(mode: UInt32, times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?,
+                owner: (UInt32, UInt32)?) throws {
         precondition(descriptor >= 0, "finish(mode:times:owner:) twice")
         let target = path.description
         if let (user, group) = owner {
@@ -178,10 +173,7 @@ final class TemporaryFile {
         }
         try? SystemCalls.changeMode(of: descriptor, to: mode, target: target)
         if let times {
-            try? SystemCalls.setTimes(of: descriptor,
-                                      access: timespec(tv_sec: time_t(times.access.seconds), tv_nsec: times.access.nanoseconds),
-                                      modification: timespec(tv_sec: time_t(times.modification.seconds),
-                                                             tv_nsec: times.modification.nanoseconds),
+            try? SystemCalls.setTimes(of: descriptor, access: times.access, modification: times.modification,
                                       target: target)
         }
         let fd = descriptor
@@ -220,12 +212,13 @@ final class TemporaryFile {
             }
         } catch let error as ByteStreamError {
             // File systems without hard links (EPERM, ENOTSUP on vfat): check, then rename.
-            let code = error.errno ?? EIO
-            guard !replacing, code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == ENOSYS,
+            let code = error.errno ?? Errno.inputOutput
+            guard !replacing, code == Errno.notPermitted || code == Errno.notSupported
+                    || code == Errno.operationNotSupported || code == Errno.notImplemented,
                   directory.info(of: finalName, followsLinks: false) == nil,
                   (try? SystemCalls.rename(name, in: directory.descriptor, to: finalName, in: directory.descriptor)) != nil
             else {
-                throw PublishError(message: "cannot write: \(String(cString: strerror(code)))")
+                throw PublishError(message: "cannot write: \(Errno.text(code))")
             }
         } catch let error as PublishError {
             throw error
@@ -247,7 +240,7 @@ final class TemporaryFile {
     /// and only while its name refers to the file created. Safe to call more than once.
     func discard() {
         if descriptor >= 0 {
-            close(descriptor)
+            try? SystemCalls.close(descriptor, target: path.description)
             descriptor = -1
         }
         if !published {
@@ -260,10 +253,10 @@ final class TemporaryFile {
     /// Whether `someName` in the directory is the file this object created (not followed
     /// if it is a link). The corresponding C function is `fstatat(2)`.
     private func isStillNamed(_ someName: Pathname) -> Bool {
-        guard let info = try? SystemCalls.status(of: someName, in: directory.descriptor, followsLinks: false) else {
+        guard let info = try? SystemCalls.info(of: someName, in: directory.descriptor, followsLinks: false) else {
             return false
         }
-        return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+        return info.device == device && info.inode == inode
     }
 
     /// Removes `someName` if it is still this file. Between the check and the removal another
@@ -278,5 +271,13 @@ final class TemporaryFile {
     private func clearPending() {
         if let pendingSlot { releasePendingTemporary(pendingSlot) }
         pendingSlot = nil
+    }
+}
+
+private extension PublishError {
+    /// "cannot create output: " and the system's text for `error`'s `errno` (`EIO`'s when it
+    /// has none).
+    init(cannotCreateOutput error: any Error) {
+        self.init(message: "cannot create output: \(Errno.text((error as? ByteStreamError)?.errno ?? Errno.inputOutput))")
     }
 }

@@ -1,9 +1,4 @@
 import ByteStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // How the CLI writes numbers, times and text for people and for JSON: every table, verbose
 // line and listing formats through these, so that one number always looks the same.
@@ -27,9 +22,7 @@ func percentSaved(packed: Int64, plain: Int64, whenEmpty: String = formatPercent
 /// that it rounds as gzip's does.
 func gzipRatio(_ part: Int64, _ whole: Int64) -> String {
     let value = whole == 0 ? 0 : 100 * Double(part) / Double(whole)
-    var buffer = [CChar](repeating: 0, count: 64)
-    _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%5.1f%%", $0) }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return CLibrary.format(value, "%5.1f%%")
 }
 
 /// `value` in lowercase hexadecimal, zero-padded to `width` digits.
@@ -63,24 +56,20 @@ func padRight(_ text: String, _ width: Int) -> String {
 // MARK: Times
 
 /// Seconds since 1970 as `YYYY-MM-DDTHH:MM:SSZ` in UTC, the fraction dropped.
-/// The corresponding C function is `gmtime_r(3)`.
+/// Through C's `gmtime_r(3)` (``CLibrary/universalTime(_:)``).
 func utcTimestamp(_ seconds: Double) -> String {
-    var time = time_t(seconds.rounded(.down))
-    var parts = tm()
-    guard gmtime_r(&time, &parts) != nil else { return String(Int64(seconds)) }
-    return "\(parts.tm_year + 1900)-\(twoDigits(parts.tm_mon + 1))-\(twoDigits(parts.tm_mday))T"
-        + "\(twoDigits(parts.tm_hour)):\(twoDigits(parts.tm_min)):\(twoDigits(parts.tm_sec))Z"
+    guard let time = CLibrary.universalTime(Int(seconds.rounded(.down))) else { return String(Int64(seconds)) }
+    return "\(time.year)-\(twoDigits(time.month))-\(twoDigits(time.day))T"
+        + "\(twoDigits(time.hour)):\(twoDigits(time.minute)):\(twoDigits(time.second))Z"
 }
 
 /// `Jun  7 08:09`: gzip's `%s%3d %02d:%02d` of the local time.
-/// The corresponding C function is `localtime_r(3)`.
+/// Through C's `localtime_r(3)` (``CLibrary/localTime(_:)``).
 func gzipDate(_ seconds: Int) -> String {
     let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    var time = time_t(seconds)
-    var parts = tm()
-    guard localtime_r(&time, &parts) != nil else { return "??? ?? ??:??" }
-    return months[Int(parts.tm_mon)] + pad(String(parts.tm_mday), 3) + " " + twoDigits(parts.tm_hour) + ":"
-        + twoDigits(parts.tm_min)
+    guard let time = CLibrary.localTime(seconds) else { return "??? ?? ??:??" }
+    return months[time.month - 1] + pad(String(time.day), 3) + " " + twoDigits(time.hour) + ":"
+        + twoDigits(time.minute)
 }
 
 // MARK: Text

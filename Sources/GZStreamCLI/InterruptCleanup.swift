@@ -1,0 +1,128 @@
+import ByteStreams
+import StreamCache
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The signal side of temporary files: a handler for SIGINT, SIGTERM, SIGHUP and SIGXCPU that
+// removes the temporary outputs still pending and erases the progress line, then dies of the
+// signal. It may only make async-signal-safe calls, so it calls the C library directly
+// (the wrappers in SystemCalls build errors, which allocates): this file and the other
+// signal and terminal files are the CLI's only ones that import it.
+
+/// How many temporary files the interrupt handler can know at once: an output and its index
+/// are two; the others are room to spare.
+private let pendingCapacity = 4
+
+/// A temporary file for the interrupt handler to remove: its directory's descriptor, its name
+/// there, and the device and inode it had when created (a name that another user has since
+/// given to another file is left alone).
+private struct PendingTemporary {
+    var directory: Int32 = -1
+    var device: UInt64 = 0
+    var inode: UInt64 = 0
+    /// The name, NUL-terminated, in 32 bytes (a temporary name is 16).
+    var name: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+}
+
+/// The state of each slot of ``pendingRecords``: 0 free, 1 being written (the handler skips
+/// it), 2 complete (the handler may read it). A record is written only between 1 and 2, so the
+/// handler, which reads one only after seeing 2, never sees half a name.
+private let pendingStates: InlineArray<4, Atomic<Int>> = InlineArray { _ in Atomic(0) }
+
+/// The records, allocated once and never freed: a signal on one thread can read them while
+/// another thread releases its slot.
+private nonisolated(unsafe) let pendingRecords: UnsafeMutablePointer<PendingTemporary> = {
+    let records = UnsafeMutablePointer<PendingTemporary>.allocate(capacity: pendingCapacity)
+    records.initialize(repeating: PendingTemporary(), count: pendingCapacity)
+    return records
+}()
+
+/// Set by the interrupt handler before it reads any record. A thread that released a slot
+/// and finds it set stops there (the process is about to die of the signal): it must not
+/// close the directory or reuse the slot that the handler may be reading.
+private let interruptCleanupStarted = Atomic<Bool>(false)
+
+/// Tells the interrupt handler of a temporary file. - Returns: the slot to release, or `nil`
+/// when every slot is taken (the file is then not removed on a signal).
+/// Thread safety: safe from any thread.
+func registerPendingTemporary(directory: Int32, name: Pathname, device: UInt64, inode: UInt64) -> Int? {
+    precondition(name.bytes.count < 32, "a temporary name is 16 bytes")
+    for slot in 0..<pendingCapacity {
+        guard pendingStates[slot].compareExchange(expected: 0, desired: 1, ordering: .sequentiallyConsistent).exchanged else {
+            continue
+        }
+        var record = PendingTemporary(directory: directory, device: device, inode: inode)
+        withUnsafeMutableBytes(of: &record.name) { buffer in
+            buffer.copyBytes(from: name.bytes)
+        }
+        pendingRecords[slot] = record
+        pendingStates[slot].store(2, ordering: .sequentiallyConsistent)
+        return slot
+    }
+    return nil
+}
+
+/// Tells the interrupt handler that the file of `slot` is gone or published. Returns only
+/// when the handler cannot be reading the slot; when the handler has started, never returns
+/// (the signal ends the process).
+/// Thread safety: safe from any thread; `slot` is the caller's.
+func releasePendingTemporary(_ slot: Int) {
+    pendingStates[slot].store(0, ordering: .sequentiallyConsistent)
+    // Both sequentially consistent: either the handler saw the slot free, or this load sees
+    // that the handler started, and then the record and its directory stay as they are.
+    while interruptCleanupStarted.load(ordering: .sequentiallyConsistent) {
+        pause()
+    }
+}
+
+/// Removes every temporary file registered, each only if its name still refers to the
+/// file created. Async-signal-safe: atomics, `fstatat(2)` and `unlinkat(2)` only, called
+/// directly (the wrappers in SystemCalls build errors, which allocates).
+private func removePendingTemporaries() {
+    interruptCleanupStarted.store(true, ordering: .sequentiallyConsistent)
+    for slot in 0..<pendingCapacity where pendingStates[slot].load(ordering: .sequentiallyConsistent) == 2 {
+        let record = pendingRecords[slot]
+        withUnsafeBytes(of: record.name) { name in
+            let cName = name.baseAddress!.assumingMemoryBound(to: CChar.self)
+            var info = stat()
+            if fstatat(record.directory, cName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+               UInt64(info.st_dev) == record.device, UInt64(info.st_ino) == record.inode {
+                unlinkat(record.directory, cName, 0)
+            }
+        }
+    }
+}
+
+/// Removes the temporary outputs (and a cache entry being written) when SIGINT, SIGTERM, SIGHUP or SIGXCPU (`ulimit -t`) arrives,
+/// erases the progress line shown on a terminal (``progressColumnsShown``), then dies of the
+/// same signal, so an interrupted run leaves neither a partial output, a stray temporary file
+/// nor a stale line.
+/// A signal ignored when the process started (`nohup`, a background job of a shell without
+/// job control) stays ignored, as GNU gzip leaves it.
+public func installInterruptCleanup() {
+    // Globals are initialised on first use: done here, not in the handler.
+    _ = pendingStates[0].load(ordering: .sequentiallyConsistent)
+    _ = pendingRecords
+    _ = interruptCleanupStarted.load(ordering: .sequentiallyConsistent)
+    _ = pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)
+    _ = progressColumnsShown.load(ordering: .sequentiallyConsistent)
+    _ = progressStopped.load(ordering: .sequentiallyConsistent)
+    _ = progressDrawing.load(ordering: .sequentiallyConsistent)
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGXCPU] {
+        let previous = signal(signalNumber, SIG_IGN)
+        if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
+        signal(signalNumber) { received in
+            removePendingTemporaries()
+            if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {
+                unlink(path)
+            }
+            eraseProgressLineFromSignalHandler()
+            signal(received, SIG_DFL)
+            raise(received)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import ByteStreams
+import Foundation
+import Testing
+
+@Suite("FileInfo and the C library wrappers")
+struct FileInfoTests {
+    @Test("a file's info from its descriptor and by name: kind, size, mode, owner, times; a link described itself unless followed; nil for no such name")
+    func fileAndLink() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fileinfo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("data").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data("12345".utf8),
+                                               attributes: [.posixPermissions: 0o640]))
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("link").path,
+                                                   withDestinationPath: "data")
+        let folder = try SystemCalls.open(Pathname(directory.path), in: SystemCalls.currentDirectory,
+                                          flags: OpenFlag.readOnly | OpenFlag.directory)
+        defer { try? SystemCalls.close(folder, target: "directory") }
+        let fd = try SystemCalls.open("data", in: folder, flags: OpenFlag.readOnly | OpenFlag.noFollow)
+        defer { try? SystemCalls.close(fd, target: "data") }
+        let modified = FileInfo.Timestamp(seconds: 1_234_567_890, nanoseconds: 123_456_789)
+        try SystemCalls.setTimes(of: fd, access: FileInfo.Timestamp(seconds: 7, nanoseconds: 500), modification: modified,
+                                 target: "data")
+
+        let opened = try SystemCalls.info(of: fd, target: "data")
+        #expect(opened.isRegularFile && !opened.isDirectory && !opened.isSymbolicLink && !opened.isFIFO && !opened.isSocket)
+        #expect(opened.size == 5 && opened.permissions == 0o640 && opened.linkCount == 1)
+        #expect(opened.owner == SystemCalls.effectiveUserID)
+        #expect(opened.modificationTime == modified && opened.accessTime == FileInfo.Timestamp(seconds: 7, nanoseconds: 500))
+        let link = try #require(try SystemCalls.info(of: "link", in: folder))
+        #expect(link.isSymbolicLink && !link.isSameFile(as: opened))
+        let followed = try #require(try SystemCalls.info(of: "link", in: folder, followsLinks: true))
+        #expect(followed.isSameFile(as: opened))
+        #expect(try SystemCalls.info(of: "missing", in: folder) == nil)
+
+        #expect(try SystemCalls.readLink("link", in: folder) == Array("data".utf8))
+        let notLink = #expect(throws: ByteStreamError.self) { try SystemCalls.readLink("data", in: folder) }
+        #expect(notLink?.errno == Errno.invalidArgument)
+        let throughLink = try SystemCalls.resolvedPath(Pathname(directory.path + "/link"))
+        let direct = try SystemCalls.resolvedPath(Pathname(file))
+        #expect(throughLink == direct && throughLink.lastComponent == "data")
+        let missing = #expect(throws: ByteStreamError.self) { try SystemCalls.resolvedPath(Pathname(file + "-not")) }
+        #expect(missing?.errno == Errno.noSuchFile)
+
+        let duplicate = try SystemCalls.duplicate(fd, target: "data")
+        defer { try? SystemCalls.close(duplicate, target: "data") }
+        let duplicated = try SystemCalls.info(of: duplicate, target: "data")
+        #expect(duplicate != fd && duplicated.isSameFile(as: opened))
+        #expect(!SystemCalls.isTerminal(fd))
+    }
+
+    @Test("gmtime_r's fields in people's numbering, and printf's rounding")
+    func cLibrary() throws {
+        // 2000-02-29T01:01:01Z: a leap day, and every field distinct from its C numbering.
+        let time = try #require(CLibrary.universalTime(951_782_400 + 3661))
+        let fields: [Int] = [time.year, time.month, time.day, time.hour, time.minute, time.second]
+        #expect(fields == [2000, 2, 29, 1, 1, 1])
+        #expect(CLibrary.format(0, "%5.1f%%") == "  0.0%")
+        // 62.55 is 62.549999… in binary: C rounds what is stored.
+        #expect(CLibrary.format(62.55, "%5.1f%%") == " 62.5%")
+        #expect(CLibrary.format(100, "%5.1f%%") == "100.0%")
+    }
+}
