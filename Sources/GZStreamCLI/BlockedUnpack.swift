@@ -7,7 +7,7 @@ import GzipStreams
 
 extension Command {
     /// The threads that inflate BGZF: `-p`, or every core available to the process.
-    var inflateThreads: Int { options.threads ?? availableProcessorCount() }
+    var inflateThreads: Int { options.threads ?? defaultThreadCount }
 
     /// `unpack --offset N [--length M] FILE.gz`: plain bytes [N, N + M) (to the end without M),
     /// found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N;

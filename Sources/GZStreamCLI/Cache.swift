@@ -62,7 +62,7 @@ final class CacheCommand {
         }
         let cache = try DiskCache(directory: directory, key: key, maximumSize: options.maximumSize,
                                   maximumAge: options.maximumAge.map { .seconds($0) }, compressionLevel: options.level,
-                                  compressionThreads: options.threads ?? availableProcessorCount())
+                                  compressionThreads: options.threads ?? defaultThreadCount)
         // A missing directory is made by the first put; a lookup in it is a miss. Each command
         // opens and checks the directory itself (CacheDirectoryError: refused, one line, exit 1).
         return cache

@@ -1,4 +1,5 @@
 import ByteStreams
+import GzipStreams
 
 /// The program names that run as gzip's gunzip (`gzip -d`) and zcat (`gzip -dc`), each with
 /// whether it writes to standard output: the last path component of `argv[0]`, as a link to

@@ -96,13 +96,6 @@ func directoryEntries(of descriptor: Int32, path: Pathname) throws -> [Pathname]
         .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
 }
 
-/// The default thread count of every command (pack's deflating, BGZF's inflating, the
-/// cache's): the processors this process may run on (its affinity mask,
-/// ``SystemCalls/allowedProcessorCount()``), at most ``maximumThreads`` (the most the streams take).
-func availableProcessorCount() -> Int {
-    min(SystemCalls.allowedProcessorCount(), maximumThreads)
-}
-
 /// The mode of a new file: 0666 less the process's umask.
 func defaultPermissions() -> UInt32 {
     0o666 & ~SystemCalls.fileCreationMask()

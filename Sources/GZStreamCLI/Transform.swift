@@ -103,7 +103,7 @@ extension Command {
         do {
             switch options.mode {
             case .pack:
-                let threads = options.threads ?? availableProcessorCount()
+                let threads = options.threads ?? defaultThreadCount
                 var status = ExitStatus.success
                 let packer: any PackingOutputStream
                 if options.bgzf {

@@ -1,4 +1,5 @@
 import ByteStreams
+import GzipStreams
 
 // The values options take, each range defined once: what a command line may say, and the
 // message a mistake prints. Each parser throws ``UsageError`` without usage lines; a parser
@@ -6,21 +7,16 @@ import ByteStreams
 
 // MARK: Ranges
 
-/// The compression levels `-0` ... `-9` and `--level` take: 0 (stored) to 9 (best).
-let compressionLevels = 0...9
-
-/// The most deflating or inflating threads `-p` accepts.
-let maximumThreads = 256
-
-/// The thread counts `-p` takes: 1 to ``maximumThreads``.
-let threadCounts = 1...maximumThreads
+// The compression levels `-0` ... `-9` and `--level` take, and the thread counts `-p` takes,
+// are the streams' own: GzipStreams' `compressionLevels` and `threadCounts`.
 
 /// The longest `-S` suffix: GNU gzip's 30 bytes.
 let maximumSuffixLength = 30
 
-/// The largest `--chunk-size`: 64 MiB. Each stream holds one buffer of this size, so a larger
-/// one buys no speed and only risks memory.
-let maximumChunkSize = 64 << 20
+/// The largest `--chunk-size`: 64 MiB, less than the streams' own limit
+/// (`ByteStream.maximumChunkSize`): each stream holds one buffer of this size, so a larger one
+/// buys no speed and only risks memory.
+let largestChunkSizeOption = 64 << 20
 
 /// `-b`'s range in bytes: 32 KiB (one deflate window) to 64 MiB.
 let blockSizes = (32 << 10)...(64 << 20)
@@ -84,9 +80,9 @@ func parseBlockSize(_ text: String) throws(UsageError) -> Int {
     }
 }
 
-/// `--chunk-size SIZE`: 1 byte to ``maximumChunkSize``.
+/// `--chunk-size SIZE`: 1 byte to ``largestChunkSizeOption``.
 func parseChunkSize(_ text: String) throws(UsageError) -> Int {
-    try parseSize(text, option: "--chunk-size", range: 1...maximumChunkSize)
+    try parseSize(text, option: "--chunk-size", range: 1...largestChunkSizeOption)
 }
 
 /// A byte count, with an optional binary suffix: `4096`, `64K`, `1M`, `2G`, `1T` (KiB, MiB, GiB, TiB).
