@@ -20,6 +20,14 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// The executor every ``Trait/onDedicatedThreads`` test runs on.
     public static let shared = DedicatedThreadExecutor()
 
+    /// The name of its threads, and the key in each one's `threadDictionary` that marks it.
+    public static let threadName = "gzstream-tests-dedicated"
+
+    /// Whether the calling thread is one of this executor's: how a test tells where it runs.
+    public static var isCurrentThreadDedicated: Bool {
+        Thread.current.threadDictionary[threadName] as? Bool == true
+    }
+
     private let condition = NSCondition()
     /// Jobs not yet taken by a thread, oldest first.
     private var jobs: [UnownedJob] = []
@@ -35,8 +43,11 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
         if !needsThread { condition.signal() }
         condition.unlock()
         if needsThread {
-            let thread = Thread { [self] in work() }
-            thread.name = "gzstream-tests-dedicated"
+            let thread = Thread { [self] in
+                Thread.current.threadDictionary[Self.threadName] = true
+                work()
+            }
+            thread.name = Self.threadName
             thread.stackSize = 8 << 20
             thread.start()
         }
@@ -65,9 +76,12 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
 
 /// Runs a test, or every test of a suite, with ``DedicatedThreadExecutor`` as its task
 /// executor: a synchronous test's whole body, and an async test's code between suspensions,
-/// run off the cooperative pool. Child tasks (task groups, `async let`) inherit it; `Task {}`
-/// and `Task.detached` do not.
+/// run off the cooperative pool. Child tasks (task groups, `async let`) inherit it;
+/// `Task.detached` does not.
 public struct DedicatedThreadsTrait: TestTrait, SuiteTrait, TestScoping {
+    /// Itself, as Swift Testing's own scoping traits declare it.
+    public typealias TestScopeProvider = DedicatedThreadsTrait
+
     public var isRecursive: Bool { true }
 
     public func provideScope(for test: Test, testCase: Test.Case?,
