@@ -58,7 +58,9 @@ build: deps
 # (TestSupport's `.onDedicatedThreads`), not on Swift concurrency's cooperative pool, so a busy
 # 2-core machine cannot starve other suites past their time limits. Off the pool nothing else
 # bounds how many run at once, and Swift Testing (6.3) starts every test case together unless
-# given a width: TEST_WIDTH test cases at a time, twice the cores by default.
+# given a width: TEST_WIDTH test cases at a time, twice the cores by default. One run: the
+# cache's tests (files of up to 2 GiB, 8 threads) had a run of their own only because they held
+# the pool's threads; now they block only their own.
 TEST_WIDTH ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
 test: test-deps
 	$(SWIFT) build --build-tests
