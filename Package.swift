@@ -49,14 +49,19 @@ let package = Package(
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),
-        .testTarget(name: "ByteStreamsTests", dependencies: ["ByteStreams"]),
-        .testTarget(name: "GzipStreamsTests", dependencies: ["GzipStreams", "ByteStreams"]),
-        // Depends on GzipStreams alone: `import GzipStreams` must be enough to use the byte streams.
+        // What every test target shares, as swift-nio ships NIOTestUtils: seeded data, temporary
+        // directories, tool traits, the fixture manifest, running blocking tests off the
+        // cooperative pool.
+        .target(name: "TestSupport", dependencies: ["ByteStreams"], path: "Tests/TestSupport"),
+        .testTarget(name: "ByteStreamsTests", dependencies: ["ByteStreams", "TestSupport"]),
+        .testTarget(name: "GzipStreamsTests", dependencies: ["GzipStreams", "ByteStreams", "TestSupport"]),
+        // Depends on GzipStreams alone, not even TestSupport: `import GzipStreams` must be enough
+        // to use the byte streams.
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
-        .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium"]),
-        .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams"]),
-        .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams"]),
-        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange"]),
+        .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium", "TestSupport"]),
+        .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams", "TestSupport"]),
+        .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams", "TestSupport"]),
+        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

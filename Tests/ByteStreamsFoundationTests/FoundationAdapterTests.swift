@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import GzipStreams
 import Testing
+import TestSupport
 
 /// A fresh path under the temporary directory, removed when the body returns.
 private func withTemporaryFile<T>(_ body: (URL) throws -> T) throws -> T {
@@ -39,9 +40,9 @@ private func writeAll(_ bytes: [UInt8], to stream: OutputStream, chunkSize: Int 
     return true
 }
 
-private let plain = seededBytes(count: 300_000, seed: 11).map { $0 % 16 }  // compressible
+private let plain = randomBytes(count: 300_000, seed: 11).map { $0 % 16 }  // compressible
 
-@Suite("Foundation adapters: FoundationInputStream/FoundationOutputStream and BridgedInputStream/BridgedOutputStream",
+@Suite("Foundation adapters: FoundationInputStream/FoundationOutputStream and BridgedInputStream/BridgedOutputStream", .onDedicatedThreads,
        .timeLimit(.minutes(1)))
 struct FoundationAdapterTests {
     // MARK: Foundation streams under ours

@@ -4,10 +4,11 @@ import Dispatch
 import Foundation
 import GzipStreams
 import Testing
+import TestSupport
 
 /// Streams over a pipe, a socket, and gzip over a socket, scheduled on a run loop: the same
 /// readiness-driven events as on a dispatch queue, delivered on the loop's thread.
-@Suite("Readiness on a run loop: pipe, socket, gzip over a socket", .serialized, .timeLimit(.minutes(1)))
+@Suite("Readiness on a run loop: pipe, socket, gzip over a socket", .onDedicatedThreads, .serialized, .timeLimit(.minutes(1)))
 struct RunLoopReadinessTests {
     /// A connected loopback pair: (client input, client output, server input, server output),
     /// unopened.
@@ -31,18 +32,11 @@ struct RunLoopReadinessTests {
         defer { #expect(loop.stop()) }
         var ends: [Int32] = [-1, -1]
         #expect(pipe(&ends) == 0)
-        let content = seededBytes(count: 10_000, seed: 41)
+        let content = randomBytes(count: 10_000, seed: 41)
         #expect(content.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == content.count)
         close(ends[1])
         let input = FileInputStream(fileDescriptor: ends[0], closesDescriptor: true)
-        let delegate = RecordingDelegate(readLength: 4096)
-        loop.scheduleAndOpen(input, delegate: delegate)
-        #expect(delegate.waitUntilEnded())
-        loop.sync { input.close() }
-        #expect(delegate.bytesRead == content)
-        #expect(delegate.events == [.openCompleted] + Array(repeating: .hasBytesAvailable, count: 4) + [.endEncountered])
-        #expect(delegate.threads.allSatisfy { $0 == loop.thread })
-        withExtendedLifetime(delegate) {}
+        expectFourReadsOnLoop(input, loop: loop, content: content)
     }
 
     @Test("An empty pipe: no 'has bytes' and the loop stays free until the writer writes; then the bytes and the end")
@@ -80,7 +74,7 @@ struct RunLoopReadinessTests {
         let loop = RunLoopThread()
         defer { #expect(loop.stop()) }
         let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
-        let content = seededBytes(count: 1 << 20, seed: 42)
+        let content = randomBytes(count: 1 << 20, seed: 42)
         let delegate = RecordingDelegate(readLength: 16 << 10)
         loop.scheduleAndOpen(clientInput, delegate: delegate)
         let sent = background {
@@ -108,7 +102,7 @@ struct RunLoopReadinessTests {
         let loop = RunLoopThread()
         defer { #expect(loop.stop()) }
         let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
-        let content = seededBytes(count: 8 << 20, seed: 43)
+        let content = randomBytes(count: 8 << 20, seed: 43)
         let received = Locked<[UInt8]>([])
         let reader = background {
             serverInput.open()
@@ -147,7 +141,7 @@ struct RunLoopReadinessTests {
         defer { #expect(loop.stop()) }
         let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
         let plain = Array(String(repeating: "the quick brown fox jumps over the lazy dog\n", count: 5000).utf8)
-            + seededBytes(count: 100_000, seed: 44)
+            + randomBytes(count: 100_000, seed: 44)
         let input = try GzipInputStream(wrapping: clientInput, inflater: inflater)
         let delegate = RecordingDelegate(readLength: 4096)
         loop.scheduleAndOpen(input, delegate: delegate)

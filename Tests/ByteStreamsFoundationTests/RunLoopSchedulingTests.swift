@@ -3,11 +3,12 @@ import ByteStreamsFoundation
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 
 /// Each test runs a run loop on its own `Thread`, asleep in `run(mode:before:)` with an hour's
 /// deadline, so only a wake-up makes it deliver anything; every stream call is made on that
 /// thread (`loop.sync`), where the delegate is called too.
-@Suite("Run-loop scheduling: schedule(in:forMode:) and remove(from:forMode:)", .timeLimit(.minutes(1)))
+@Suite("Run-loop scheduling: schedule(in:forMode:) and remove(from:forMode:)", .onDedicatedThreads, .timeLimit(.minutes(1)))
 struct RunLoopSchedulingTests {
     @Test("Blocks queued from another thread wake the sleeping loop and run in order on its thread")
     func wakesAndOrders() throws {
@@ -57,21 +58,13 @@ struct RunLoopSchedulingTests {
     func fileInput() throws {
         let loop = RunLoopThread()
         defer { #expect(loop.stop()) }
-        let content = seededBytes(count: 10_000, seed: 3)
+        let content = randomBytes(count: 10_000, seed: 3)
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("RunLoopSchedulingTests-\(UUID().uuidString)")
         try Data(content).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         let input = FileInputStream(path: url.path)
-        let delegate = RecordingDelegate(readLength: 4096)
-        loop.scheduleAndOpen(input, delegate: delegate)
-        #expect(delegate.waitUntilEnded())
-        loop.sync { input.close() }
-        #expect(delegate.bytesRead == content)
-        // Readiness, then after reads of 4096, 4096 and 1808 bytes; the read of 0 is the end.
-        #expect(delegate.events == [.openCompleted] + Array(repeating: .hasBytesAvailable, count: 4) + [.endEncountered])
-        #expect(delegate.threads.allSatisfy { $0 == loop.thread })
+        expectFourReadsOnLoop(input, loop: loop, content: content)
         #expect(input.scheduler == nil, "close() drops the scheduler")
-        withExtendedLifetime(delegate) {}
     }
 
     @Test("A delegate that writes in its handler fills a fixed MemoryOutputStream, then hears the end")

@@ -3,36 +3,13 @@ import ByteStreamsFoundation
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 
 // Helpers for the ByteStreamsFoundation tests: a run loop on its own thread, a delegate that
-// records and drives, seeded data.
+// records and drives. Seeded data comes from TestSupport.
 
 /// How long a test waits for another thread before it fails instead of hanging.
 let waitLimit: DispatchTimeInterval = .seconds(10)
-
-/// `count` bytes from a SplitMix64 generator started at `seed`: the same bytes on every run.
-func seededBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed
-    return (0..<count).map { _ in
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return UInt8(truncatingIfNeeded: z ^ (z >> 31))
-    }
-}
-
-/// A value shared between threads, behind a lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-    func update<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&stored) } }
-}
 
 /// A Foundation `Thread` that runs its run loop in `mode`, sleeping in
 /// `run(mode:before:)` with an hour's deadline: it wakes only when something wakes it.
@@ -116,23 +93,29 @@ final class RunLoopThread: @unchecked Sendable {
     }
 }
 
+/// Schedules `input`, which holds the 10,000 bytes `content`, on `loop` with a delegate that
+/// reads 4096 bytes a time, waits for its end and closes it on the loop's thread; then expects
+/// `content`, and every event on the loop's thread: readiness, then after reads of 4096, 4096
+/// and 1808 bytes; the read of 0 is the end.
+func expectFourReadsOnLoop(_ input: ByteInputStream, loop: RunLoopThread, content: [UInt8],
+                           sourceLocation: SourceLocation = #_sourceLocation) {
+    let delegate = RecordingDelegate(readLength: 4096)
+    loop.scheduleAndOpen(input, delegate: delegate)
+    #expect(delegate.waitUntilEnded(), sourceLocation: sourceLocation)
+    loop.sync { input.close() }
+    #expect(delegate.bytesRead == content, sourceLocation: sourceLocation)
+    #expect(delegate.events == [.openCompleted] + Array(repeating: .hasBytesAvailable, count: 4) + [.endEncountered],
+            sourceLocation: sourceLocation)
+    #expect(delegate.threads.allSatisfy { $0 == loop.thread }, sourceLocation: sourceLocation)
+    withExtendedLifetime(delegate) {}
+}
+
 /// A delegate that records each event and the thread it came on, reads or writes in its
 /// handler when asked to, and signals when the stream ends or fails.
-final class RecordingDelegate: ByteStreamDelegate, @unchecked Sendable {
+final class RecordingDelegate: ScriptedDelegate, ByteStreamDelegate, @unchecked Sendable {
     private let recorded = Locked<(events: [ByteStream.Event], threads: [ObjectIdentifier], bytes: [UInt8])>(([], [], []))
     private let ended = DispatchSemaphore(value: 0)
-    /// Read this many bytes on each "has bytes available"; `nil` to leave the stream alone.
-    let readLength: Int?
-    /// Write the next slice of `source`, this many bytes, on each "has space available".
-    let writeLength: Int?
-    private let source: [UInt8]
     private var sourceOffset = 0
-
-    init(readLength: Int? = nil, writeLength: Int? = nil, source: [UInt8] = []) {
-        self.readLength = readLength
-        self.writeLength = writeLength
-        self.source = source
-    }
 
     var events: [ByteStream.Event] { recorded.value.events }
     /// The thread of each event, as `ObjectIdentifier(Thread.current)`.
@@ -146,8 +129,8 @@ final class RecordingDelegate: ByteStreamDelegate, @unchecked Sendable {
             let count = input.read(&chunk, maxLength: readLength)
             if count > 0 { recorded.update { $0.bytes += chunk[0..<count] } }
         }
-        if event == .hasSpaceAvailable, let writeLength, let output = stream as? ByteOutputStream {
-            let slice = Array(source[sourceOffset..<min(sourceOffset + writeLength, source.count)])
+        if event == .hasSpaceAvailable, writeLength != nil, let output = stream as? ByteOutputStream {
+            let slice = nextSlice(after: sourceOffset)
             let count = slice.isEmpty ? 0 : output.write(slice, maxLength: slice.count)
             if count > 0 { sourceOffset += count }
         }

@@ -1,5 +1,6 @@
 import ByteStreams
 import Testing
+import TestSupport
 
 /// The error a bad argument must give.
 private func invalid(_ name: String, _ message: String, operation: String) -> ByteStreamError {
@@ -8,7 +9,7 @@ private func invalid(_ name: String, _ message: String, operation: String) -> By
 
 private let chunkRange = "1...\(ByteStream.maximumChunkSize)"
 
-@Suite("Arguments: a value out of range is a thrown invalidArgument, never a trap")
+@Suite("Arguments: a value out of range is a thrown invalidArgument, never a trap", .onDedicatedThreads)
 struct ArgumentTests {
     @Test("ReadAheadInputStream: chunkSize, bufferCount and their product (at most 4 GiB; an in-range count asking more throws, not traps)", arguments: [
         (0, 1, invalid("chunkSize", "must be \(chunkRange), not 0", operation: "create ReadAheadInputStream")),

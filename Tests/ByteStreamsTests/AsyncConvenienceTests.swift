@@ -2,6 +2,7 @@ import ByteStreams
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -57,7 +58,7 @@ private func iterate(_ input: ByteInputStream) -> Task<(bytes: [UInt8], error: (
 /// or `nil` when a read fails or waits more than `fallbackSeconds`, go to `result`; `group`
 /// is left when done.
 private func readSlowly(_ input: ByteInputStream, limit: Int, after gate: DispatchSemaphore,
-                        into result: LockedBox<[UInt8]?>, group: DispatchGroup) {
+                        into result: Locked<[UInt8]?>, group: DispatchGroup) {
     group.enter()
     DispatchQueue.global().async {
         defer { group.leave() }
@@ -113,7 +114,7 @@ struct AsyncConvenienceTests {
     func socketChunks() async throws {
         let connection = try Connection()
         let iteration = iterate(connection.client.input)
-        let content = seededBytes(count: 200_000, seed: 41)
+        let content = randomBytes(count: 200_000, seed: 41)
         let serverOutput = connection.server.output
         DispatchQueue.global().async {
             // Three pieces with pauses: the iteration waits between them.
@@ -176,7 +177,7 @@ struct AsyncConvenienceTests {
         // socket to block a cooperative thread, the probe task could not run before the
         // fallback lets the peers read.
         let connections = try (0..<3).map { _ in try Connection() }
-        let contents = (0..<3).map { seededBytes(count: 3 << 20, seed: UInt64(50 + $0)) }
+        let contents = (0..<3).map { randomBytes(count: 3 << 20, seed: UInt64(50 + $0)) }
         for connection in connections { connection.shrinkBuffers() }
         let writers = zip(connections, contents).map { connection, content in
             Task {
@@ -185,8 +186,8 @@ struct AsyncConvenienceTests {
             }
         }
         let gate = DispatchSemaphore(value: 0)
-        let order = LockedBox<[String]>([])
-        let results = (0..<3).map { _ in LockedBox<[UInt8]?>(nil) }
+        let order = Locked<[String]>([])
+        let results = (0..<3).map { _ in Locked<[UInt8]?>(nil) }
         let readers = DispatchGroup()
         for (connection, (content, result)) in zip(connections, zip(contents, results)) {
             readSlowly(connection.server.input, limit: content.count, after: gate, into: result, group: readers)
@@ -216,7 +217,7 @@ struct AsyncConvenienceTests {
     @Test("writeAll async of Data and of an array into memory; a full buffer throws noSpaceAvailable")
     func writeAllMemory() async throws {
         let output = MemoryOutputStream()
-        let content = seededBytes(count: 200_001, seed: 60)
+        let content = randomBytes(count: 200_001, seed: 60)
         try await output.writeAll(Data(content))
         try await output.writeAll(content[0..<5])
         expectSameBytes(output.data, content + content[0..<5])

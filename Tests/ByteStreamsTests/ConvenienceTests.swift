@@ -1,11 +1,12 @@
 import ByteStreams
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite("Conveniences: readChunk, readToEnd, writeAll, copy, chunks", .timeLimit(.minutes(1)))
+@Suite("Conveniences: readChunk, readToEnd, writeAll, copy, chunks", .onDedicatedThreads, .timeLimit(.minutes(1)))
 struct ConvenienceTests {
     // MARK: readChunk
 
@@ -24,7 +25,7 @@ struct ConvenienceTests {
     @Test("readChunk's default is one 4096-byte chunk")
     func readChunkDefault() throws {
         #expect(ByteStream.defaultChunkSize == 4096)
-        let input = MemoryInputStream(bytes: seededBytes(count: 5000))
+        let input = MemoryInputStream(bytes: randomBytes(count: 5000))
         #expect(try input.readChunk().count == 4096)
         #expect(try input.readChunk().count == 904)
     }
@@ -65,7 +66,7 @@ struct ConvenienceTests {
         LimitCase(size: 1 << 20 + 1, limit: 1 << 20 + 1), LimitCase(size: 1 << 20 + 1, limit: 1 << 20),
     ])
     func readToEndLimit(_ limitCase: LimitCase) throws {
-        let content = seededBytes(count: limitCase.size, seed: 21)
+        let content = randomBytes(count: limitCase.size, seed: 21)
         let input = MemoryInputStream(bytes: content)
         if limitCase.fits {
             expectSameBytes(try input.readToEnd(limit: limitCase.limit), content)
@@ -78,7 +79,7 @@ struct ConvenienceTests {
 
     @Test("readToEnd gathers short reads until the end")
     func readToEndShortReads() throws {
-        let content = seededBytes(count: 10_000)
+        let content = randomBytes(count: 10_000)
         let input = ProbeInputStream(bytes: content, mostPerRead: 7)
         expectSameBytes(try input.readToEnd(), content)
         #expect(input.streamStatus == .atEnd)
@@ -87,7 +88,7 @@ struct ConvenienceTests {
     @Test("readToEnd reads a file and throws its open error")
     func readToEndFile() throws {
         try withTemporaryDirectory { directory throws in
-            let content = seededBytes(count: 70_000)
+            let content = randomBytes(count: 70_000)
             let path = try makeFile("data", in: directory, bytes: content)
             let input = FileInputStream(path: path)
             expectSameBytes(try input.readToEnd(), content)
@@ -117,7 +118,7 @@ struct ConvenienceTests {
     @Test("writeAll loops over short writes until everything is taken")
     func writeAllShortWrites() throws {
         let output = ProbeOutputStream(mostPerWrite: 3)
-        let content = seededBytes(count: 1000)
+        let content = randomBytes(count: 1000)
         try output.writeAll(content)
         expectSameBytes(output.received, content)
         #expect(output.writeCalls == 334)
@@ -167,7 +168,7 @@ struct ConvenienceTests {
 
     @Test("copy(to:) returns the byte count and copies every edge size", arguments: edgeSizes)
     func copySizes(size: Int) throws {
-        let content = seededBytes(count: size, seed: UInt64(size) &+ 4)
+        let content = randomBytes(count: size, seed: UInt64(size) &+ 4)
         let input = MemoryInputStream(bytes: content)
         let output = MemoryOutputStream()
         let copied = try input.copy(to: output)
@@ -180,7 +181,7 @@ struct ConvenienceTests {
     @Test("copy(to:chunkSize:) never asks for or offers more than one chunk",
           arguments: [1, 7, 4096, 65536])
     func copyChunkSize(chunkSize: Int) throws {
-        let content = seededBytes(count: 100_000, seed: 8)
+        let content = randomBytes(count: 100_000, seed: 8)
         let input = ProbeInputStream(bytes: content)
         let output = ProbeOutputStream(mostPerWrite: 5000)
         #expect(try input.copy(to: output, chunkSize: chunkSize) == 100_000)
@@ -192,7 +193,7 @@ struct ConvenienceTests {
     @Test("copy(to:) from a file to a file")
     func copyFiles() throws {
         try withTemporaryDirectory { directory throws in
-            let content = seededBytes(count: 1 << 20 + 1, seed: 13)
+            let content = randomBytes(count: 1 << 20 + 1, seed: 13)
             let source = try makeFile("source", in: directory, bytes: content)
             let destination = directory.appendingPathComponent("destination").path
             let input = FileInputStream(path: source)
@@ -228,7 +229,7 @@ struct ConvenienceTests {
 
     @Test("chunks(maxLength:) yields the bytes in chunks, then closes the stream")
     func chunks() async throws {
-        let content = seededBytes(count: 10_000, seed: 17)
+        let content = randomBytes(count: 10_000, seed: 17)
         let input = MemoryInputStream(bytes: content)
         var sizes: [Int] = []
         var bytes: [UInt8] = []
@@ -243,7 +244,7 @@ struct ConvenienceTests {
 
     @Test("chunks() of every edge size", arguments: edgeSizes)
     func chunkSizes(size: Int) async throws {
-        let content = seededBytes(count: size, seed: UInt64(size) &+ 5)
+        let content = randomBytes(count: size, seed: UInt64(size) &+ 5)
         var bytes: [UInt8] = []
         var count = 0
         for try await chunk in MemoryInputStream(bytes: content).chunks() {
@@ -258,7 +259,7 @@ struct ConvenienceTests {
     @Test("chunks() of a file, and of a missing file throws ENOENT")
     func chunksFile() async throws {
         try await withTemporaryDirectory { directory async throws in
-            let content = seededBytes(count: 9000, seed: 19)
+            let content = randomBytes(count: 9000, seed: 19)
             let path = try makeFile("data", in: directory, bytes: content)
             var bytes: [UInt8] = []
             for try await chunk in FileInputStream(path: path).chunks(maxLength: 1000) {

@@ -2,11 +2,12 @@ import ByteStreams
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 
 /// Every stream call below runs on the stream's serial queue (inside `queue.sync`), where the
 /// delegate is called too, so the stream is used from one queue at a time as documented.
 /// `queue.sync {}` then waits for every event posted before it.
-@Suite("Delegate events on a dispatch queue", .timeLimit(.minutes(1)))
+@Suite("Delegate events on a dispatch queue", .onDedicatedThreads, .timeLimit(.minutes(1)))
 struct DelegateTests {
     private func makeQueue() -> DispatchQueue {
         DispatchQueue(label: "ByteStreamsTests.delegate.\(UUID().uuidString)")
@@ -37,7 +38,7 @@ struct DelegateTests {
     func delegateDrivesFile() throws {
         try withTemporaryDirectory { directory throws in
             let queue = makeQueue()
-            let content = seededBytes(count: 10_000, seed: 23)
+            let content = randomBytes(count: 10_000, seed: 23)
             let input = FileInputStream(path: try makeFile("data", in: directory, bytes: content))
             let recorder = EventRecorder(readLength: 4096)
             queue.sync {
@@ -208,7 +209,7 @@ struct DelegateTests {
     }
 }
 
-@Suite("Delegate events across rescheduling and close", .timeLimit(.minutes(1)))
+@Suite("Delegate events across rescheduling and close", .onDedicatedThreads, .timeLimit(.minutes(1)))
 struct RescheduleEventTests {
     @Test("Rescheduled right after open, every event comes on the new queue, in Cocoa's order")
     func rescheduleAfterOpen() throws {

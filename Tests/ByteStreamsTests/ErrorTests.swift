@@ -1,11 +1,12 @@
 import ByteStreams
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite("Errors: sticky errors, ByteStreamError, descriptions")
+@Suite("Errors: sticky errors, ByteStreamError, descriptions", .onDedicatedThreads)
 struct ErrorTests {
     @Test("After a read error, reads return -1, the backing is not called again, the first error stays")
     func stickyReadError() throws {

@@ -1,6 +1,7 @@
 import ByteStreams
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,7 +74,7 @@ final class BackingFixture {
     }
 }
 
-@Suite("Lifecycle of every concrete stream")
+@Suite("Lifecycle of every concrete stream", .onDedicatedThreads)
 struct LifecycleTests {
     @Test("notOpen → open → (reading | writing) → open → closed, twice closed", arguments: Backing.allCases)
     func statusTransitions(backing: Backing) throws {

@@ -1,14 +1,15 @@
 import ByteStreams
 import Foundation
 import Testing
+import TestSupport
 
-@Suite("MemoryInputStream and MemoryOutputStream")
+@Suite("MemoryInputStream and MemoryOutputStream", .onDedicatedThreads)
 struct MemoryStreamTests {
     // MARK: MemoryInputStream
 
     @Test("A memory stream of an edge size reads back whole, in chunks of exactly 4096", arguments: edgeSizes)
     func inputSizes(size: Int) throws {
-        let content = seededBytes(count: size, seed: UInt64(size) &+ 2)
+        let content = randomBytes(count: size, seed: UInt64(size) &+ 2)
         let input = MemoryInputStream(bytes: content)
         #expect(input.count == size)
         #expect(input.remainingCount == size)
@@ -27,7 +28,7 @@ struct MemoryStreamTests {
     @Test("A read with maxLength one less, equal or one more than the size",
           arguments: [1, 4095, 4096, 4097, 1 << 20 + 1], [-1, 0, 1])
     func oneRead(size: Int, delta: Int) {
-        let content = seededBytes(count: size, seed: 11)
+        let content = randomBytes(count: size, seed: 11)
         let input = MemoryInputStream(bytes: content)
         input.open()
         let maxLength = size + delta
@@ -68,7 +69,7 @@ struct MemoryStreamTests {
         source[0] = 99
         #expect(try input.readToEnd() == content, "a change to the caller's array after creation does not reach the stream")
 
-        var large = seededBytes(count: 1000, seed: 5)
+        var large = randomBytes(count: 1000, seed: 5)
         let original = large
         let kept = MemoryInputStream(bytes: large)
         large[0] ^= 0xff
@@ -78,7 +79,7 @@ struct MemoryStreamTests {
     @Test("A Data or an array of more than 64 bytes is read in place, not copied; a small one is copied",
           arguments: [65, 4097])
     func keptInPlace(size: Int) throws {
-        let bytes = seededBytes(count: size, seed: 6)
+        let bytes = randomBytes(count: size, seed: 6)
         let data = Data(bytes)
         for (input, base) in [(MemoryInputStream(data: data), data.withUnsafeBytes { $0.baseAddress }),
                               (MemoryInputStream(bytes: bytes), bytes.withUnsafeBytes { $0.baseAddress })] {
@@ -102,7 +103,7 @@ struct MemoryStreamTests {
 
     @Test("A slice of a Data (start index not 0) reads its own bytes", arguments: [3, 100])
     func dataSlice(start: Int) throws {
-        let bytes = seededBytes(count: 5000, seed: 8)
+        let bytes = randomBytes(count: 5000, seed: 8)
         let slice = Data(bytes)[start...]
         #expect(slice.startIndex == start)
         #expect(try MemoryInputStream(data: slice).readToEnd() == Array(bytes[start...]))
@@ -195,20 +196,20 @@ struct MemoryStreamTests {
     @Test("data is the stream's own Data, not a copy; a later write leaves a Data already taken unchanged")
     func dataIsShared() throws {
         let output = MemoryOutputStream()
-        try output.writeAll(seededBytes(count: 10_000, seed: 9))
+        try output.writeAll(randomBytes(count: 10_000, seed: 9))
         let first = output.data
         let second = output.data
         #expect(first.withUnsafeBytes { $0.baseAddress } == second.withUnsafeBytes { $0.baseAddress },
                 "two reads of data share one buffer")
         try output.writeAll([1, 2, 3])
         #expect(first.count == 10_000, "copy-on-write: what the caller holds does not change")
-        #expect([UInt8](first) == seededBytes(count: 10_000, seed: 9))
-        #expect([UInt8](output.data) == seededBytes(count: 10_000, seed: 9) + [1, 2, 3])
+        #expect([UInt8](first) == randomBytes(count: 10_000, seed: 9))
+        #expect([UInt8](output.data) == randomBytes(count: 10_000, seed: 9) + [1, 2, 3])
     }
 
     @Test("A growing stream takes every edge size in one write", arguments: edgeSizes)
     func growingSizes(size: Int) {
-        let content = seededBytes(count: size, seed: UInt64(size) &+ 3)
+        let content = randomBytes(count: size, seed: UInt64(size) &+ 3)
         let output = MemoryOutputStream()
         output.open()
         #expect(writeOnce(output, content) == size)

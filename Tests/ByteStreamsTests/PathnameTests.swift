@@ -1,11 +1,12 @@
 import ByteStreams
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite("Pathname")
+@Suite("Pathname", .onDedicatedThreads)
 struct PathnameTests {
     /// `café` in ISO 8859-1: byte e9 alone is not UTF-8.
     static let latin1Name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)

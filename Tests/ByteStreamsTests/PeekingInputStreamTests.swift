@@ -1,8 +1,9 @@
 import ByteStreams
 import Foundation
 import Testing
+import TestSupport
 
-@Suite("PeekingInputStream: peeked bytes come back first; the offset and seeking see through them")
+@Suite("PeekingInputStream: peeked bytes come back first; the offset and seeking see through them", .onDedicatedThreads)
 struct PeekingInputStreamTests {
     @Test("The peeked bytes, then the rest, for inputs shorter than, equal to and longer than the peek",
           arguments: [0, 1, 15, 16, 17, 5000])

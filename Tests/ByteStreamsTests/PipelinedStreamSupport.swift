@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 
 // Inner streams for ReadAheadInputStream and WriteBehindOutputStream: their workers call them
 // on another thread, so everything they record is kept under a lock.

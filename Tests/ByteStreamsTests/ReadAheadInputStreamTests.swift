@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,12 +26,12 @@ struct ReadAheadShape: Sendable, CustomStringConvertible {
     ]
 }
 
-@Suite("ReadAheadInputStream", .timeLimit(.minutes(1)))
+@Suite("ReadAheadInputStream", .onDedicatedThreads, .timeLimit(.minutes(1)))
 struct ReadAheadInputStreamTests {
     @Test("Every byte, in order, whatever the size and ring; inner reads of at most chunkSize",
           arguments: edgeSizes, ReadAheadShape.all)
     func roundTrip(size: Int, shape: ReadAheadShape) throws {
-        let data = seededBytes(count: size, seed: UInt64(size))
+        let data = randomBytes(count: size, seed: UInt64(size))
         let inner = RecordingInputStream(bytes: data, mostPerRead: shape.mostPerRead)
         let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: shape.chunkSize, bufferCount: shape.bufferCount)
         stream.open()
@@ -49,7 +50,7 @@ struct ReadAheadInputStreamTests {
 
     @Test("A read larger than the ring and one-byte reads give the same bytes")
     func readLengths() throws {
-        let data = seededBytes(count: 50_000)
+        let data = randomBytes(count: 50_000)
         for maxLength in [1, 7, 100_000] {
             let stream = try ReadAheadInputStream(wrapping: MemoryInputStream(bytes: data), chunkSize: 512, bufferCount: 4)
             stream.open()
@@ -63,7 +64,7 @@ struct ReadAheadInputStreamTests {
     @Test("An inner error comes after the bytes before it, unchanged and sticky",
           arguments: [0, 1, 4096, 7000])
     func errorAfterBytes(offset: Int) throws {
-        let data = seededBytes(count: 20_000)
+        let data = randomBytes(count: 20_000)
         let injected = InjectedError(id: offset)
         let inner = RecordingInputStream(bytes: data, failure: (offset, injected))
         let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 2)
@@ -82,7 +83,7 @@ struct ReadAheadInputStreamTests {
 
     @Test("A slow reader: the worker stops when the ring is full and the ring never grows")
     func slowReader() throws {
-        let data = seededBytes(count: 1 << 20)
+        let data = randomBytes(count: 1 << 20)
         let inner = RecordingInputStream(bytes: data)
         let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 4)
         stream.open()
@@ -106,7 +107,7 @@ struct ReadAheadInputStreamTests {
     @Test("Close stops the worker and waits for its inner read; no read starts after")
     func closeJoinsWorker() throws {
         let gate = DispatchSemaphore(value: 0)
-        let inner = RecordingInputStream(bytes: seededBytes(count: 100_000), gate: gate)
+        let inner = RecordingInputStream(bytes: randomBytes(count: 100_000), gate: gate)
         let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 4, closesInnerStream: false)
         stream.open()
         #expect(eventually { inner.activeReads == 1 }, "the worker is blocked in its first read")
@@ -130,7 +131,7 @@ struct ReadAheadInputStreamTests {
     @Test("Seeking a file re-reads the right bytes; the offset is the reader's position")
     func seekOnFile() throws {
         try withTemporaryDirectory { directory throws in
-            let data = seededBytes(count: 1 << 20 + 1)
+            let data = randomBytes(count: 1 << 20 + 1)
             let path = try makeFile("data", in: directory, bytes: data)
             let stream = try ReadAheadInputStream(wrapping: FileInputStream(path: path), chunkSize: 4096, bufferCount: 4)
             #expect(stream.property(forKey: .fileCurrentOffset) == nil, "not open: the inner stream's (none yet)")
@@ -167,7 +168,7 @@ struct ReadAheadInputStreamTests {
     @Test("A pipe: no offset, no seek, every byte")
     func pipe() throws {
         let pipe = try TestPipe()
-        let data = seededBytes(count: 40_000)
+        let data = randomBytes(count: 40_000)
         let writer = DispatchQueue(label: "test.writer")
         writer.async {
             try? pipe.write(data)
@@ -186,7 +187,7 @@ struct ReadAheadInputStreamTests {
 
     @Test("Lifecycle: open and close twice, read after close, close without open")
     func lifecycle() throws {
-        let data = seededBytes(count: 10_000)
+        let data = randomBytes(count: 10_000)
         let inner = RecordingInputStream(bytes: data)
         let stream = try ReadAheadInputStream(wrapping: inner)
         #expect(readOnce(stream, maxLength: 10).result == -1)
@@ -233,7 +234,7 @@ struct ReadAheadInputStreamTests {
 
     @Test("Dropped without close: deinit stops and joins the worker")
     func deinitJoins() throws {
-        let inner = RecordingInputStream(bytes: seededBytes(count: 1 << 20))
+        let inner = RecordingInputStream(bytes: randomBytes(count: 1 << 20))
         do {
             let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 2, closesInnerStream: false)
             stream.open()

@@ -2,6 +2,7 @@ import ByteStreams
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -29,7 +30,7 @@ private func pause(milliseconds: Int) {
 /// tells whether it finished without throwing.
 private func inBackground(_ body: @escaping @Sendable () throws -> Void) -> () -> Bool {
     let done = DispatchSemaphore(value: 0)
-    let failed = LockedBox(false)
+    let failed = Locked(false)
     DispatchQueue.global().async {
         do { try body() } catch { failed.value = true }
         done.signal()
@@ -63,7 +64,7 @@ private func rawConnection(to port: UInt16) throws -> Int32 {
     return fd
 }
 
-@Suite("Readiness-driven scheduling", .serialized, .timeLimit(.minutes(1)))
+@Suite("Readiness-driven scheduling", .onDedicatedThreads, .serialized, .timeLimit(.minutes(1)))
 struct ReadinessTests {
     private func makeQueue() -> DispatchQueue {
         DispatchQueue(label: "ByteStreamsTests.readiness.\(UUID().uuidString)")
@@ -165,7 +166,7 @@ struct ReadinessTests {
         let recorder = EventRecorder(readLength: 16)
         scheduleAndOpen(input, on: queue, delegate: recorder)
         let answered = DispatchSemaphore(value: 0)
-        let outcome = LockedBox<(Int, ByteStream.Status, Bool)>((-2, .notOpen, true))
+        let outcome = Locked<(Int, ByteStream.Status, Bool)>((-2, .notOpen, true))
         queue.async {
             let (result, _) = readOnce(input, maxLength: 16)
             outcome.value = (result, input.streamStatus, input.hasBytesAvailable)
@@ -263,7 +264,7 @@ struct ReadinessTests {
         let queue = makeQueue()
         let (listener, client, server) = try connectedPairs(opening: false)
         defer { try? listener.close() }
-        let content = seededBytes(count: 64 * 37, seed: 5)
+        let content = randomBytes(count: 64 * 37, seed: 5)
         let recorder = EventRecorder(readLength: 4096)
         scheduleAndOpen(client.input, on: queue, delegate: recorder)
         let peer = server.output
@@ -296,12 +297,12 @@ struct ReadinessTests {
         defer { try? listener.close() }
         setSocketBuffer(client.output, option: SO_SNDBUF, bytes: 16 * 1024)
         setSocketBuffer(server.input, option: SO_RCVBUF, bytes: 16 * 1024)
-        let content = seededBytes(count: 2 << 20, seed: 6)
+        let content = randomBytes(count: 2 << 20, seed: 6)
         let writeLength = 64 * 1024
         let recorder = EventRecorder(writeLength: writeLength, source: content)
         // The peer starts reading once the writer was held back (or has written everything).
         let stalled = DispatchSemaphore(value: 0)
-        let sawShortWrite = LockedBox(false)
+        let sawShortWrite = Locked(false)
         recorder.afterEvent = { [unowned recorder] stream, _ in
             if let last = recorder.transferResults.last, last < writeLength, !sawShortWrite.value {
                 sawShortWrite.value = true
@@ -313,7 +314,7 @@ struct ReadinessTests {
             }
         }
         scheduleAndOpen(client.output, on: queue, delegate: recorder)
-        let received = LockedBox<[UInt8]>([])
+        let received = Locked<[UInt8]>([])
         let peer = server.input
         let peerDone = inBackground {
             _ = stalled.wait(timeout: .now() + waitLimit)
@@ -371,7 +372,7 @@ struct ReadinessTests {
 
 /// The blocking conveniences on a scheduled stream that has nothing yet: a typed error, never a
 /// short result that looks like the end.
-@Suite("Blocking conveniences on scheduled streams", .serialized, .timeLimit(.minutes(1)))
+@Suite("Blocking conveniences on scheduled streams", .onDedicatedThreads, .serialized, .timeLimit(.minutes(1)))
 struct ScheduledConvenienceTests {
     @Test("readToEnd, readChunk and copy(to:) of a scheduled socket that has sent 1 byte of 3 throw wouldBlock")
     func readingThrowsWouldBlock() throws {

@@ -1,5 +1,6 @@
 import ByteStreams
 import Testing
+import TestSupport
 import Dispatch
 import Foundation
 #if canImport(Glibc)
@@ -8,50 +9,14 @@ import Glibc
 import Darwin
 #endif
 
-// Helpers shared by the ByteStreams tests: temporary folders, seeded data, pipes, stream
-// probes and a delegate that records events.
+// Helpers of the ByteStreams tests alone: pipes, stream probes and a delegate that records
+// events. Seeded data and temporary directories come from TestSupport.
 
 /// The edge sizes every reader is tried with (STYLE.md, "Tests").
 let edgeSizes = [0, 1, 4095, 4096, 4097, 1 << 20 + 1]
 
 /// How long a test waits for an event or another thread before it fails instead of hanging.
 let waitLimit: DispatchTimeInterval = .seconds(5)
-
-/// `count` bytes from a SplitMix64 generator started at `seed`: the same bytes on every run.
-func seededBytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
-    var state = seed
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(count)
-    while bytes.count < count {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        for shift in stride(from: 0, to: 64, by: 8) where bytes.count < count {
-            bytes.append(UInt8(truncatingIfNeeded: z >> UInt64(shift)))
-        }
-    }
-    return bytes
-}
-
-/// A fresh folder under the system's temporary directory, removed when the body returns.
-func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("ByteStreamsTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try body(directory)
-}
-
-/// The async form of ``withTemporaryDirectory(_:)``.
-func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("ByteStreamsTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try await body(directory)
-}
 
 /// Writes `bytes` to `name` in `directory` and returns the path.
 func makeFile(_ name: String, in directory: URL, bytes: [UInt8]) throws -> String {
@@ -263,25 +228,14 @@ final class ProbeOutputStream: ByteOutputStream, @unchecked Sendable {
 
 /// A delegate that records every event under a lock, optionally reads or writes in its
 /// handler, and signals when the stream ends or fails.
-final class EventRecorder: ByteStreamDelegate, @unchecked Sendable {
+final class EventRecorder: ScriptedDelegate, ByteStreamDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [ByteStream.Event] = []
     private var bytes: [UInt8] = []
     private var transfers: [Int] = []
     private let finished = DispatchSemaphore(value: 0)
     private let eventSeen = DispatchSemaphore(value: 0)
-    /// Read this many bytes on each "has bytes available"; `nil` to leave the stream alone.
-    let readLength: Int?
-    /// Write the next slice of `source`, this many bytes, on each "has space available".
-    let writeLength: Int?
-    private let source: [UInt8]
     private var sourceOffset = 0
-
-    init(readLength: Int? = nil, writeLength: Int? = nil, source: [UInt8] = []) {
-        self.readLength = readLength
-        self.writeLength = writeLength
-        self.source = source
-    }
 
     var events: [ByteStream.Event] { lock.withLock { recorded } }
     var bytesRead: [UInt8] { lock.withLock { bytes } }
@@ -301,10 +255,8 @@ final class EventRecorder: ByteStreamDelegate, @unchecked Sendable {
                 transfers.append(result)
             }
         }
-        if event == .hasSpaceAvailable, let writeLength, let output = stream as? ByteOutputStream {
-            let offset = bytesWritten
-            let end = min(offset + writeLength, source.count)
-            let written = writeOnce(output, Array(source[offset..<end]))
+        if event == .hasSpaceAvailable, writeLength != nil, let output = stream as? ByteOutputStream {
+            let written = writeOnce(output, nextSlice(after: bytesWritten))
             lock.withLock {
                 if written > 0 { sourceOffset += written }
                 transfers.append(written)
@@ -342,17 +294,6 @@ func scheduleAndOpen(_ stream: ByteStream, on queue: DispatchQueue, delegate: an
         stream.delegate = delegate
         stream.schedule(on: queue)
         stream.open()
-    }
-}
-
-/// A value shared with another thread, guarded by a lock.
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }
 

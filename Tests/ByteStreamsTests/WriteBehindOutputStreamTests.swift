@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,12 +29,12 @@ struct WriteBehindShape: Sendable, CustomStringConvertible {
     ]
 }
 
-@Suite("WriteBehindOutputStream", .timeLimit(.minutes(1)))
+@Suite("WriteBehindOutputStream", .onDedicatedThreads, .timeLimit(.minutes(1)))
 struct WriteBehindOutputStreamTests {
     @Test("Every byte, in order, whatever the size and ring; inner writes of at most chunkSize",
           arguments: edgeSizes, WriteBehindShape.all)
     func roundTrip(size: Int, shape: WriteBehindShape) throws {
-        let data = seededBytes(count: size, seed: UInt64(size))
+        let data = randomBytes(count: size, seed: UInt64(size))
         let inner = RecordingOutputStream(mostPerWrite: shape.mostPerWrite)
         let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: shape.chunkSize, bufferSize: shape.bufferSize,
                                                  bufferCount: shape.bufferCount)
@@ -57,7 +58,7 @@ struct WriteBehindOutputStreamTests {
 
     @Test("withWritableBuffer fills the ring in place, mixed with writes; a throwing body keeps nothing")
     func writableBuffer() throws {
-        let data = seededBytes(count: 300_000)
+        let data = randomBytes(count: 300_000)
         let inner = RecordingOutputStream()
         let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 10_000, bufferCount: 3)
         #expect(throws: ByteStreamError(.notOpen, operation: "write")) {
@@ -110,23 +111,23 @@ struct WriteBehindOutputStreamTests {
         let inner = RecordingOutputStream()
         let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 65536, bufferCount: 2)
         stream.open()
-        #expect(writeOnce(stream, seededBytes(count: 100)) == 100)
+        #expect(writeOnce(stream, randomBytes(count: 100)) == 100)
         #expect(eventually { inner.received.count == 100 }, "no flush, no close, a buffer far from full")
-        #expect(writeOnce(stream, seededBytes(count: 50, seed: 2)) == 50)
+        #expect(writeOnce(stream, randomBytes(count: 50, seed: 2)) == 50)
         try stream.withWritableBuffer { buffer in
             #expect(eventually { inner.received.count == 150 }, "the bytes before the body go on while it runs")
             buffer.storeBytes(of: 7, as: UInt8.self)
             return 1
         }
         stream.close()
-        expectSameBytes(inner.received, seededBytes(count: 100) + seededBytes(count: 50, seed: 2) + [7])
+        expectSameBytes(inner.received, randomBytes(count: 100) + randomBytes(count: 50, seed: 2) + [7])
         #expect(inner.writeLengths == [100, 50, 1])
     }
 
     @Test("An inner error: the bytes before it are written, then it is the stream's sticky error",
           arguments: [0, 1, 7000, 200_000])
     func errorAfterBytes(offset: Int) throws {
-        let data = seededBytes(count: 1 << 20)
+        let data = randomBytes(count: 1 << 20)
         let injected = InjectedError(id: offset)
         let inner = RecordingOutputStream(failure: (offset, injected))
         let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 8192, bufferCount: 2)
@@ -155,7 +156,7 @@ struct WriteBehindOutputStreamTests {
         let inner = RecordingOutputStream(failure: (100, InjectedError(id: 1)))
         let stream = try WriteBehindOutputStream(wrapping: inner)
         stream.open()
-        #expect(writeOnce(stream, seededBytes(count: 1000)) == 1000, "the write returns before the worker fails")
+        #expect(writeOnce(stream, randomBytes(count: 1000)) == 1000, "the write returns before the worker fails")
         stream.close()
         #expect(stream.streamStatus == .error)
         #expect(stream.streamError as? InjectedError == InjectedError(id: 1))
@@ -170,7 +171,7 @@ struct WriteBehindOutputStreamTests {
         let inner = FileOutputStream(fileDescriptor: pipe.writeEnd, displayName: "standard output")
         let stream = try WriteBehindOutputStream(wrapping: inner)
         stream.open()
-        let data = seededBytes(count: 1 << 20)
+        let data = randomBytes(count: 1 << 20)
         var taken = 0
         while taken < data.count {
             let result = writeOnce(stream, Array(data[taken..<min(taken + 4096, data.count)]))
@@ -192,7 +193,7 @@ struct WriteBehindOutputStreamTests {
         let inner = RecordingOutputStream(gate: gate)
         let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 4096, bufferCount: 3)
         stream.open()
-        let data = seededBytes(count: 256 << 10)
+        let data = randomBytes(count: 256 << 10)
         let done = DispatchSemaphore(value: 0)
         let writer = DispatchQueue(label: "test.writer")
         writer.async {
@@ -220,7 +221,7 @@ struct WriteBehindOutputStreamTests {
         let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 1000, bufferSize: 5000, bufferCount: 4,
                                                  closesInnerStream: false)
         stream.open()
-        let data = seededBytes(count: 12_345)
+        let data = randomBytes(count: 12_345)
         #expect(writeOnce(stream, data) == data.count, "the ring takes it all at once")
         #expect(eventually { inner.activeWrites == 1 })
         let closed = DispatchSemaphore(value: 0)
@@ -276,7 +277,7 @@ struct WriteBehindOutputStreamTests {
 
     @Test("copy(to:) from a read-ahead stream into a write-behind one: every byte, chunkSize I/O")
     func pipelinedCopy() throws {
-        let data = seededBytes(count: 1 << 20 + 1)
+        let data = randomBytes(count: 1 << 20 + 1)
         let source = RecordingInputStream(bytes: data)
         let sink = RecordingOutputStream()
         let input = try ReadAheadInputStream(wrapping: source)

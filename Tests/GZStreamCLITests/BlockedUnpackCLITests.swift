@@ -2,6 +2,7 @@ import ByteStreams
 import Foundation
 import GzipStreams
 import Testing
+import TestSupport
 
 /// What GzipInputStream, the sequential reference, gives for `bytes`: the plain bytes before
 /// any error, and the error's one-line message.
@@ -23,9 +24,9 @@ private func bgzip(_ arguments: [String], in scratch: Scratch) throws -> RunResu
     try run(try #require(Tool.bgzip.path), arguments, in: scratch)
 }
 
-@Suite("gzstream unpack/test of BGZF on threads, unpack --offset/--length, gzstream index")
+@Suite("gzstream unpack/test of BGZF on threads, unpack --offset/--length, gzstream index", .onDedicatedThreads)
 struct BlockedUnpackCLITests {
-    static let plain: [UInt8] = sampleText(byteCount: 400_000, seed: 71) + randomBytes(byteCount: 70_000, seed: 72)
+    static let plain: [UInt8] = sampleText(byteCount: 400_000, seed: 71) + randomBytes(count: 70_000, seed: 72)
 
     /// `plain` as bgzip writes it.
     static func bgzf(in scratch: Scratch) throws -> [UInt8] {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,7 +10,7 @@ import Darwin
 // Issue 8: times gzip's MTIME cannot hold, nothing written before the input is readable, and
 // file mode as GNU gzip's (each case compared with gzip 1.12).
 
-@Suite("Times and file mode, as GNU gzip")
+@Suite("Times and file mode, as GNU gzip", .onDedicatedThreads)
 struct FileModeCLITests {
     // MARK: MTIME out of range
 

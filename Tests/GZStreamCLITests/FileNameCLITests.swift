@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -69,7 +70,7 @@ func printfEscaped(_ name: [UInt8]) -> String {
     }.joined()
 }
 
-@Suite("File names are bytes")
+@Suite("File names are bytes", .onDedicatedThreads)
 struct FileNameCLITests {
     @Test("A name that is not UTF-8 packs, tests, lists and unpacks; messages show it with octal escapes")
     func latin1RoundTrip() throws {

@@ -1,51 +1,6 @@
 import Foundation
 import Testing
-
-/// One line of `fixtures/manifest.tsv`.
-struct FixtureRow: Sendable, CustomTestStringConvertible {
-    enum Expectation: String, Sendable { case ok, error, roundtrip }
-
-    var file: String
-    var expectation: Expectation
-    /// The SHA-256 of the right output (`ok`, `roundtrip`) or the error kinds (`error`).
-    var value: String
-    var notes: String
-
-    var testDescription: String { file }
-    var path: String { Locations.fixtures.appendingPathComponent(file).path }
-    var errorKinds: [String] { value.split(separator: "|").map(String.init) }
-    var allowsTrailingGarbage: Bool { errorKinds.contains("trailing-garbage") }
-
-    /// From the notes: "N bytes out".
-    var expectedOutputSize: Int64? {
-        guard let match = notes.firstMatch(of: /^(\d+) bytes out/) else { return nil }
-        return Int64(match.1)
-    }
-
-    /// From the notes of a trailing-garbage row: what the members before the garbage decode to,
-    /// "decode to N B (sha256 X)".
-    var outputBeforeFault: (size: Int, sha256: String)? {
-        guard let match = notes.firstMatch(of: /decode to (\d+) B \(sha256 ([0-9a-f]{64})\)/) else { return nil }
-        return (Int(match.1)!, String(match.2))
-    }
-}
-
-enum Manifest {
-    static let rows: [FixtureRow] = {
-        let url = Locations.fixtures.appendingPathComponent("manifest.tsv")
-        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").dropFirst().compactMap { line in
-            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard columns.count >= 4, let expectation = FixtureRow.Expectation(rawValue: columns[2]) else { return nil }
-            return FixtureRow(file: columns[0], expectation: expectation, value: columns[3],
-                              notes: columns.count > 4 ? columns[4] : "")
-        }
-    }()
-
-    static func rows(_ expectation: FixtureRow.Expectation) -> [FixtureRow] {
-        rows.filter { $0.expectation == expectation }
-    }
-}
+import TestSupport
 
 /// What `GzipError.description` starts with for each `GzipError.kind`.
 let messagePrefixes: [String: [String]] = [
@@ -63,22 +18,22 @@ let messagePrefixes: [String: [String]] = [
 /// Outputs at least this big are hashed through a pipe, never written to disk or memory.
 let pipedOutputThreshold: Int64 = 256 << 20
 
-@Suite("Fixtures through the gzstream binary")
+@Suite("Fixtures through the gzstream binary", .onDedicatedThreads)
 struct FixtureCLITests {
     @Test("The manifest is read and every fixture exists")
     func manifestIsComplete() {
-        #expect(Manifest.rows(.ok).count >= 100)
-        #expect(Manifest.rows(.error).count >= 50)
-        #expect(Manifest.rows(.roundtrip).count >= 5)
-        for row in Manifest.rows {
+        #expect(FixtureManifest.rows(.ok).count >= 100)
+        #expect(FixtureManifest.rows(.error).count >= 50)
+        #expect(FixtureManifest.rows(.roundtrip).count >= 5)
+        for row in FixtureManifest.rows {
             #expect(FileManager.default.fileExists(atPath: row.path), "missing fixture \(row.file)")
         }
     }
 
-    @Test("unpack -c FILE writes the expected bytes, exit 0, nothing on stderr", arguments: Manifest.rows(.ok))
+    @Test("unpack -c FILE writes the expected bytes, exit 0, nothing on stderr", arguments: FixtureManifest.rows(.ok))
     func unpacksToStandardOutput(row: FixtureRow) throws {
         try withScratch { scratch in
-            if let size = row.expectedOutputSize, size >= pipedOutputThreshold {
+            if let size = row.statedOutputSize, size >= pipedOutputThreshold {
                 // `gzstream unpack -c F | sha256sum`: the output never touches memory or disk.
                 let statusPath = scratch.ioPath("status")
                 let errPath = scratch.ioPath("err")
@@ -95,12 +50,12 @@ struct FixtureCLITests {
             #expect(result.status == 0, "\(result)")
             #expect(result.err == "")
             #expect(try sha256(ofFile: outPath, in: scratch) == row.value)
-            if let size = row.expectedOutputSize { #expect(fileStatus(outPath)?.size == size) }
+            if let size = row.statedOutputSize { #expect(fileStatus(outPath)?.size == size) }
         }
     }
 
     @Test("unpack NAME.gz writes NAME with the expected bytes and keeps the input",
-          arguments: Manifest.rows(.ok).filter { ($0.expectedOutputSize ?? 0) < pipedOutputThreshold })
+          arguments: FixtureManifest.rows(.ok).filter { ($0.statedOutputSize ?? 0) < pipedOutputThreshold })
     func unpacksToFile(row: FixtureRow) throws {
         try withScratch { scratch in
             let input = try scratch.copyFixture(row.file, as: "data.gz")
@@ -115,7 +70,7 @@ struct FixtureCLITests {
     }
 
     @Test("unpack -c of a bad file: exit 1 and one line naming the file (trailing garbage: exit 2, data kept)",
-          arguments: Manifest.rows(.error))
+          arguments: FixtureManifest.rows(.error))
     func reportsErrorOnStandardOutput(row: FixtureRow) throws {
         try withScratch { scratch in
             let outPath = scratch.ioPath("out")
@@ -125,7 +80,7 @@ struct FixtureCLITests {
     }
 
     @Test("unpack NAME.gz of a bad file leaves no output and no temporary file, and the input as it was",
-          arguments: Manifest.rows(.error))
+          arguments: FixtureManifest.rows(.error))
     func reportsErrorInFileMode(row: FixtureRow) throws {
         try withScratch { scratch in
             let input = try scratch.copyFixture(row.file, as: "data.gz")
@@ -162,7 +117,7 @@ struct FixtureCLITests {
                 "message \(message.debugDescription) is not one of the kinds \(row.value)")
     }
 
-    @Test("pack then unpack gives the file back; gzip -dc reads our .gz", .requires(.gzip), arguments: Manifest.rows(.roundtrip))
+    @Test("pack then unpack gives the file back; gzip -dc reads our .gz", .requires(.gzip), arguments: FixtureManifest.rows(.roundtrip))
     func roundTrips(row: FixtureRow) throws {
         try withScratch { scratch in
             let name = URL(fileURLWithPath: row.file).lastPathComponent

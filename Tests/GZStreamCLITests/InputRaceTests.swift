@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -29,40 +30,11 @@ extension Trait where Self == ConditionTrait {
 
 // MARK: Children awaited without holding a thread
 
-/// ``run(_:_:in:directory:input:stdoutPath:timeout:)``, awaiting the child: polled every 2 ms
-/// with `Task.sleep`, so that a racing child and the gzstream it races never hold a thread of
-/// the cooperative pool; killed after `timeout` seconds.
-private func runAsync(_ executable: String, _ arguments: [String], in scratch: Scratch, stdoutPath: String? = nil,
-                      timeout: Double = 120) async throws -> RunResult {
-    let started = try StartedProcess(executable, arguments, in: scratch, stdoutPath: stdoutPath)
-    return try await finishAsync(started, timeout: timeout)
-}
-
-/// Awaits a started child (polled every 2 ms); kills it after `timeout` seconds.
-private func finishAsync(_ started: StartedProcess, timeout: Double) async throws -> RunResult {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    while started.process.isRunning && ContinuousClock.now < deadline {
-        try await Task.sleep(for: .milliseconds(2))
-    }
-    return try started.finish(timeout: 0)
-}
-
-private func gzstreamAsync(_ arguments: [String], in scratch: Scratch) async throws -> RunResult {
-    try await runAsync(Locations.binary, arguments, in: scratch)
-}
-
 /// `gzip -dc PATH`, awaited: the bytes GNU gzip reads from a published output.
 private func gunzipAsync(_ path: String, in scratch: Scratch) async throws -> [UInt8]? {
     let result = try await runAsync("/usr/bin/gzip", ["-dc", path], in: scratch)
     #expect(result.status == 0 && result.stderr.isEmpty, "gzip -dc \(path): \(result)")
     return result.status == 0 ? result.stdout : nil
-}
-
-/// ``withScratch(_:)`` for an `async` body.
-private func withRaceScratch<T>(_ body: (Scratch) async throws -> T) async throws -> T {
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    return try await body(scratch)
 }
 
 /// A Python program run as `nobody` (through `setpriv`), started and left racing: it writes
@@ -194,7 +166,7 @@ private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
 }
 
 extension AnotherUserRaces {
-@Suite("Inputs looked up once: files swapped in another user's directory", .serialized, .timeLimit(.minutes(10)))
+@Suite("Inputs looked up once: files swapped in another user's directory", .onDedicatedThreads, .serialized, .timeLimit(.minutes(10)))
 struct InputRaceTests {
     static let secret = Array(String(repeating: "root-only secret 0600\n", count: 200).utf8)
 
@@ -215,7 +187,7 @@ struct InputRaceTests {
     @Test("An input swapped for a link to a root-only file when the temporary appears: never read or published (10 races)",
           .asRoot, .requires(.setpriv), .requires(.python3), .requires(.gzip))
     func inputSwappedWhenOutputAppears() async throws {
-        try await withRaceScratch { scratch in
+        try await withAsyncScratch { scratch in
             let secretPath = try makeSecret(in: scratch)
             let original = sampleText(byteCount: 200_000, seed: 17)
             var swaps = 0
@@ -258,7 +230,7 @@ struct InputRaceTests {
     @Test("An input that is a link to a root-only file is refused without -f; nothing is written, the link stays",
           .asRoot, arguments: [[], ["pack"], ["pack", "-9", "--rm"], ["unpack"], ["-d"]])
     func inputIsLinkToSecret(command: [String]) async throws {
-        try await withRaceScratch { scratch in
+        try await withAsyncScratch { scratch in
             let secretPath = try makeSecret(in: scratch)
             let directory = scratch.path("attack")
             try makeDirectory(directory, owner: nobody)
@@ -276,7 +248,7 @@ struct InputRaceTests {
     @Test("-r while another user swaps a subdirectory for a link outside: nothing outside is packed or removed (8 runs)",
           .asRoot, .requires(.setpriv), .requires(.python3))
     func recursiveWalkStaysInTree() async throws {
-        try await withRaceScratch { scratch in
+        try await withAsyncScratch { scratch in
             let fileNames = (0..<30).map { $0 < 10 ? "f0\($0)" : "f\($0)" }
             for round in 0..<8 {
                 let outside = scratch.path("outside\(round)")
@@ -319,11 +291,11 @@ struct InputRaceTests {
 
     @Test("--rm: a file put in the input's place while it is read is not removed: a warning, exit 2, output complete")
     func removalChecksTheName() async throws {
-        try await withRaceScratch { scratch in
+        try await withAsyncScratch { scratch in
             // Incompressible, so the output (about 1 MiB) cannot all fit in the pipe: gzstream
             // is still writing, long before it could remove anything, when the reader swaps the
             // name after the first byte, and the first byte comes after the input was opened.
-            let original = randomBytes(byteCount: 1 << 20, seed: 23)
+            let original = randomBytes(count: 1 << 20, seed: 23)
             try FileManager.default.createDirectory(atPath: scratch.path("d"), withIntermediateDirectories: false)
             try scratch.write("d/input", original)
             try scratch.write("d/other", "another file\n")

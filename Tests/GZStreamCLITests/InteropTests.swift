@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A peer compressor and the arguments that make it write to standard output.
 struct PeerCommand: Sendable, CustomTestStringConvertible {
@@ -13,7 +14,7 @@ struct PeerCommand: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("gzstream and other gzip tools")
+@Suite("gzstream and other gzip tools", .onDedicatedThreads)
 struct InteropTests {
     static let gzipPeers: [PeerCommand] = [
         PeerCommand(tool: .gzip, arguments: ["-c"]),
@@ -31,7 +32,7 @@ struct InteropTests {
         PeerCommand(tool: .bgzip, arguments: ["-c", "-l", "9", "-@", "2"]),
     ]
 
-    static let input: [UInt8] = sampleText(byteCount: 600_000, seed: 11) + randomBytes(byteCount: 100_000, seed: 12)
+    static let input: [UInt8] = sampleText(byteCount: 600_000, seed: 11) + randomBytes(count: 100_000, seed: 12)
 
     @Test("unpack reads what GNU gzip writes, to standard output and to a file", .requires(.gzip), arguments: gzipPeers)
     func unpackGzipOutput(peer: PeerCommand) throws {

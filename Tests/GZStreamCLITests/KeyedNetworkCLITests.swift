@@ -3,6 +3,7 @@ import Foundation
 import GzipStreams
 import StreamCache
 import Testing
+import TestSupport
 @testable import GZStreamCLI
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +27,7 @@ private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) as
 
 /// A key file of 32 seeded bytes with `mode` (0600 unless told).
 private func writeKey(_ scratch: Scratch, _ name: String, seed: UInt64, mode: mode_t = 0o600) throws -> String {
-    let path = try scratch.write(name, randomBytes(byteCount: 32, seed: seed))
+    let path = try scratch.write(name, randomBytes(count: 32, seed: seed))
     #expect(chmod(path, mode) == 0)
     return path
 }
@@ -78,7 +79,7 @@ private func connectAndReadHello(port: UInt16) throws -> (pair: (input: ByteInpu
     return (pair, peer, hello)
 }
 
-@Suite("gzstream send and receive: --key-file, acknowledgement, --deadline, key files", .timeLimit(.minutes(3)))
+@Suite("gzstream send and receive: --key-file, acknowledgement, --deadline, key files", .onDedicatedThreads, .timeLimit(.minutes(3)))
 struct KeyedNetworkCLITests {
     @Test("--key-file: a round trip of 0, 100000 and 1 MiB + 1 bytes; both exit 0, silent but for the listening line",
           arguments: [0, 100_000, (1 << 20) + 1])
@@ -86,7 +87,7 @@ struct KeyedNetworkCLITests {
         try await offPool {
             try withScratch { scratch in
                 let key = try writeKey(scratch, "key", seed: 40)
-                let data = randomBytes(byteCount: size, seed: 41)
+                let data = randomBytes(count: size, seed: 41)
                 let file = try scratch.write("data", data)
                 let receiver = try Receiver(["--key-file", key, "--deadline", "60", "0", "-o", "copy"], in: scratch)
                 let sent = try gzstream(["send", "--key-file", key, "--deadline", "60", "127.0.0.1:\(receiver.port)", file],
@@ -129,7 +130,7 @@ struct KeyedNetworkCLITests {
             try withScratch { scratch in
                 let key = try writeKey(scratch, "key", seed: 40)
                 let other = try writeKey(scratch, "other.key", seed: 42)
-                let file = try scratch.write("data", randomBytes(byteCount: 100_000, seed: 43))
+                let file = try scratch.write("data", randomBytes(count: 100_000, seed: 43))
                 let receiver = try Receiver(["--key-file", key, "--timeout", "30", "0", "-o", "copy"], in: scratch)
                 let keyOptions = variant == "no key" ? [] : ["--key-file", other]
                 let sent = try gzstream(["send", "--timeout", "30"] + keyOptions + ["127.0.0.1:\(receiver.port)", file],
@@ -175,7 +176,7 @@ struct KeyedNetworkCLITests {
     func plainReceiveFromNonReadingSender() async throws {
         try await offPool {
             try withScratch { scratch in
-                let data = randomBytes(byteCount: 2 << 20, seed: 46)
+                let data = randomBytes(count: 2 << 20, seed: 46)
                 let receiver = try Receiver(["0", "-o", "copy"], in: scratch)
                 let pair = try SocketStreams.connect(host: "127.0.0.1", port: receiver.port, timeout: .seconds(20))
                 let peer = try #require((pair.input as? SocketInputStream)?.localName)
@@ -204,7 +205,7 @@ struct KeyedNetworkCLITests {
                 let sender = try StartedProcess(Locations.binary,
                                                 ["send", "--key-file", key, "--timeout", "30", "127.0.0.1:\(fake.port)", file],
                                                 in: scratch)
-                let challenge = randomBytes(byteCount: 32, seed: 44)
+                let challenge = randomBytes(count: 32, seed: 44)
                 let recorded: [UInt8]
                 do {
                     let pair = try fake.accept(timeout: .seconds(20), idleTimeout: .seconds(20))
@@ -250,7 +251,7 @@ struct KeyedNetworkCLITests {
         try await offPool {
             try withScratch { scratch in
                 let key = try writeKey(scratch, "key", seed: 40)
-                let data = randomBytes(byteCount: 300_000, seed: 45)
+                let data = randomBytes(count: 300_000, seed: 45)
                 let receiver = try Receiver(["--key-file", key, "--timeout", "30", "0"] + (toFile ? ["-o", "copy"] : []),
                                             in: scratch)
                 let (pair, peer, hello) = try connectAndReadHello(port: receiver.port)
@@ -325,7 +326,7 @@ struct KeyedNetworkCLITests {
                 let memory = MemoryOutputStream()
                 let encrypting = try EncryptingOutputStream(wrapping: memory, key: sessionKey, chunkSize: (64 << 10) + 1)
                 try encrypting.openOrThrow()
-                try encrypting.writeAll(try randomBytes(byteCount: 1000).gzipped())
+                try encrypting.writeAll(try randomBytes(count: 1000, seed: 2).gzipped())
                 try encrypting.closeOrThrow()
                 try? pair.output.writeAll(Wire.marker + [UInt8](memory.data))
                 pair.output.close()
@@ -356,7 +357,7 @@ struct KeyedNetworkCLITests {
                 let pair = try fake.accept(timeout: .seconds(20), idleTimeout: .seconds(20))
                 try pair.output.openOrThrow()
                 try pair.input.openOrThrow()
-                if keyed { try pair.output.writeAll(Wire.keyedHello(randomBytes(byteCount: 32, seed: 47))) }
+                if keyed { try pair.output.writeAll(Wire.keyedHello(randomBytes(count: 32, seed: 47))) }
                 let bytes = readAll(pair.input)
                 // A right-looking acknowledgement: the count received (or one short), a tag of zeros.
                 let count = UInt64(bytes.count - (keyed ? 0 : 1))
@@ -382,7 +383,7 @@ struct KeyedNetworkCLITests {
                 let peer = try #require((pair.input as? SocketInputStream)?.localName)
                 try pair.output.openOrThrow()
                 // A gzip member's start, one byte at a time: each read gets a byte well within --timeout.
-                let member: [UInt8] = try randomBytes(byteCount: 1000).gzipped()
+                let member: [UInt8] = try randomBytes(count: 1000, seed: 2).gzipped()
                 // Signalled when the trickler is done with the output, which is closed only then.
                 let trickled = DispatchSemaphore(value: 0)
                 let trickler = Thread {
@@ -449,7 +450,7 @@ struct KeyedNetworkCLITests {
                     path = try writeKey(scratch, "key", seed: 40, mode: 0o666)
                     problem = "a key file must not be writable by group or others (mode 0666)"
                 default:
-                    path = try scratch.write("short-or-long", randomBytes(byteCount: Int(name)!))
+                    path = try scratch.write("short-or-long", randomBytes(count: Int(name)!, seed: 2))
                     problem = "a key file must hold exactly 32 bytes, not \(name)"
                 }
                 let before = try scratch.listing()

@@ -2,6 +2,7 @@ import ByteStreams
 import Foundation
 import GzipStreams
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,7 +12,7 @@ import Darwin
 /// The `message-exchange` example (Examples/MessageExchange): a server and a client that talk
 /// gzip over one TCP connection through scheduled streams and delegates. The server runs on a
 /// free loopback port and announces it on its first line of output.
-@Suite("message-exchange example: client and server over loopback", .timeLimit(.minutes(2)))
+@Suite("message-exchange example: client and server over loopback", .onDedicatedThreads, .timeLimit(.minutes(2)))
 struct MessageExchangeTests {
     static let binary = URL(fileURLWithPath: Locations.binary).deletingLastPathComponent()
         .appendingPathComponent("message-exchange").path
@@ -63,7 +64,7 @@ struct MessageExchangeTests {
     /// `byteCount` bytes of random hexadecimal digits: one long line without a newline.
     static func hexLine(byteCount: Int, seed: UInt64) -> String {
         let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: randomBytes(byteCount: byteCount / 2, seed: seed).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] },
+        return String(decoding: randomBytes(count: byteCount / 2, seed: seed).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] },
                       as: UTF8.self)
     }
 

@@ -2,6 +2,7 @@ import ByteStreams
 import Foundation
 @testable import GZStreamCLI
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -24,23 +25,6 @@ extension Trait where Self == ConditionTrait {
     static var needsRoot: Self {
         .enabled(if: geteuid() == 0, "needs root, to give a directory to nobody and write in it as root")
     }
-}
-
-/// ``run(_:_:in:directory:input:stdoutPath:timeout:)``, awaiting the child (polled every 2 ms
-/// with `Task.sleep`) instead of blocking a thread of the cooperative pool, which other suites
-/// need for their time limits; killed after `timeout` seconds.
-private func runAsync(_ executable: String, _ arguments: [String], in scratch: Scratch,
-                      timeout: Double = 60) async throws -> RunResult {
-    try await finish(StartedProcess(executable, arguments, in: scratch), timeout: timeout)
-}
-
-/// Awaits `started` (polled every 2 ms with `Task.sleep`); kills it after `timeout` seconds.
-private func finish(_ started: StartedProcess, timeout: Double = 60) async throws -> RunResult {
-    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-    while started.process.isRunning && ContinuousClock.now < deadline {
-        try await Task.sleep(for: .milliseconds(2))
-    }
-    return try started.finish(timeout: 0)
 }
 
 /// The owner, group and permission bits of `path` itself (`lstat`), or `nil` when it is gone.
@@ -104,22 +88,15 @@ while :; do
 done
 """#
 
-/// ``withScratch(_:)`` for an `async` body.
-private func withAsyncScratch<T>(_ body: (Scratch) async throws -> T) async throws -> T {
-    let scratch = try Scratch()
-    defer { scratch.remove() }
-    return try await body(scratch)
-}
-
 // Serialized, and every child awaited without holding a thread (``runAsync``).
 /// The suites that race a process of another user against gzstream: run one at a time, so
 /// that their racers (which poll as fast as they can) never compete with each other, and the
 /// rest of the test run keeps a core.
-@Suite("races with another user", .serialized)
+@Suite("races with another user", .onDedicatedThreads, .serialized)
 struct AnotherUserRaces {}
 
 extension AnotherUserRaces {
-@Suite("temporary outputs in a directory another user may write", .serialized, .timeLimit(.minutes(5)))
+@Suite("temporary outputs in a directory another user may write", .onDedicatedThreads, .serialized, .timeLimit(.minutes(5)))
 struct OutputRaceTests {
     @Test("a temporary output swapped for a link to a root-only file while it is written: the file keeps its owner, mode and bytes",
           .needsRoot, .requires(setpriv), .requires(.gzip), arguments: [[], ["--bgzf", "--index"]])
@@ -148,7 +125,7 @@ struct OutputRaceTests {
                 }
                 let packed = try await runAsync(Locations.binary, ["pack", "-9"] + extraArguments + ["attack/input"], in: scratch)
                 if racer.process.isRunning { kill(racer.process.processIdentifier, SIGKILL) }
-                let raced = try await finish(racer, timeout: 10)
+                let raced = try await finishAsync(racer, timeout: 10)
                 let swapped = raced.out == "swapped\n"
                 if swapped { swaps += 1 }
                 let comment = Comment(rawValue: "run \(run): swapped \(swapped): \(packed)")
@@ -227,7 +204,7 @@ struct OutputRaceTests {
             #expect(mkfifo(fifo, 0o666) == 0 && chown(fifo, attackerID, attackerID) == 0)
             // Before, gzstream waited for the attacker to read (or wrote what it unpacked into
             // the attacker's FIFO): a time-out here.
-            let packed = try await finish(try StartedProcess(Locations.binary, ["pack", "-o", "attack/out", "attack/input"],
+            let packed = try await finishAsync(try StartedProcess(Locations.binary, ["pack", "-o", "attack/out", "attack/input"],
                                                              in: scratch), timeout: 10)
             #expect(packed.status == 1 && !packed.timedOut, "\(packed)")
             #expect(packed.err == "gzstream: attack/out: is a FIFO owned by uid 65534, another user: not written into\n")
@@ -235,7 +212,7 @@ struct OutputRaceTests {
             let cache = scratch.path("cache")
             let put = try await runAsync(Locations.binary, ["cache", "put", "--dir", cache, "k", "attack/input"], in: scratch)
             #expect(put.status == 0, "\(put)")
-            let got = try await finish(try StartedProcess(Locations.binary, ["cache", "get", "--dir", cache, "k", "-o", "attack/out"],
+            let got = try await finishAsync(try StartedProcess(Locations.binary, ["cache", "get", "--dir", cache, "k", "-o", "attack/out"],
                                                           in: scratch), timeout: 10)
             #expect(got.status == 1 && !got.timedOut, "\(got)")
             #expect(got.err == "gzstream: attack/out: is a FIFO owned by uid 65534, another user: not written into\n")

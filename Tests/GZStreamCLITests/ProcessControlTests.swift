@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -15,7 +16,7 @@ func shellQuoted(_ text: String) -> String {
 /// util-linux `script`, or Python's `pty` module where `script` is missing. Redirections in
 /// `command` replace the terminal where the test needs the bytes. - Returns: the command's status.
 func runOnTerminal(_ command: String, in scratch: Scratch) throws -> RunResult {
-    if let script = Locations.tool("script") {
+    if let script = Tool.script.path {
         return try run(script, ["-qec", command, "/dev/null"], in: scratch, timeout: 30)
     }
     Issue.record("script(1) is not installed: using python3's pty module", severity: .warning)
@@ -74,7 +75,7 @@ private func stop(_ process: Process) {
     _ = waitForExit(process, timeout: 10)
 }
 
-@Suite("gzstream under signals and on terminals")
+@Suite("gzstream under signals and on terminals", .onDedicatedThreads)
 struct ProcessControlTests {
     @Test("a signal during a file-mode run removes the temporary files and leaves no output", .requires(.gzip),
           .timeLimit(.minutes(1)), arguments: ["pack", "unpack", "pack --bgzf --index"], [SIGINT, SIGTERM, SIGHUP, SIGXCPU])

@@ -2,12 +2,13 @@ import ByteStreams
 import Foundation
 @testable import GZStreamCLI
 import Testing
+import TestSupport
 
 // The progress display (Progress.swift): the formatter's text, standard error shared by the
 // display and the diagnostics, and the real binary on a pseudo-terminal, into a file and into
 // nothing by default.
 
-@Suite("progress: the text of the line")
+@Suite("progress: the text of the line", .onDedicatedThreads)
 struct ProgressFormatTests {
     @Test("byte counts: bytes up to 1023, then one decimal in binary units up to EiB", arguments: [
         (Int64(0), "0 B"), (1, "1 B"), (1023, "1023 B"), (1024, "1.0 KiB"), (1536, "1.5 KiB"),
@@ -127,7 +128,7 @@ struct ProgressFormatTests {
     }
 }
 
-@Suite("progress: standard error shared by the display and the diagnostics")
+@Suite("progress: standard error shared by the display and the diagnostics", .onDedicatedThreads)
 struct StandardErrorConsoleTests {
     private func written(_ stream: MemoryOutputStream) -> String {
         let data = stream.property(forKey: .dataWrittenToMemoryStream) as? Data ?? Data()
@@ -238,7 +239,7 @@ private func isPlainLine(_ line: Substring) -> Bool {
     line.wholeMatch(of: /gzstream: [^:]+: \d+(\.\d)? [KMGTPE]?i?B in, \d+(\.\d)? [KMGTPE]?i?B out(, \d+(\.\d)? [KMGTPE]?i?B\/s)?(, \d+%)?(, [0-9:]+ left)?(, done in [0-9:]+)?/) != nil
 }
 
-@Suite("progress: the command on a terminal, into a file, and by default into nothing")
+@Suite("progress: the command on a terminal, into a file, and by default into nothing", .onDedicatedThreads)
 struct ProgressCLITests {
     /// Writes `first` then `second` into the shell's pipe with `pause` seconds between: a job
     /// that lasts at least that long.
@@ -443,7 +444,7 @@ struct ProgressCLITests {
     /// Counting the input must not change what unpack reads: a member is read again (by seeking
     /// back through the counting stream) when ISA-L fails in it.
     @Test("each damaged fixture, from a file: the same bytes and error with --progress as without",
-          arguments: Manifest.rows(.error))
+          arguments: FixtureManifest.rows(.error))
     func damagedFixture(row: FixtureRow) throws {
         try withScratch { scratch in
             let plain = try gzstream(["unpack", "-c", row.path], in: scratch)

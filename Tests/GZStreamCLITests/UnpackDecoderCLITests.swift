@@ -2,15 +2,16 @@ import ByteStreams
 import Foundation
 import GzipStreams
 import Testing
+import TestSupport
 
 /// `unpack` inflates with ISA-L behind a read-ahead worker and a write-behind worker; what it
 /// writes and reports must still be zlib's, to the byte: the same bytes before the damage and
 /// the same one-line error (message and offset). From a file, a member is read again by
 /// seeking; from a pipe, from the copy kept of it.
-@Suite("unpack of damaged files: zlib's bytes and error, from a file and from a pipe")
+@Suite("unpack of damaged files: zlib's bytes and error, from a file and from a pipe", .onDedicatedThreads)
 struct UnpackDecoderCLITests {
     @Test("Each damaged fixture: standard output and the error line equal zlib's decode",
-          arguments: Manifest.rows(.error))
+          arguments: FixtureManifest.rows(.error))
     func damagedFixture(row: FixtureRow) throws {
         let reference = zlibDecode(row.path)
         guard let error = reference.error else {

@@ -1,6 +1,7 @@
 import ByteStreams
 import GzipStreams
 import Testing
+import TestSupport
 
 /// The error a bad argument must give.
 private func invalid(_ name: String, _ message: String, _ type: String) -> ByteStreamError {
@@ -80,7 +81,7 @@ struct BadReaderArgument: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("Arguments of the gzip streams: a value out of range is a thrown invalidArgument")
+@Suite("Arguments of the gzip streams: a value out of range is a thrown invalidArgument", .onDedicatedThreads)
 struct GzipArgumentTests {
     @Test("GzipOutputStream refuses each bad value and leaves the inner stream alone", arguments: BadWriterArgument.gzip)
     func gzipWriter(_ bad: BadWriterArgument) {

@@ -2,6 +2,7 @@ import ByteStreams
 import Foundation
 @testable import GzipStreams
 import Testing
+import TestSupport
 
 // BGZFInputStream against GzipInputStream, the reference: the same bytes, errors (kind,
 // member, offset, message), counters and header for valid BGZF, for BGZF made by bgzip, for
@@ -77,7 +78,7 @@ func bgzipOutput(_ arguments: [String], input: [UInt8], in directory: URL) throw
 
 // MARK: Valid input
 
-@Suite("BGZFInputStream: parallel BGZF decoding, the same as GzipInputStream")
+@Suite("BGZFInputStream: parallel BGZF decoding, the same as GzipInputStream", .onDedicatedThreads)
 struct BGZFInputTests {
     @Test("Files written by BGZFOutputStream: same bytes and counters, decoded in parallel, threads 1 and 4",
           arguments: edgeSizes + [65280, 65281, 5 * 65280])
@@ -304,7 +305,7 @@ struct BGZFInputTests {
 
 // MARK: The index
 
-@Suite("BGZFIndex: scanning a BGZF file, reading a .gzi, finding a member")
+@Suite("BGZFIndex: scanning a BGZF file, reading a .gzi, finding a member", .onDedicatedThreads)
 struct BGZFIndexScanTests {
     @Test("scan gives the entries BGZFOutputStream recorded, without inflating", arguments: [0, 1, 65280, 700_000])
     func scanMatchesWriter(size: Int) throws {

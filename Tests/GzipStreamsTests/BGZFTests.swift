@@ -2,6 +2,7 @@ import ByteStreams
 import Foundation
 @testable import GzipStreams
 import Testing
+import TestSupport
 
 // BGZF (SAM/BAM specification §4.1) as BGZFOutputStream writes it: every member checked
 // against the format, the output independent of the thread count, read back by us and by
@@ -106,7 +107,7 @@ func compressorCountBalances(_ body: () throws -> Void) rethrows -> Bool {
 
 // MARK: Structure
 
-@Suite("BGZF: BGZFOutputStream (SAM/BAM specification §4.1)")
+@Suite("BGZF: BGZFOutputStream (SAM/BAM specification §4.1)", .onDedicatedThreads)
 struct BGZFTests {
     static let sizes: [(String, [UInt8])] = [
         ("empty", []),

@@ -2,67 +2,25 @@ import ByteStreams
 import Foundation
 import GzipStreams
 import Testing
+import TestSupport
 
-/// One row of `fixtures/manifest.tsv` (see `fixtures/README.md`).
-struct Fixture: Sendable, CustomTestStringConvertible {
-    enum Expectation: Sendable, Equatable {
-        /// Unpacks to bytes with this SHA-256.
-        case ok(sha256: String)
-        /// Unpacking fails with a ``GzipError`` of one of these kinds.
-        case error(kinds: [String])
-        /// A raw file with this SHA-256: pack then unpack must give it back.
-        case roundtrip(sha256: String)
-    }
+/// A row of `fixtures/manifest.tsv` (see `fixtures/README.md`), as TestSupport reads it.
+typealias Fixture = FixtureRow
 
-    var file: String
-    var source: String
-    var expectation: Expectation
-    var notes: String
-
-    var path: String { fixturesDirectory.appendingPathComponent(file).path }
-    var testDescription: String { file }
-
-    /// The output size the notes state ("152089 bytes out / …"), when they state one.
-    var statedOutputSize: Int64? {
-        guard let range = notes.range(of: #"^[0-9]+ bytes out"#, options: .regularExpression) else { return nil }
-        return Int64(notes[range].prefix { $0.isNumber })
-    }
-
-    /// The size of the file in bytes.
-    var fileSize: Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
-    }
-
+extension FixtureRow {
     /// Every row of the manifest; empty when it cannot be read (a test then fails on the count).
-    static let all: [Fixture] = {
-        let url = fixturesDirectory.appendingPathComponent("manifest.tsv")
-        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").dropFirst().compactMap { line in
-            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard columns.count >= 4 else { return nil }
-            let expectation: Expectation
-            switch columns[2] {
-            case "ok": expectation = .ok(sha256: columns[3])
-            case "error": expectation = .error(kinds: columns[3].split(separator: "|").map(String.init))
-            case "roundtrip": expectation = .roundtrip(sha256: columns[3])
-            default: return nil
-            }
-            return Fixture(file: columns[0], source: columns[1], expectation: expectation,
-                           notes: columns.count > 4 ? columns[4] : "")
-        }
-    }()
+    static var all: [FixtureRow] { FixtureManifest.rows }
 
     /// Second passes through a one-byte-per-read inner stream are skipped above this size (the
     /// 4 GiB + 7 file and the 100,000-member CVE file), to keep the run short.
     static let oneBytePassLimit = 1 << 20
 }
 
-@Suite("Fixtures: fixtures/manifest.tsv through the library")
+@Suite("Fixtures: fixtures/manifest.tsv through the library", .onDedicatedThreads)
 struct FixtureTests {
     @Test("The manifest lists 178 fixtures, every one present, with a known expectation")
     func manifestIsComplete() throws {
-        let url = fixturesDirectory.appendingPathComponent("manifest.tsv")
-        let rows = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").dropFirst()
+        let rows = FixtureManifest.lines
         #expect(rows.count == 178)
         #expect(Fixture.all.count == rows.count, "a manifest row has an unknown expectation")
         for fixture in Fixture.all {

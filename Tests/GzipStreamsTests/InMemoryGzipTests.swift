@@ -2,6 +2,7 @@ import ByteStreams
 import Foundation
 import GzipStreams
 import Testing
+import TestSupport
 
 /// What `gunzipped` threw, for both result types: they must agree.
 private func gunzipError(_ bytes: [UInt8], maximumOutputSize: Int? = nil) -> (array: (any Error)?, data: (any Error)?) {
@@ -45,7 +46,7 @@ struct HeaderCase: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite("In memory: gzipped, gunzipped and isGzip on Data and [UInt8]")
+@Suite("In memory: gzipped, gunzipped and isGzip on Data and [UInt8]", .onDedicatedThreads)
 struct InMemoryGzipTests {
     @Test("Round trips at every edge size and level give GzipOutputStream's bytes back, as Data and as [UInt8]",
           arguments: edgeSizes, [0, 1, 6, 9])

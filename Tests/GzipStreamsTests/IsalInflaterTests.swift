@@ -2,13 +2,14 @@ import ByteStreams
 import Foundation
 import GzipStreams
 import Testing
+import TestSupport
 
 /// The ISA-L backend (`GzipInputStream(inflater: .isal)`, the default) against zlib's
 /// (`.zlib`): the same bytes for every valid input however it is fed, and on damaged input the
 /// same outcome to the byte (bytes before the error, the error with its message and offset),
 /// both when the member is read again from a file (seek) and from the copy kept of it (memory,
 /// one byte per read).
-@Suite("GzipInputStream with ISA-L's inflate gives zlib's results")
+@Suite("GzipInputStream with ISA-L's inflate gives zlib's results", .onDedicatedThreads)
 struct IsalInflaterTests {
     /// Fixtures decoding to more than this are compared once, from the file (the 4 GiB + 7 one).
     static let compareLimit: Int64 = 64 << 20

@@ -2,11 +2,12 @@ import ByteStreams
 import Foundation
 @testable import GzipStreams
 import Testing
+import TestSupport
 
 /// A worker state for pipeline tests: nothing but an identity.
 private final class IdleWorker {}
 
-@Suite("OrderedPipeline: ordered results from worker queues")
+@Suite("OrderedPipeline: ordered results from worker queues", .onDedicatedThreads)
 struct OrderedPipelineTests {
     @Test("300 BGZF streams open at once, all finish (closed newest first): idle workers hold no thread")
     func manyStreamsAtOnce() throws {

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 @testable import GzipStreams
 import Testing
+import TestSupport
 
 /// `data` packed by a parallel ``GzipOutputStream`` into memory, offered in writes whose sizes
 /// come from `writeSizes` in turn.
@@ -43,7 +44,7 @@ func currentDeflateWorkers(of stream: GzipOutputStream) -> [BlockDeflate.Worker]
     return blockDeflate?.workers ?? []
 }
 
-@Suite("Parallel deflate: blocks on worker threads, one member")
+@Suite("Parallel deflate: blocks on worker threads, one member", .onDedicatedThreads)
 struct ParallelDeflateTests {
     static let blockSize = GzipOutputStream.defaultBlockSize
     /// Around the block size and the 32 KiB dictionary, and several blocks.

@@ -2,67 +2,20 @@ import ByteStreams
 import Foundation
 @testable import GzipStreams
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-// Helpers shared by the GzipStreams tests: the package root, seeded data, packing and
-// unpacking in memory, an independent CRC-32, child processes (sha256sum, gzip, python3), a
-// one-byte-per-read inner stream and a probe for the z_stream inside a gzip stream.
-
-/// The package root, found from this file's path (`Tests/GzipStreamsTests/TestSupport.swift`).
-let packageRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-/// `fixtures/` below the package root.
-let fixturesDirectory = packageRoot.appendingPathComponent("fixtures", isDirectory: true)
+// Helpers of the GzipStreams tests alone: packing and unpacking in memory, an independent
+// CRC-32, child processes (sha256sum, gzip, python3), a failing inner stream and a probe for
+// the z_stream inside a gzip stream. Seeded data, temporary directories, tools and fixtures
+// come from TestSupport.
 
 /// The edge sizes every path is tried with (STYLE.md, "Tests").
 let edgeSizes = [0, 1, 4095, 4096, 4097, (1 << 20) + 1]
-
-// MARK: Seeded data
-
-/// SplitMix64: the same numbers on every run for the same seed.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// `count` incompressible bytes from a generator started at `seed`.
-func randomBytes(count: Int, seed: UInt64 = 1) -> [UInt8] {
-    var generator = SplitMix64(seed: seed)
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(count + 8)
-    while bytes.count < count {
-        withUnsafeBytes(of: generator.next().littleEndian) { bytes.append(contentsOf: $0) }
-    }
-    return Array(bytes.prefix(count))
-}
-
-/// `count` bytes of text-like data (words picked by a generator started at `seed`): it
-/// deflates well and gives dynamic Huffman blocks.
-func textBytes(count: Int, seed: UInt64 = 2) -> [UInt8] {
-    let words = ["gzip", "member", "header", "trailer", "deflate", "block", "window", "the", "of",
-                 "and", "stream", "CRC-32", "ISIZE", "MTIME", "\n", "zlib", "level"].map { Array($0.utf8) }
-    var generator = SplitMix64(seed: seed)
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(count + 16)
-    while bytes.count < count {
-        bytes += words[Int(generator.next() % UInt64(words.count))]
-        bytes.append(0x20)
-    }
-    return Array(bytes.prefix(count))
-}
 
 // MARK: CRC-32, independent of zlib
 
@@ -193,32 +146,6 @@ func unpack(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChunkSize,
 
 // MARK: Inner streams for tests
 
-/// Hands out at most one byte per read, whatever was asked, to drive every state of the gzip
-/// reader through its slowest path. Opens and closes the stream it wraps.
-final class OneByteInputStream: ByteInputStream, @unchecked Sendable {
-    private let inner: ByteInputStream
-
-    init(wrapping inner: ByteInputStream) {
-        self.inner = inner
-        super.init()
-    }
-
-    override func openBacking() throws {
-        inner.open()
-        try inner.throwIfFailed()
-    }
-
-    override func closeBacking() throws {
-        inner.close()
-    }
-
-    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        let count = inner.read(buffer, maxLength: 1)
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
-        return count
-    }
-}
-
 /// Gives `bytes` up to `failAt`, then fails with ``failure`` as an I/O error would.
 final class FailingInputStream: ByteInputStream, @unchecked Sendable {
     static let failure = ByteStreamError(.system(errno: EIO), operation: "read", target: "failing test stream")
@@ -254,15 +181,6 @@ struct Weak<Object: AnyObject> {
 }
 
 // MARK: Files and child processes
-
-/// A fresh folder under the system's temporary directory, removed when the body returns.
-func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("GzipStreamsTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    return try body(directory)
-}
 
 /// Writes `bytes` to `name` in `directory` and returns the path.
 func makeFile(_ name: String, in directory: URL, bytes: [UInt8]) throws -> String {
@@ -309,36 +227,6 @@ func runProcess(_ executable: String, _ arguments: [String]) throws -> ProcessRe
 
 /// `python3` from the system, not a version manager's shim.
 let python3 = "/usr/bin/python3"
-
-/// A program that tests compare against, and the Debian package that installs it. `make test`
-/// run as root (as in CI) installs every one; for anyone else a test that needs a missing one
-/// is skipped, and says which and why (`.requires(.bgzip)`), rather than passing unchecked.
-struct Tool: Sendable {
-    var name: String
-    var debianPackage: String
-
-    /// The executable in `/usr/bin`, `/bin` or `/usr/local/bin`, or `nil` when it is not installed.
-    var path: String? {
-        for directory in ["/usr/bin", "/bin", "/usr/local/bin"] {
-            let path = directory + "/" + name
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
-
-    static let gzip = Tool(name: "gzip", debianPackage: "gzip")
-    static let pigz = Tool(name: "pigz", debianPackage: "pigz")
-    static let bgzip = Tool(name: "bgzip", debianPackage: "tabix")
-    static let python3 = Tool(name: "python3", debianPackage: "python3")
-}
-
-extension Trait where Self == ConditionTrait {
-    /// Runs the test only where `tool` is installed; elsewhere it is reported as skipped, with
-    /// the tool and its Debian package named.
-    static func requires(_ tool: Tool) -> Self {
-        .enabled(if: tool.path != nil, Comment(rawValue: "needs \(tool.name), which is not installed (Debian package: \(tool.debianPackage))"))
-    }
-}
 
 /// Held from the creation of a pipe until its ends are close-on-exec and, for the helpers
 /// here, until the child is spawned: no child spawned by another test at the same time may

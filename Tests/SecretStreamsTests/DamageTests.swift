@@ -1,6 +1,7 @@
 import ByteStreams
 import SecretStreams
 import Testing
+import TestSupport
 
 /// A small file of four chunks: 50 plaintext bytes in chunks of 16 (three full chunks of
 /// 4 + 16 + 17 = 37 bytes from offset 33, then a final chunk of 4 + 2 + 17 = 23 bytes), 167 bytes.
@@ -15,7 +16,7 @@ private func smallFile(key: SecretStreamKey) throws -> [UInt8] {
     try encrypt(smallPlain, key: key, chunkSize: smallChunkSize, writeSize: 7)
 }
 
-@Suite("SecretStreams: truncation, damage, reordering, trailing data, wrong key, wrong format")
+@Suite("SecretStreams: truncation, damage, reordering, trailing data, wrong key, wrong format", .onDedicatedThreads)
 struct DamageTests {
     @Test("The small file has the expected layout")
     func layout() throws {

@@ -8,8 +8,9 @@ import Darwin
 #endif
 import SecretStreams
 import Testing
+import TestSupport
 
-@Suite("SecretStreams: keys from bytes, from libsodium's generator and from key files")
+@Suite("SecretStreams: keys from bytes, from libsodium's generator and from key files", .onDedicatedThreads)
 struct KeyTests {
     @Test("Key bytes of another length than 32 are invalidArgument", arguments: [0, 31, 33, 64])
     func wrongLength(count: Int) {

@@ -3,8 +3,9 @@ import Foundation
 import GzipStreams
 import SecretStreams
 import Testing
+import TestSupport
 
-@Suite("SecretStreams: round trips, framing and composition with gzip")
+@Suite("SecretStreams: round trips, framing and composition with gzip", .onDedicatedThreads)
 struct RoundTripTests {
     static let chunk = SecretStreamFraming.defaultChunkSize
     static let sizes = [0, 1, chunk - 1, chunk, chunk + 1, 2 * chunk, (3 << 20) + 7]

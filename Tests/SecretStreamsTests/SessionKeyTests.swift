@@ -2,8 +2,9 @@ import ByteStreams
 import Foundation
 import SecretStreams
 import Testing
+import TestSupport
 
-@Suite("SecretStreams: derived session keys, authentication tags, random bytes and the reader's chunk-size limit")
+@Suite("SecretStreams: derived session keys, authentication tags, random bytes and the reader's chunk-size limit", .onDedicatedThreads)
 struct SessionKeyTests {
     @Test("A derived key depends on the key, the label and the context, and is the same for the same three")
     func derivation() throws {

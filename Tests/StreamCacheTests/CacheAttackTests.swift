@@ -4,6 +4,7 @@ import Foundation
 import GzipStreams
 import StreamCache
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,21 +15,21 @@ import Glibc
 // MARK: Helpers
 
 /// The 32 bytes of an entry file name (64 hexadecimal digits).
-private func hashBytes(ofFileName name: String) -> [UInt8] {
+func hashBytes(ofFileName name: String) -> [UInt8] {
     let digits = Array(name.utf8)
     return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
 }
 
 /// The 16-byte entry header: `GZSC`, version 2, flags, two zero bytes, the plain size.
-private func entryHeader(encrypted: Bool, plainSize: UInt64) -> [UInt8] {
+func entryHeader(encrypted: Bool, plainSize: UInt64) -> [UInt8] {
     Array("GZSC".utf8) + [2, encrypted ? 1 : 0, 0, 0] + (0..<8).map { UInt8(truncatingIfNeeded: plainSize >> UInt64(56 - 8 * $0)) }
 }
 
 /// An encrypted entry's header and its seal, made by hand as the format says: an encrypted
 /// stream of no plaintext, chunk size 1, whose chunk 1 binds the header, the name hash and the
 /// payload's first 33 bytes.
-private func sealedHeader(_ cache: DiskCache, key: String, plainSize: UInt64, payload: [UInt8],
-                          sealKey: SecretStreamKey) throws -> [UInt8] {
+func sealedHeader(_ cache: DiskCache, key: String, plainSize: UInt64, payload: [UInt8],
+                  sealKey: SecretStreamKey) throws -> [UInt8] {
     let header = entryHeader(encrypted: true, plainSize: plainSize)
     let memory = MemoryOutputStream()
     let seal = try EncryptingOutputStream(wrapping: memory, key: sealKey, chunkSize: 1,
@@ -41,8 +42,8 @@ private func sealedHeader(_ cache: DiskCache, key: String, plainSize: UInt64, pa
 
 /// A gzip member of `input`'s bytes bound (FEXTRA subfield `GC`) to `key`'s entry in `cache`,
 /// encrypted with `encryptionKey` when given: the payload of an entry, made by hand.
-private func boundPayload(_ cache: DiskCache, key: String, input: ByteInputStream, level: Int = 6,
-                          encryptionKey: SecretStreamKey? = nil, chunkSize: Int = SecretStreamFraming.defaultChunkSize) throws -> [UInt8] {
+func boundPayload(_ cache: DiskCache, key: String, input: ByteInputStream, level: Int = 6,
+                  encryptionKey: SecretStreamKey? = nil, chunkSize: Int = SecretStreamFraming.defaultChunkSize) throws -> [UInt8] {
     let hash = hashBytes(ofFileName: cache.entryFileName(forKey: key))
     let memory = MemoryOutputStream()
     let payload: ByteOutputStream = if let encryptionKey {
@@ -58,7 +59,7 @@ private func boundPayload(_ cache: DiskCache, key: String, input: ByteInputStrea
 
 /// Reads a stream to its end in pieces, keeping only the count and whether the bytes were
 /// all zero; rethrows its error.
-private func drain(_ stream: ByteInputStream) throws -> Int64 {
+func drain(_ stream: ByteInputStream) throws -> Int64 {
     var total: Int64 = 0
     var chunk = [UInt8](repeating: 0, count: 64 << 10)
     while true {
@@ -69,21 +70,21 @@ private func drain(_ stream: ByteInputStream) throws -> Int64 {
     }
 }
 
-private func isEmpty(_ result: PruneResult) -> Bool {
+func isEmpty(_ result: PruneResult) -> Bool {
     result.expiredCount == 0 && result.evictedCount == 0 && result.abandonedTemporaryCount == 0 && result.removedBytes == 0
 }
 
-private func directoryNames(_ directory: String) throws -> [String] {
+func directoryNames(_ directory: String) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
 }
 
 // MARK: Directory contents
 
-@Suite("Cache attack: odd directory contents", .timeLimit(.minutes(2)))
+@Suite("Cache attack: odd directory contents", .onDedicatedThreads, .timeLimit(.minutes(2)))
 struct CacheAttackDirectoryTests {
     @Test("names with signs (+0+0…, .tmp-+0…) or other letters are neither entries nor temporary files: kept")
     func signedHexNames() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, maximumSize: 0)
             // UInt8("+f", radix: 16) is 15, and UInt8("-0", radix: 16) is 0.
             let names = [String(repeating: "+0", count: 32), String(repeating: "-0", count: 32),
@@ -103,7 +104,7 @@ struct CacheAttackDirectoryTests {
 
     @Test("uppercase, 63- and 65-digit names are not entries; a chmod 000 entry is still an entry")
     func otherNames() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey())
             try cache.store(Array("value".utf8), forKey: "k")
             let name = cache.entryFileName(forKey: "k")
@@ -128,7 +129,7 @@ struct CacheAttackDirectoryTests {
 
     @Test("a directory under an entry's or a temporary file's name: removeAll removes the rest and does not throw")
     func directoriesUnderEntryNames() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             try cache.store(Array("value".utf8), forKey: "k")
             let entryDirectory = directory + "/" + cache.entryFileName(forKey: "directory")
@@ -144,7 +145,7 @@ struct CacheAttackDirectoryTests {
 
     @Test("a socket under an entry's name is a damaged miss, not an error")
     func socketUnderEntryName() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             let path = entryPath(cache, "socket")
             let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -175,8 +176,8 @@ struct CacheAttackDirectoryTests {
 
     @Test("a link to a file outside the directory is never followed, listed, evicted, or its target removed")
     func linkOutside() throws {
-        try withTemporaryDirectory { outside in
-            try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { outside in
+            try withOwnerOnlyTemporaryDirectory { directory in
                 let cache = try DiskCache(directory: directory, maximumSize: 0)
                 let unlimited = try DiskCache(directory: outside)
                 try unlimited.store(Array("outside value".utf8), forKey: "k")
@@ -200,7 +201,7 @@ struct CacheAttackDirectoryTests {
 
 // MARK: Hand-made entries
 
-@Suite("Cache attack: hand-made entries", .timeLimit(.minutes(2)))
+@Suite("Cache attack: hand-made entries", .onDedicatedThreads, .timeLimit(.minutes(2)))
 struct CacheAttackCraftedEntryTests {
     /// Every way to look `key` up: data, a stream read to its end, a verified stream, and the
     /// two-tier cache's data and stream (with a promotion limit of 1 MiB).
@@ -255,7 +256,7 @@ struct CacheAttackCraftedEntryTests {
 
     @Test("a gzip bomb (256 MiB of zeros) under a header saying 1000 bytes is a damaged miss in every lookup")
     func bombUnderSmallSize() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             let bomb = try boundPayload(cache, key: "k", input: RepeatingInputStream(block: [UInt8](repeating: 0, count: 1 << 20), count: 256),
                                         level: 9)
@@ -266,7 +267,7 @@ struct CacheAttackCraftedEntryTests {
 
     @Test("a header saying Int64.max bytes over a small valid member is a damaged miss in every lookup")
     func hugePlainSize() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             let member = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: sampleBytes(count: 5000)))
             try writeFileBytes(entryHeader(encrypted: false, plainSize: UInt64(Int64.max)) + member, to: entryPath(cache, "k"))
@@ -280,7 +281,7 @@ struct CacheAttackCraftedEntryTests {
     @Test("a plain size raised in the header is a damaged miss for a lookup with a limit too, not a lasting error",
           arguments: [false, true])
     func raisedSizeWithLimit(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
             let twoTier = TwoTierCache(disk: cache)
             for lookup in ["disk", "two-tier"] {
@@ -305,7 +306,7 @@ struct CacheAttackCraftedEntryTests {
 
     @Test("a valid member followed by a second member (a bomb, or empty), or by garbage, is a damaged miss")
     func secondMember() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             let plain = sampleBytes(count: 5000)
             let first = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: plain))
@@ -320,7 +321,7 @@ struct CacheAttackCraftedEntryTests {
 
     @Test("a valid entry written with the largest chunk size (16 MiB) reads back; a forged 16 MiB prefix is a damaged miss")
     func largestChunkSize() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey())
             let plain = sampleBytes(count: 3 << 20, seed: 5)
             let payload = try boundPayload(cache, key: "k", input: MemoryInputStream(bytes: plain), encryptionKey: testKey(),
@@ -347,7 +348,7 @@ struct CacheAttackCraftedEntryTests {
 
     @Test("zero bytes appended to an unencrypted entry (a crash's zero-filled tail) are skipped: the value read back is exact")
     func zeroPadding() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             let plain = sampleBytes(count: 5000)
             try cache.store(plain, forKey: "k")
@@ -363,431 +364,3 @@ struct CacheAttackCraftedEntryTests {
     }
 }
 
-// MARK: Files changed while read
-
-@Suite("Cache attack: files changed while read", .timeLimit(.minutes(2)))
-struct CacheAttackChangingFileTests {
-    @Test("an entry replaced by a store while read: the reader gets the old value whole; the new entry stays", arguments: [false, true])
-    func replacedWhileRead(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
-            let old = sampleBytes(count: 300_000, seed: 1), new = sampleBytes(count: 200_000, seed: 2)
-            try cache.store(old, forKey: "k")
-            guard case .hit(let stream, _) = try cache.inputStream(forKey: "k") else { Issue.record("miss"); return }
-            defer { stream.close() }
-            let first = try stream.readChunk(maxLength: 1000)
-            try cache.store(new, forKey: "k")
-            #expect(first + (try stream.readToEnd()) == old)
-            #expect(try cache.data(forKey: "k").value == Data(new))
-        }
-    }
-
-    @Test("a damaged entry replaced by a store while read: the reader fails, the new entry is not removed", arguments: [false, true])
-    func damagedReplacedWhileRead(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
-            let old = sampleBytes(count: 300_000, seed: 1), new = sampleBytes(count: 200_000, seed: 2)
-            try cache.store(old, forKey: "k")
-            let path = entryPath(cache, "k")
-            try writeFileBytes(Array(try fileBytes(path).dropLast(3)), to: path)
-            guard case .hit(let stream, _) = try cache.inputStream(forKey: "k") else { Issue.record("miss"); return }
-            defer { stream.close() }
-            try cache.store(new, forKey: "k")
-            #expect(throws: CacheMiss.self) { _ = try stream.readToEnd() }
-            #expect(try cache.data(forKey: "k").value == Data(new))
-        }
-    }
-
-    @Test("a file that keeps growing while read does not keep the reader", arguments: [false, true])
-    func growingFile(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
-            let plain = sampleBytes(count: 100_000, seed: 3)
-            try cache.store(plain, forKey: "k")
-            let path = entryPath(cache, "k")
-            let originalSize = try fileBytes(path).count
-            guard case .hit(let stream, _) = try cache.inputStream(forKey: "k") else { Issue.record("miss"); return }
-            defer { stream.close() }
-            // The first growth comes before the reader goes on.
-            do {
-                let fd = open(path, O_WRONLY)
-                try #require(fd >= 0)
-                ftruncate(fd, off_t(originalSize + (64 << 20)))
-                close(fd)
-            }
-            let done = QueueGuarded(false, label: "test.done")
-            let writerGaveUp = QueueGuarded(false, label: "test.gave-up")
-            let writer = Thread {
-                let fd = open(path, O_WRONLY)
-                guard fd >= 0 else { return }
-                defer { close(fd) }
-                var size = off_t(originalSize + (64 << 20))
-                // Grows the file (sparse zeros) by 64 MiB a step, faster than anyone reads.
-                for _ in 0..<3000 {
-                    if done.withLock({ $0 }) { return }
-                    size += 64 << 20
-                    ftruncate(fd, size)
-                    usleep(1000)
-                }
-                writerGaveUp.withLock { $0 = true }
-                ftruncate(fd, off_t(originalSize))
-            }
-            writer.start()
-            let result = Result { try stream.readToEnd() }
-            done.withLock { $0 = true }
-            while !writer.isFinished { usleep(1000) }
-            #expect(!writerGaveUp.withLock { $0 }, "the reader kept reading until the writer stopped")
-            switch result {
-            case .success(let bytes): #expect(bytes == plain)
-            case .failure(let error): #expect(error is CacheMiss, "\(error)")
-            }
-        }
-    }
-}
-
-// MARK: Limits
-
-@Suite("Cache attack: limits", .timeLimit(.minutes(2)))
-struct CacheAttackLimitTests {
-    @Test("maximumSize 0 keeps nothing (a store applies the limit to all); an entry exactly at the limit is kept")
-    func zeroAndExactLimits() throws {
-        try withTemporaryDirectory { directory in
-            let unlimited = try DiskCache(directory: directory)
-            try unlimited.store(Array("other".utf8), forKey: "other")
-            let zero = try DiskCache(directory: directory, maximumSize: 0)
-            let info = try zero.store(sampleBytes(count: 1000), forKey: "k")
-            #expect(info.storedSize > 0)
-            #expect(try zero.data(forKey: "k").miss == .notFound)
-            #expect(try directoryNames(directory).isEmpty)
-            let size = try unlimited.store(sampleBytes(count: 1000), forKey: "exact").storedSize
-            try unlimited.removeAll()
-            let exact = try DiskCache(directory: directory, maximumSize: size)
-            try exact.store(sampleBytes(count: 1000), forKey: "exact")
-            #expect(try exact.data(forKey: "exact").value == Data(sampleBytes(count: 1000)))
-        }
-    }
-
-    @Test("the entry just stored stays even when the others' times are in the future; ties go by name")
-    func justStoredStaysUnderClockSkew() throws {
-        try withTemporaryDirectory { directory in
-            let unlimited = try DiskCache(directory: directory)
-            let future = Int(Date().timeIntervalSince1970) + 86_400
-            var size: Int64 = 0
-            for key in ["a", "b", "c"] {
-                size = max(size, try unlimited.store(sampleBytes(count: 1000, seed: 1), forKey: key).storedSize)
-                setFileTime(entryPath(unlimited, key), seconds: future)
-            }
-            let limited = try DiskCache(directory: directory, maximumSize: 2 * size)
-            try limited.store(sampleBytes(count: 1000, seed: 1), forKey: "new")
-            #expect(fileExists(entryPath(limited, "new")))
-            // Equal times: the names decide, smallest first.
-            let names = ["a", "b", "c"].map(limited.entryFileName(forKey:)).sorted()
-            #expect(try limited.entries().map(\.name).sorted() == [names[2], limited.entryFileName(forKey: "new")].sorted())
-        }
-    }
-
-    @Test("prune: expired entries go first, then the least recently used; temporary files count for neither")
-    func pruneOrder() throws {
-        try withTemporaryDirectory { directory in
-            let unlimited = try DiskCache(directory: directory)
-            let now = Int(Date().timeIntervalSince1970)
-            var size: Int64 = 0
-            for (index, key) in ["expired", "old", "middle", "recent"].enumerated() {
-                size = max(size, try unlimited.store(sampleBytes(count: 1000, seed: 2), forKey: key).storedSize)
-                setFileTime(entryPath(unlimited, key), seconds: now - [100_000, 3000, 2000, 1000][index])
-            }
-            // A fresh temporary file larger than everything: neither counted nor removed.
-            try writeFileBytes(sampleBytes(count: 100_000), to: directory + "/.tmp-00000000000000ff")
-            let limited = try DiskCache(directory: directory, maximumSize: 2 * size, maximumAge: .seconds(86_400))
-            let result = try limited.prune()
-            #expect(result.expiredCount == 1 && result.evictedCount == 1 && result.abandonedTemporaryCount == 0)
-            #expect(try limited.entries().map(\.name) == ["middle", "recent"].map(limited.entryFileName(forKey:)))
-            #expect(fileExists(directory + "/.tmp-00000000000000ff"))
-        }
-    }
-}
-
-// MARK: Keys
-
-@Suite("Cache attack: keys", .timeLimit(.minutes(2)))
-struct CacheAttackKeyTests {
-    static let oddKeys: [String] = [
-        "", "\0", "a\0b", "a\0c", "../../../etc/passwd", "/", ".", "..", ".tmp-0123456789abcdef",
-        String(repeating: "ab", count: 32), String(repeating: "AB", count: 32), "é", "e\u{301}", "\u{1F600}",
-        "\u{FEFF}", String(repeating: "k", count: 1 << 20), String(repeating: "k", count: (1 << 20) + 1),
-    ]
-
-    @Test("odd keys (empty, NUL, paths, 64 hex digits, decomposed accents, 1 MiB) are distinct entries in the directory", arguments: [false, true])
-    func oddKeys(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
-            for (index, key) in Self.oddKeys.enumerated() { try cache.store(Array("value \(index)".utf8), forKey: key) }
-            let names = Self.oddKeys.map(cache.entryFileName(forKey:))
-            #expect(Set(names).count == Self.oddKeys.count)
-            #expect(try directoryNames(directory) == names.sorted())
-            for (index, key) in Self.oddKeys.enumerated() {
-                #expect(try cache.data(forKey: key).value == Data("value \(index)".utf8), "key \(index)")
-            }
-        }
-    }
-
-    @Test("canonically equivalent keys (é, e + U+0301) keep their own values through both tiers")
-    func canonicallyEquivalentKeys() throws {
-        try withTemporaryDirectory { directory in
-            let cache = TwoTierCache(disk: try DiskCache(directory: directory, key: testKey()))
-            let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
-            try cache.store(Data("composed".utf8), forKey: composed)
-            try cache.store(Data("decomposed".utf8), forKey: decomposed)
-            #expect(try cache.data(forKey: composed).value == Data("composed".utf8))
-            #expect(try cache.data(forKey: decomposed).value == Data("decomposed".utf8))
-            cache.memory.removeAllObjects()
-            #expect(try cache.data(forKey: composed).value == Data("composed".utf8))
-            #expect(try cache.data(forKey: decomposed).value == Data("decomposed".utf8))
-            // The disk tier alone tells them apart, and so does the memory tier alone.
-            #expect(try cache.disk.data(forKey: composed).value == Data("composed".utf8))
-            let memory = MemoryCache<Int>()
-            memory.setObject(1, forKey: composed)
-            memory.setObject(2, forKey: decomposed)
-            #expect(memory.count == 2 && memory.object(forKey: composed) == 1 && memory.object(forKey: decomposed) == 2)
-            memory.removeObject(forKey: decomposed)
-            #expect(memory.keys == [composed] && memory.keys.first?.unicodeScalars.count == 4)
-        }
-    }
-
-    @Test("names differ between keyed and unkeyed caches and between keys; no file holds the key")
-    func namesAndKeys() throws {
-        try withTemporaryDirectory { directory in
-            let plain = try DiskCache(directory: directory)
-            let keyed = try DiskCache(directory: directory, key: testKey())
-            let other = try DiskCache(directory: directory, key: otherKey())
-            let again = try DiskCache(directory: directory, key: testKey())
-            for key in ["", "k", String(repeating: "x", count: 100_000)] {
-                let names = [plain, keyed, other].map { $0.entryFileName(forKey: key) }
-                #expect(Set(names).count == 3)
-                #expect(again.entryFileName(forKey: key) == keyed.entryFileName(forKey: key))
-                for cache in [plain, keyed, other] { try cache.store(sampleBytes(count: 10_000), forKey: key) }
-                #expect(try plain.data(forKey: key).value != nil && keyed.data(forKey: key).value != nil && other.data(forKey: key).value != nil)
-            }
-            let keyHex = testKeyBytes.map { String(format: "%02x", $0) }.joined()
-            for name in try directoryNames(directory) {
-                let bytes = try fileBytes(directory + "/" + name)
-                #expect(!contains(bytes, testKeyBytes) && !contains(bytes, otherKeyBytes) && !contains(bytes, Array(keyHex.utf8)))
-                #expect(!name.contains(keyHex))
-            }
-        }
-    }
-}
-
-// MARK: Threads
-
-/// An input that gives `bytes` but waits, before its first byte, until released.
-private final class GatedInputStream: ByteInputStream, @unchecked Sendable {
-    private let bytes: [UInt8]
-    private var position = 0
-    let started = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-
-    init(bytes: [UInt8]) {
-        self.bytes = bytes
-        super.init()
-    }
-
-    override func openBacking() throws {}
-    override func closeBacking() throws {}
-
-    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        if position == 0 {
-            started.signal()
-            release.wait()
-        }
-        let count = min(maxLength, bytes.count - position)
-        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress! + position, count: count) }
-        position += count
-        return count
-    }
-}
-
-@Suite("Cache attack: threads", .timeLimit(.minutes(2)))
-struct CacheAttackThreadTests {
-    @Test("a lookup during a store of a large value does not leave the old value in memory once the store is done")
-    func lookupDuringLargeStore() throws {
-        try withTemporaryDirectory { directory in
-            let cache = TwoTierCache(disk: try DiskCache(directory: directory), promotionLimit: 10_000)
-            let old = Data(sampleBytes(count: 1_000, seed: 1)), new = sampleBytes(count: 100_000, seed: 2)
-            try cache.store(old, forKey: "k")
-            let input = GatedInputStream(bytes: new)
-            let stored = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
-                _ = try? cache.store(from: input, forKey: "k")
-                stored.signal()
-            }
-            input.started.wait()
-            // The store is under way: the disk still holds the old value, and so may a lookup.
-            #expect(try cache.data(forKey: "k").value == old)
-            input.release.signal()
-            stored.wait()
-            let after = try cache.data(forKey: "k")
-            #expect(after.value == Data(new), "after the store: \(after.tier.map { "\($0)" } ?? "miss"), \(after.value?.count ?? -1) bytes")
-        }
-    }
-
-    @Test("stores of one key from 4 threads at once leave memory agreeing with the disk")
-    func overlappingStores() throws {
-        try withTemporaryDirectory { directory in
-            let cache = TwoTierCache(disk: try DiskCache(directory: directory), promotionLimit: 1 << 20)
-            var disagreements = 0
-            for round in 0..<150 {
-                DispatchQueue.concurrentPerform(iterations: 4) { thread in
-                    _ = try? cache.store(Data(sampleBytes(count: 2_000 + 1_000 * thread, seed: UInt64(round * 4 + thread))), forKey: "k")
-                }
-                if let fromMemory = cache.memory.object(forKey: "k"), fromMemory != (try cache.disk.data(forKey: "k").value) {
-                    disagreements += 1
-                }
-            }
-            #expect(disagreements == 0)
-        }
-    }
-
-    @Test("8 threads store, look up, verify, remove and prune 6 keys through two DiskCaches (one limited) and two TwoTierCaches")
-    func manyThreadsOneDirectory() throws {
-        try withTemporaryDirectory { directory in
-            let unlimited = try DiskCache(directory: directory, key: testKey())
-            let limited = try DiskCache(directory: directory, key: testKey(), maximumSize: 150_000)
-            let tiers = [TwoTierCache(memory: MemoryCache(countLimit: 3), disk: unlimited, promotionLimit: 8_000),
-                         TwoTierCache(memory: MemoryCache(totalCostLimit: 20_000), disk: limited, promotionLimit: 8_000)]
-            // Each key has three values: 3 kB (kept in memory), 30 kB and 90 kB (disk only).
-            @Sendable func value(_ key: Int, _ version: Int) -> [UInt8] {
-                sampleBytes(count: [3_000, 30_000, 90_000][version], seed: UInt64(key * 10 + version))
-            }
-            let problems = QueueGuarded([String](), label: "test.problems")
-            @Sendable func check(_ found: [UInt8]?, _ miss: CacheMiss?, key: Int, _ what: String) {
-                if let found {
-                    if !(0..<3).contains(where: { value(key, $0) == found }) { problems.withLock { $0.append("\(what): wrong \(found.count) bytes") } }
-                } else if miss != .notFound {
-                    problems.withLock { $0.append("\(what): \(miss.map { "\($0)" } ?? "nil")") }
-                }
-            }
-            DispatchQueue.concurrentPerform(iterations: 8) { thread in
-                var generator = SplitMix64(seed: UInt64(100 + thread))
-                for _ in 0..<60 {
-                    let key = Int(generator.next() % 6), version = Int(generator.next() % 3)
-                    let disk = generator.next() % 2 == 0 ? unlimited : limited
-                    let tier = tiers[Int(generator.next() % 2)]
-                    do {
-                        switch generator.next() % 9 {
-                        case 0: try disk.store(value(key, version), forKey: "key \(key)")
-                        case 1: try tier.store(Data(value(key, version)), forKey: "key \(key)")
-                        case 2: try tier.store(from: MemoryInputStream(bytes: value(key, version)), forKey: "key \(key)")
-                        case 3:
-                            let lookup = try disk.data(forKey: "key \(key)")
-                            check(lookup.value.map(Array.init), lookup.miss, key: key, "disk data")
-                        case 4:
-                            let lookup = try tier.data(forKey: "key \(key)")
-                            check(lookup.value.map(Array.init), lookup.miss, key: key, "tier data")
-                        case 5:
-                            let lookup = try disk.inputStream(forKey: "key \(key)", verifyingFirst: generator.next() % 2 == 0)
-                            if case .hit(let stream, _) = lookup {
-                                defer { stream.close() }
-                                check(try stream.readToEnd(), nil, key: key, "disk stream")
-                            } else {
-                                check(nil, lookup.miss, key: key, "disk stream")
-                            }
-                        case 6:
-                            let lookup = try tier.inputStream(forKey: "key \(key)")
-                            if case .hit(let stream, _) = lookup {
-                                defer { stream.close() }
-                                check(try stream.readToEnd(), nil, key: key, "tier stream")
-                            } else {
-                                check(nil, lookup.miss, key: key, "tier stream")
-                            }
-                        case 7: try tier.removeValue(forKey: "key \(key)")
-                        default:
-                            _ = try limited.prune()
-                            _ = try unlimited.entries()
-                        }
-                    } catch {
-                        problems.withLock { $0.append("thread \(thread): \(error)") }
-                    }
-                }
-            }
-            #expect(problems.withLock { $0 } == [])
-            #expect(try directoryNames(directory).allSatisfy { !$0.hasPrefix(".tmp-") })
-            // What is left is whole. (Memory need not agree with the disk here: each TwoTierCache
-            // has its own memory tier, which the other's stores and the limited disk's
-            // evictions do not change, as with two processes.)
-            for key in 0..<6 {
-                let onDisk = try unlimited.data(forKey: "key \(key)")
-                check(onDisk.value.map(Array.init), onDisk.miss, key: key, "after")
-            }
-            #expect(problems.withLock { $0 } == [])
-        }
-    }
-
-    @Test("a lookup never removes a valid entry renamed over the link or damaged file it opened", arguments: ["link", "damaged"])
-    func removalRace(kind: String) throws {
-        try withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory)
-            let plain = sampleBytes(count: 2_000, seed: 4)
-            try cache.store(plain, forKey: "k")
-            let path = entryPath(cache, "k")
-            // Beside the entries (a directory the cache leaves alone): the valid entry, and a
-            // damaged copy, each linked under the entry's name by rename(2), as another process's
-            // store would put them there.
-            let keep = directory + "/keep"
-            try #require(mkdir(keep, 0o700) == 0)
-            try #require(link(path, keep + "/valid") == 0)
-            try writeFileBytes(Array(try fileBytes(path).dropLast()), to: keep + "/damaged")
-            let stop = QueueGuarded(false, label: "test.stop")
-            let wrong = SharedCount()
-            let reader = DispatchGroup()
-            DispatchQueue.global().async(group: reader) {
-                while !stop.withLock({ $0 }) {
-                    if let found = try? cache.data(forKey: "k").value, found != Data(plain) { wrong.add() }
-                }
-            }
-            var lost = 0
-            for _ in 0..<10_000 {
-                // The thing a lookup removes…
-                unlink(keep + "/bad")
-                if kind == "link" {
-                    symlink("/nonexistent", keep + "/bad")
-                } else {
-                    link(keep + "/damaged", keep + "/bad")
-                }
-                rename(keep + "/bad", path)
-                usleep(20)
-                // …then the valid entry over it.
-                unlink(keep + "/good")
-                link(keep + "/valid", keep + "/good")
-                rename(keep + "/good", path)
-                usleep(50)
-                // Its names: keep/valid and the entry's (and a removal's temporary name).
-                var info = stat()
-                if stat(keep + "/valid", &info) == 0, info.st_nlink < 2 { lost += 1 }
-            }
-            stop.withLock { $0 = true }
-            reader.wait()
-            #expect(wrong.value == 0)
-            #expect(lost == 0, "valid entries removed by lookups that had opened something else")
-        }
-    }
-
-    @Test("a lookup during a removal does not bring the value back into memory")
-    func lookupDuringRemoval() throws {
-        try withTemporaryDirectory { directory in
-            let cache = TwoTierCache(disk: try DiskCache(directory: directory), promotionLimit: 1 << 20)
-            let value = Data(sampleBytes(count: 200_000, seed: 1))
-            var resurrected = 0
-            for _ in 0..<300 {
-                try cache.store(value, forKey: "k")
-                cache.memory.removeAllObjects()
-                let group = DispatchGroup()
-                DispatchQueue.global().async(group: group) { _ = try? cache.data(forKey: "k") }
-                DispatchQueue.global().async(group: group) { _ = try? cache.removeValue(forKey: "k") }
-                group.wait()
-                if try cache.data(forKey: "k").value != nil { resurrected += 1 }
-            }
-            #expect(resurrected == 0)
-        }
-    }
-}

@@ -2,6 +2,7 @@ import ByteStreams
 import Foundation
 import StreamCache
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,12 +40,12 @@ private func expectRefusedEverywhere(_ cache: DiskCache, _ expected: CacheDirect
     }
 }
 
-@Suite("Cache directory: trusted or refused", .timeLimit(.minutes(2)))
+@Suite("Cache directory: trusted or refused", .onDedicatedThreads, .timeLimit(.minutes(2)))
 struct CacheDirectoryTrustTests {
     @Test("a directory owned by another user is refused by every operation, with a message that says why",
           needsRoot)
     func foreignDirectory() throws {
-        try withTemporaryDirectory { scratch in
+        try withOwnerOnlyTemporaryDirectory { scratch in
             let directory = scratch + "/cache"
             let cache = try DiskCache(directory: directory)
             try cache.store(Array("root's value".utf8), forKey: "k")
@@ -61,7 +62,7 @@ struct CacheDirectoryTrustTests {
     @Test("a directory group or others may write is refused by every operation; 0700, 0750 and 0755 are used",
           arguments: [0o770, 0o777, 0o707, 0o720, 0o702, 0o1777] as [mode_t])
     func writableByOthers(mode: mode_t) throws {
-        try withTemporaryDirectory { scratch in
+        try withOwnerOnlyTemporaryDirectory { scratch in
             let directory = scratch + "/cache"
             let cache = try DiskCache(directory: directory)
             try cache.store(Array("value".utf8), forKey: "k")
@@ -81,7 +82,7 @@ struct CacheDirectoryTrustTests {
 
     @Test("a symbolic link as the cache directory is refused, also written with a slash at its end; nothing is made")
     func symbolicLink() throws {
-        try withTemporaryDirectory { scratch in
+        try withOwnerOnlyTemporaryDirectory { scratch in
             let real = scratch + "/real"
             try #require(mkdir(real, 0o700) == 0)
             let link = scratch + "/link"
@@ -101,7 +102,7 @@ struct CacheDirectoryTrustTests {
 
     @Test("a file as the cache directory is not a directory; a file above it is the system's error")
     func notDirectory() throws {
-        try withTemporaryDirectory { scratch in
+        try withOwnerOnlyTemporaryDirectory { scratch in
             let file = scratch + "/file"
             try writeFileBytes([1], to: file)
             expectRefusedEverywhere(try DiskCache(directory: file), CacheDirectoryError(path: file, reason: .notDirectory))
@@ -112,7 +113,7 @@ struct CacheDirectoryTrustTests {
 
     @Test("a directory made by a store is 0700 and its parents are made too; an existing 0755 one keeps its mode")
     func madeDirectory() throws {
-        try withTemporaryDirectory { scratch in
+        try withOwnerOnlyTemporaryDirectory { scratch in
             let directory = scratch + "/a/b/cache"
             try DiskCache(directory: directory).store([1, 2, 3], forKey: "k")
             #expect(try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int == 0o700)
@@ -124,11 +125,11 @@ struct CacheDirectoryTrustTests {
     }
 }
 
-@Suite("Cache entries owned by another user", .timeLimit(.minutes(2)))
+@Suite("Cache entries owned by another user", .onDedicatedThreads, .timeLimit(.minutes(2)))
 struct ForeignEntryTests {
     @Test("an unencrypted entry another user wrote for our key is a miss, never its bytes, and is removed", needsRoot)
     func foreignUnencryptedEntry() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             try cache.store(Array("root's value".utf8), forKey: "k")
             // The attacker's entry, valid in every byte (an unencrypted name is a plain hash of
@@ -157,7 +158,7 @@ struct ForeignEntryTests {
 
     @Test("prune counts and evicts entries another user owns; removeAll removes them", needsRoot)
     func foreignEntriesPrunedAndRemoved() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, maximumSize: 0)
             let unlimited = try DiskCache(directory: directory)
             try unlimited.store(Array("one".utf8), forKey: "one")

@@ -2,13 +2,14 @@ import Foundation
 import GzipStreams
 import StreamCache
 import Testing
+import TestSupport
 
-@Suite("Disk cache: round trips", .timeLimit(.minutes(10)))
+@Suite("Disk cache: round trips", .onDedicatedThreads, .timeLimit(.minutes(10)))
 struct DiskCacheRoundTripTests {
     @Test("stored bytes come back, through a stream and as Data",
           arguments: [0, 1, 4095, 4096, 4097, 65536, 65537, (1 << 20) + 1], [false, true])
     func roundTrip(size: Int, encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
             let plain = sampleBytes(count: size, seed: UInt64(size))
             let info = try cache.store(plain, forKey: "entry \(size)")
@@ -39,7 +40,7 @@ struct DiskCacheRoundTripTests {
     /// Stores 2049 MiB, reads it back: the plain size stored, the bytes read (-1 for a miss)
     /// and the number of pieces that differ.
     static func largeRoundTrip() throws -> (stored: Int64, read: Int, mismatchedPieces: Int) {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey(), compressionLevel: 0)
             let block = sampleBytes(count: 1 << 20, seed: 7)
             // More than 2^31 bytes: ISIZE wraps (RFC 1952 §2.3.1), the header's plain size does
@@ -75,7 +76,7 @@ struct DiskCacheRoundTripTests {
 
     @Test("a store replaces the entry; remove and removeAll empty the directory")
     func replaceAndRemove() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey())
             try cache.store(Array("first".utf8), forKey: "k")
             try cache.store(Array("second".utf8), forKey: "k")
@@ -92,7 +93,7 @@ struct DiskCacheRoundTripTests {
 
     @Test("lookups, listing and pruning of a missing directory create nothing; the first store creates it, mode 0700")
     func directoryMadeByFirstStore() throws {
-        try withTemporaryDirectory { scratch in
+        try withOwnerOnlyTemporaryDirectory { scratch in
             let directory = scratch + "/a/b/cache"
             let cache = try DiskCache(directory: directory, key: testKey(), maximumSize: 1 << 20, maximumAge: .seconds(60))
             #expect(try cache.data(forKey: "k").miss == .notFound)
@@ -109,7 +110,7 @@ struct DiskCacheRoundTripTests {
 
     @Test("an entry holds neither the plain text, the key nor the encryption key")
     func entryHoldsNoSecrets() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey())
             let key = "https://example.com/secret-report.pdf"
             let plain = sampleBytes(count: 100_000, seed: 3)
@@ -131,7 +132,7 @@ struct DiskCacheRoundTripTests {
 
     @Test("a failing input stores nothing and keeps the old entry")
     func failingInput() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey())
             try cache.store(Array("old".utf8), forKey: "k")
             let broken = try GzipInputStream(wrapping: MemoryInputStream(bytes: [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff]))
@@ -142,7 +143,7 @@ struct DiskCacheRoundTripTests {
     }
 }
 
-@Suite("Disk cache: damage is a miss", .timeLimit(.minutes(2)))
+@Suite("Disk cache: damage is a miss", .onDedicatedThreads, .timeLimit(.minutes(2)))
 struct DiskCacheDamageTests {
     static let plain = sampleBytes(count: 200_000, seed: 11)
 
@@ -155,7 +156,7 @@ struct DiskCacheDamageTests {
 
     @Test("a file cut anywhere is a miss, and removed", arguments: [false, true])
     func cut(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let (cache, path) = try storedEntry(directory, encrypted: encrypted)
             let whole = try fileBytes(path)
             for length in [0, 2, 4, 10, 15, 16, 17, 30, 60, 100, 1000, whole.count / 2, whole.count - 8, whole.count - 1] {
@@ -172,7 +173,7 @@ struct DiskCacheDamageTests {
 
     @Test("a streamed read that reaches a cut throws damaged and removes the entry", arguments: [false, true])
     func cutFoundWhileStreaming(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let (cache, path) = try storedEntry(directory, encrypted: encrypted)
             let whole = try fileBytes(path)
             try writeFileBytes(Array(whole.prefix(whole.count - 5)), to: path)
@@ -196,7 +197,7 @@ struct DiskCacheDamageTests {
 
     @Test("a flipped bit is a miss and removed, never wrong data", arguments: [false, true])
     func flippedBit(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let (cache, path) = try storedEntry(directory, encrypted: encrypted)
             let whole = try fileBytes(path)
             let positions = Array(0..<60) + [whole.count / 3, whole.count / 2, whole.count - 10, whole.count - 8,
@@ -227,7 +228,7 @@ struct DiskCacheDamageTests {
     @Test("two entries' files swapped: both are misses (bound to another key; encrypted, the header's seal), and removed",
           arguments: [false, true])
     func swapped(encrypted: Bool) throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: encrypted ? testKey() : nil)
             try cache.store(Array("value of a".utf8), forKey: "a")
             try cache.store(Array("value of b".utf8), forKey: "b")
@@ -245,7 +246,7 @@ struct DiskCacheDamageTests {
 
     @Test("an entry written with another key is a miss (authentication fails), and removed")
     func wrongKey() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey())
             let other = try DiskCache(directory: directory, key: otherKey())
             try other.store(Self.plain, forKey: "k")
@@ -263,7 +264,7 @@ struct DiskCacheDamageTests {
 
     @Test("an encrypted entry read without a key, and a plain one read with a key, are misses")
     func encryptionMismatch() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let keyed = try DiskCache(directory: directory, key: testKey())
             let plain = try DiskCache(directory: directory)
             try keyed.store(Self.plain, forKey: "k")
@@ -278,7 +279,7 @@ struct DiskCacheDamageTests {
 
     @Test("a link, a FIFO or a directory under an entry's name is a miss, never followed or blocked on")
     func notRegularFiles() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey())
             try cache.store(Self.plain, forKey: "target")
             let target = entryPath(cache, "target")
@@ -297,7 +298,7 @@ struct DiskCacheDamageTests {
     @Test("with a key, a plain size changed in the header is not listed, and is a miss before any decoding",
           arguments: [Int64(199_999), 200_001, 0, Int64.max])
     func sizeChanged(size: Int64) throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let (cache, path) = try storedEntry(directory, encrypted: true)
             #expect(try cache.entries().map(\.plainSize) == [Int64(Self.plain.count)])
             var bytes = try fileBytes(path)
@@ -313,7 +314,7 @@ struct DiskCacheDamageTests {
 
     @Test("without a key, a plain size changed in the header is a miss once the entry is read")
     func sizeChangedWithoutKey() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let (cache, path) = try storedEntry(directory, encrypted: false)
             var bytes = try fileBytes(path)
             bytes[15] ^= 1
@@ -328,7 +329,7 @@ struct DiskCacheDamageTests {
     @Test("with a key, a changed flags byte is not listed and is a miss; version 1 entries are unsupported misses",
           arguments: [UInt8(0), 3, 0x81])
     func flagsChanged(flags: UInt8) throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let (cache, path) = try storedEntry(directory, encrypted: true)
             var bytes = try fileBytes(path)
             bytes[5] = flags
@@ -348,11 +349,11 @@ struct DiskCacheDamageTests {
     }
 }
 
-@Suite("Disk cache: limits", .timeLimit(.minutes(2)))
+@Suite("Disk cache: limits", .onDedicatedThreads, .timeLimit(.minutes(2)))
 struct DiskCacheLimitTests {
     @Test("over the size limit, least recently used entries go first; a hit counts as a use")
     func sizeEvictionOrder() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let unlimited = try DiskCache(directory: directory, key: testKey())
             for (index, key) in ["a", "b", "c"].enumerated() {
                 try unlimited.store(sampleBytes(count: 10_000, seed: UInt64(index)), forKey: key)
@@ -373,7 +374,7 @@ struct DiskCacheLimitTests {
 
     @Test("an entry larger than the size limit is not kept, and evicts nothing else")
     func entryLargerThanLimit() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, maximumSize: 2_000)
             try cache.store(Array("small".utf8), forKey: "small")
             let info = try cache.store(sampleBytes(count: 100_000, seed: 1), forKey: "large")
@@ -385,7 +386,7 @@ struct DiskCacheLimitTests {
 
     @Test("entries older than the age limit are misses, and prune removes them")
     func ageLimit() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory, key: testKey(), maximumAge: .seconds(3600))
             for key in ["old", "older", "fresh"] { try cache.store(Array(key.utf8), forKey: key) }
             let now = Int(Date().timeIntervalSince1970)
@@ -406,7 +407,7 @@ struct DiskCacheLimitTests {
 
     @Test("prune removes abandoned temporary files more than an hour old, and keeps other files")
     func abandonedTemporaryFiles() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)
             try writeFileBytes([1, 2, 3], to: directory + "/.tmp-0123456789abcdef")
             try writeFileBytes([1, 2, 3], to: directory + "/.tmp-fedcba9876543210")

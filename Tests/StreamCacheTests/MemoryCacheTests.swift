@@ -2,6 +2,7 @@ import ByteStreams
 import Dispatch
 import StreamCache
 import Testing
+import TestSupport
 
 /// What an eviction handler (or a `deinit`) was given, in call order, from any thread.
 private final class CallLog<Entry: Sendable>: Sendable {
@@ -27,7 +28,7 @@ private struct Evicted: Equatable, Sendable, CustomStringConvertible {
     var description: String { "\(key)=\(value)" }
 }
 
-@Suite("MemoryCache: limits, recency and eviction", .timeLimit(.minutes(1)))
+@Suite("MemoryCache: limits, recency and eviction", .onDedicatedThreads, .timeLimit(.minutes(1)))
 struct MemoryCacheTests {
     /// Which limit a test lowers.
     enum Limit: String, CaseIterable, Sendable, CustomStringConvertible {
@@ -337,7 +338,7 @@ private struct ReferenceCache {
     }
 }
 
-@Suite("MemoryCache against a reference, and under threads", .timeLimit(.minutes(1)))
+@Suite("MemoryCache against a reference, and under threads", .onDedicatedThreads, .timeLimit(.minutes(1)))
 struct MemoryCacheStressTests {
     struct Limits: Sendable, CustomStringConvertible {
         let countLimit: Int

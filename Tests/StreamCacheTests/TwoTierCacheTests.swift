@@ -3,12 +3,13 @@ import Dispatch
 import Foundation
 import StreamCache
 import Testing
+import TestSupport
 
-@Suite("Two-tier cache", .timeLimit(.minutes(2)))
+@Suite("Two-tier cache", .onDedicatedThreads, .timeLimit(.minutes(2)))
 struct TwoTierCacheTests {
     @Test("a store goes to both tiers; a lookup tries memory, then disk, then misses")
     func lookupOrder() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = TwoTierCache(disk: try DiskCache(directory: directory, key: testKey()))
             let value = Data(sampleBytes(count: 5_000, seed: 1))
             try cache.store(value, forKey: "k")
@@ -29,7 +30,7 @@ struct TwoTierCacheTests {
 
     @Test("a disk hit is promoted only when it fits the promotion limit and the memory cost limit")
     func promotionLimit() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let disk = try DiskCache(directory: directory)
             let cache = TwoTierCache(memory: MemoryCache(totalCostLimit: 10_000), disk: disk, promotionLimit: 1 << 20)
             try disk.store(sampleBytes(count: 20_000, seed: 2), forKey: "large")
@@ -59,7 +60,7 @@ struct TwoTierCacheTests {
 
     @Test("a streamed store keeps a small value in memory, and a large one only on disk")
     func streamedStore() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = TwoTierCache(disk: try DiskCache(directory: directory, key: testKey()), promotionLimit: 4096)
             try cache.store(from: MemoryInputStream(bytes: sampleBytes(count: 4096, seed: 4)), forKey: "small")
             try cache.store(from: MemoryInputStream(bytes: sampleBytes(count: 4097, seed: 5)), forKey: "large")
@@ -71,7 +72,7 @@ struct TwoTierCacheTests {
 
     @Test("a damaged disk entry is a miss through the two tiers, and removed")
     func damageThroughTiers() throws {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = TwoTierCache(disk: try DiskCache(directory: directory, key: testKey()))
             try cache.store(Data(sampleBytes(count: 100_000, seed: 6)), forKey: "k")
             cache.memory.removeAllObjects()
@@ -99,7 +100,7 @@ struct TwoTierCacheTests {
     /// 8 threads storing and looking up 5 keys: the lookups that were neither a value stored
     /// for the key nor a plain miss, the memory tier's count, and `.tmp-` files left.
     static func storeAndLookUpFromThreads() throws -> (wrong: Int, memoryCount: Int, temporaryFilesLeft: Int) {
-        try withTemporaryDirectory { directory in
+        try withOwnerOnlyTemporaryDirectory { directory in
             let cache = TwoTierCache(memory: MemoryCache(countLimit: 3), disk: try DiskCache(directory: directory, key: testKey()),
                                      promotionLimit: 8_000)
             // Each key has two possible values, one small (kept in memory) and one large.
