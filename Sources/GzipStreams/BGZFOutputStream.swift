@@ -339,9 +339,6 @@ final class BGZFMember: @unchecked Sendable {
     }
 }
 
-/// The deflater of a BGZF worker, under the name the tests count live compressors by.
-typealias MemberCompressor = LibdeflateDeflater
-
 extension BGZFMember {
     /// Header plus trailer: 26 bytes.
     private static let framingSize = BGZFFormat.headerSize + GzipTrailer.size

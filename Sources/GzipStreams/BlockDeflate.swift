@@ -30,8 +30,6 @@ final class BlockDeflate {
         /// The number of this worker's jobs running now (0 or 1), for tests of the join.
         let runningJobs = Atomic<Int>(0)
         init(deflater: any WholeBufferDeflater) { self.deflater = deflater }
-        /// The deflater under the name the lifecycle tests read: they check that it was ended.
-        var zstream: any WholeBufferDeflater { deflater }
     }
 
     /// The deflate window: a preset dictionary longer than this is of no use (RFC 1951 §2).

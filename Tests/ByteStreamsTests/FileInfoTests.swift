@@ -1,8 +1,9 @@
 import ByteStreams
 import Foundation
+import TestSupport
 import Testing
 
-@Suite("FileInfo and the C library wrappers")
+@Suite("FileInfo and the C library wrappers", .onDedicatedThreads)
 struct FileInfoTests {
     @Test("a file's info from its descriptor and by name: kind, size, mode, owner, times; a link described itself unless followed; nil for no such name")
     func fileAndLink() throws {

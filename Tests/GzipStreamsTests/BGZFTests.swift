@@ -99,10 +99,10 @@ final class RecordingOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 }
 
-/// Runs `body` until ``MemberCompressor/liveCount`` is the same after it as before it
+/// Runs `body` until ``LibdeflateDeflater/liveCount`` is the same after it as before it
 /// (see `countBalances`).
 func compressorCountBalances(_ body: () throws -> Void) rethrows -> Bool {
-    try countBalances({ MemberCompressor.liveCount.load(ordering: .sequentiallyConsistent) }, around: body)
+    try countBalances({ LibdeflateDeflater.liveCount.load(ordering: .sequentiallyConsistent) }, around: body)
 }
 
 // MARK: Structure

@@ -1,10 +1,11 @@
 import ByteStreams
 @testable import GzipStreams
+import TestSupport
 import Testing
 
 /// GzipFormat, GzipHeaderParser and BGZFFormat on their own: what the writers put is what the
 /// readers take, and the bytes are RFC 1952's and the SAM/BAM specification's.
-@Suite("GzipFormat: header write and parse, trailer, BGZF framing")
+@Suite("GzipFormat: header write and parse, trailer, BGZF framing", .onDedicatedThreads)
 struct GzipFormatTests {
     static let headers: [GzipHeader] = [
         GzipHeader(),

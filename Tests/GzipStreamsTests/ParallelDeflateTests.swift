@@ -148,7 +148,7 @@ struct ParallelDeflateTests {
     /// After close, no job runs and every worker's zlib state was released.
     func expectJoined(_ workers: [BlockDeflate.Worker], _ comment: Comment) {
         #expect(workers.allSatisfy { $0.runningJobs.load(ordering: .relaxed) == 0 }, comment)
-        #expect(workers.allSatisfy { !$0.zstream.isLive }, comment)
+        #expect(workers.allSatisfy { !$0.deflater.isLive }, comment)
     }
 
     @Test("An inner stream that fails mid-member: the error surfaces, no trailer, every worker joined")

@@ -1,5 +1,6 @@
 import ByteStreams
 @testable import GzipStreams
+import TestSupport
 import Testing
 
 // The deflate backends behind RawDeflater and WholeBufferDeflater, called directly: their
@@ -28,7 +29,7 @@ private func compressWhole(_ plain: [UInt8], room: Int? = nil, with deflater: so
     return count.map { Array(output.prefix($0)) }
 }
 
-@Suite("RawDeflater and WholeBufferDeflater: zlib and libdeflate behind the deflate protocols")
+@Suite("RawDeflater and WholeBufferDeflater: zlib and libdeflate behind the deflate protocols", .onDedicatedThreads)
 struct RawDeflaterTests {
     static let sizes = [0, 1, 4095, 4096, 4097, 65280]
 
