@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# gzstream beside GNU gzip, pigz, igzip and bgzip on the same input, in one run (issue 6 §1).
+# gzstream beside GNU gzip, pigz, igzip and bgzip on the same input, in one run, so that every
+# ratio compares tools that met the same machine load.
 #
 # Prints a Markdown table (operation, tool with its exact flags, level, median seconds, MB/s of
 # plain data, output bytes, median peak RSS) and writes it to bench/results.md, drawn as a bar

@@ -20,6 +20,14 @@ extension ByteStream {
         try throwIfFailed()
     }
 
+    /// Opens the stream unless it was opened before, then throws its error if it has failed:
+    /// how a wrapping stream's `openBacking` opens the stream it wraps, which its caller may
+    /// have opened (or used) before handing it over.
+    package func openUnlessOpened() throws {
+        if streamStatus == .notOpen { open() }
+        try throwIfFailed()
+    }
+
     /// Throws ``ByteStream/streamError`` when the status is `.error`.
     public func throwIfFailed() throws {
         if streamStatus == .error {

@@ -90,8 +90,7 @@ public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override public func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
         startOffset = inner.property(forKey: .fileCurrentOffset) as? Int64
         ring.reset()
         isRunning = true

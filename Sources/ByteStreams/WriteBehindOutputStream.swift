@@ -99,8 +99,7 @@ public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendabl
     }
 
     override public func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
     }
 
     /// Takes all `maxLength` bytes, blocking while every buffer is full; fewer only when the

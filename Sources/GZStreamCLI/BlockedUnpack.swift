@@ -49,8 +49,7 @@ extension Command {
             throw Reported(status: reportError(indexPath, error.description))
         }
         let (entry, membersBefore) = index.start(containing: UInt64(offset))
-        if input.streamStatus == .notOpen { input.open() }
-        try input.throwIfFailed()
+        try input.openUnlessOpened()
         guard input.setProperty(Int64(entry.compressedOffset), forKey: .fileCurrentOffset) else {
             throw Reported(status: reportError(path, "cannot seek to byte \(entry.compressedOffset) (not a regular file)"))
         }

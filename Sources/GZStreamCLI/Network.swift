@@ -213,12 +213,12 @@ extension Command {
         let rest = try reader.read(upTo: TransferProtocol.plainAckByteCount - magic.count + tagCount)
         guard rest.count == TransferProtocol.plainAckByteCount - magic.count + tagCount else { throw fail(noAcknowledgement) }
         let body = magic + rest.prefix(8)
-        if let ackKey, !ackKey.verifiesTag(Array(rest.dropFirst(8)), for: body + writer.head) {
+        if let ackKey, !ackKey.verifiesTag(Array(rest.dropFirst(8)), for: body + writer.tally.head) {
             throw fail("the acknowledgement is not authentic (made without the key, or for another stream)")
         }
         let count = rest.prefix(8).reduce(Int64(0)) { $0 << 8 | Int64($1) }
-        guard count == writer.byteCount else {
-            throw fail("the receiver acknowledged \(count) bytes, not the \(writer.byteCount) sent")
+        guard count == writer.tally.byteCount else {
+            throw fail("the receiver acknowledged \(count) bytes, not the \(writer.tally.byteCount) sent")
         }
     }
 
@@ -307,7 +307,7 @@ extension Command {
         if succeeded {
             // The output is in place: the data is the receiver's whether or not the sender
             // hears of it, so a failure to acknowledge fails only the sender.
-            let ack = TransferProtocol.acknowledgement(count: reader.byteCount, head: reader.head, ackKey: sessionKeys?.ack)
+            let ack = TransferProtocol.acknowledgement(count: reader.tally.byteCount, head: reader.tally.head, ackKey: sessionKeys?.ack)
             try? writer.writeAll(ack)
         }
         return status

@@ -32,8 +32,7 @@ final class CountingInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
         if measuresSize, let file = inner as? FileInputStream {
             if let info = FileInfo(descriptor: file.fileDescriptor), info.isRegularFile {
                 let offset = inner.property(forKey: .fileCurrentOffset) as? Int64 ?? 0
@@ -78,14 +77,12 @@ final class CountingOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     override func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
     }
 
     override func closeBacking() throws {
         guard closesInnerStream else { return }
-        inner.close()
-        try inner.throwIfFailed()
+        try inner.closeOrThrow()
     }
 
     override func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {

@@ -107,6 +107,14 @@ struct ConnectionTally {
     let descriptor: Int32
     let peer: String
     let deadline: TransferDeadline?
+
+    /// A tally for a connection stream; its deadline waits need the socket's descriptor (a
+    /// stream that is not a socket's has none: it is never waited on).
+    init(_ stream: ByteStream, peer: String, deadline: TransferDeadline?) {
+        descriptor = (stream as? SocketInputStream)?.fileDescriptor ?? (stream as? SocketOutputStream)?.fileDescriptor ?? -1
+        self.peer = peer
+        self.deadline = deadline
+    }
     /// The bytes moved so far.
     private(set) var byteCount: Int64 = 0
     /// The first bytes moved, at most ``TransferProtocol/headByteCount``.
@@ -135,27 +143,21 @@ struct ConnectionTally {
 /// the socket stream it wraps. Not thread-safe.
 final class ConnectionInputStream: ByteInputStream, @unchecked Sendable {
     private let inner: ByteInputStream
-    private var tally: ConnectionTally
-    /// The bytes read so far.
-    var byteCount: Int64 { tally.byteCount }
-    /// The first bytes read, at most ``TransferProtocol/headByteCount``.
-    var head: [UInt8] { tally.head }
+    /// The bytes read so far (`byteCount`) and the first of them (`head`).
+    private(set) var tally: ConnectionTally
 
     init(_ inner: ByteInputStream, peer: String, deadline: TransferDeadline?) {
         self.inner = inner
-        tally = ConnectionTally(descriptor: (inner as? SocketInputStream)?.fileDescriptor ?? -1, peer: peer,
-                                deadline: deadline)
+        tally = ConnectionTally(inner, peer: peer, deadline: deadline)
         super.init()
     }
 
     override func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
     }
 
     override func closeBacking() throws {
-        inner.close()
-        if inner.streamStatus == .error, let error = inner.streamError { throw error }
+        try inner.closeOrThrow()
     }
 
     override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
@@ -180,27 +182,21 @@ final class ConnectionInputStream: ByteInputStream, @unchecked Sendable {
 /// the socket stream it wraps (a half-close). Not thread-safe.
 final class ConnectionOutputStream: ByteOutputStream, @unchecked Sendable {
     private let inner: ByteOutputStream
-    private var tally: ConnectionTally
-    /// The bytes written so far.
-    var byteCount: Int64 { tally.byteCount }
-    /// The first bytes written, at most ``TransferProtocol/headByteCount``.
-    var head: [UInt8] { tally.head }
+    /// The bytes written so far (`byteCount`) and the first of them (`head`).
+    private(set) var tally: ConnectionTally
 
     init(_ inner: ByteOutputStream, peer: String, deadline: TransferDeadline?) {
         self.inner = inner
-        tally = ConnectionTally(descriptor: (inner as? SocketOutputStream)?.fileDescriptor ?? -1, peer: peer,
-                                deadline: deadline)
+        tally = ConnectionTally(inner, peer: peer, deadline: deadline)
         super.init()
     }
 
     override func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
     }
 
     override func closeBacking() throws {
-        inner.close()
-        if inner.streamStatus == .error, let error = inner.streamError { throw error }
+        try inner.closeOrThrow()
     }
 
     override func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {

@@ -46,8 +46,7 @@ extension BGZFIndex {
     ///   a `chunkSize` out of range (nothing is read). Blocks while reading.
     public static func scan(_ input: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize) throws -> Scan {
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "scan BGZF index")
-        if input.streamStatus == .notOpen { input.open() }
-        try input.throwIfFailed()
+        try input.openUnlessOpened()
         let framer = BGZFMemberFramer(inner: input, chunkSize: chunkSize, offset: 0)
         var scan = Scan(index: BGZFIndex(), dataMemberCount: 0, memberCount: 0, compressedSize: 0, uncompressedSize: 0)
         while let member = framer.next() {

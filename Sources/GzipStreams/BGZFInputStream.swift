@@ -184,8 +184,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     var isSequential: Bool { fallback != nil }
 
     override public func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
         framer = BGZFMemberFramer(inner: inner, chunkSize: chunkSize, offset: start.compressedOffset)
         pipeline = OrderedPipeline(workers: (0..<threads).map { _ in MemberInflater() },
                                    maximumInFlight: window, label: "gzstream.bgzf-inflate")

@@ -137,8 +137,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     public var uncompressedByteCount: Int64 { uncompressedCount }
 
     override public func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
         pipeline = OrderedPipeline(workers: (0..<threads).map { _ in LibdeflateDeflater(level: level) },
                                    maximumInFlight: 2 * threads, label: "gzstream.bgzf")
     }

@@ -227,8 +227,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     public var compressedByteCount: Int64 { bufferOffset + Int64(inputStart) }
 
     override public func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
         switch inflater {
         case .zlib: zstream = try ZStream(inflate: ())
         case .isal:

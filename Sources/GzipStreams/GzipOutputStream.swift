@@ -140,8 +140,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     public var uncompressedByteCount: Int64 { uncompressedCount }
 
     override public func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
         if let blockSize {
             blockDeflate = try BlockDeflate(blockSize: blockSize, threads: threads) { () throws(GzipError) in
                 try ZStream(deflateLevel: level)

@@ -103,8 +103,7 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
     }
 
     override public func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
     }
 
     override public func closeBacking() throws {

@@ -88,8 +88,7 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
     }
 
     override public func openBacking() throws {
-        if inner.streamStatus == .notOpen { inner.open() }
-        try inner.throwIfFailed()
+        try inner.openUnlessOpened()
         var header = [UInt8](repeating: 0, count: SecretStreamFraming.headerByteCount)
         guard crypto_secretstream_xchacha20poly1305_init_push(state, &header, key.pointer) == 0 else {
             throw SecretStreamError.sodiumFailure(function: "crypto_secretstream_xchacha20poly1305_init_push")

@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-// Issue 8: times gzip's MTIME cannot hold, nothing written before the input is readable, and
+// Times gzip's MTIME cannot hold, nothing written before the input is readable, and
 // file mode as GNU gzip's (each case compared with gzip 1.12).
 
 @Suite("Times and file mode, as GNU gzip", .onDedicatedThreads)

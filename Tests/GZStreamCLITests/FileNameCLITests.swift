@@ -7,8 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-// Names are bytes (issue 8 §2): a name that is not UTF-8 is passed through a shell's `printf`
-// (Foundation's Process takes only String arguments) and made and read here through Glibc.
+// Names are bytes, as a file system keeps them: a name that is not UTF-8 is passed through a
+// shell's `printf` (Foundation's Process takes only String arguments) and made and read here
+// through Glibc.
 
 /// `café.txt` in ISO 8859-1: the byte e9 alone is not UTF-8.
 let latin1Name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".txt".utf8)
