@@ -37,7 +37,7 @@ extension Command {
             let indexStream = try indexInput.stream()
             defer { indexStream.close() }
             index = try BGZFIndex(decoding: try indexStream.readToEnd(limit: 1 << 30))
-        } catch let error as ByteStreamError where error.errno == Errno.noSuchFile {
+        } catch where isSystemError(error, Errno.noSuchFile) {
             // Only a BGZF file can have an index: say so rather than suggest building one.
             let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
             if !BGZFInputStream.startsWithBGZFMember(start) {

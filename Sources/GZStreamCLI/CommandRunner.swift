@@ -121,7 +121,7 @@ private func printOrFail(_ text: String, environment: CommandEnvironment) -> (Ex
     do {
         try output.writeAll(Array(text.utf8))
         return (.success, nil)
-    } catch let error as ByteStreamError where error.errno == Errno.brokenPipe {
+    } catch where isSystemError(error, Errno.brokenPipe) {
         return (.error, "standard output")
     } catch {
         Diagnostics(stream: environment.standardError, quiet: false).error("standard output", describe(error))
@@ -319,9 +319,8 @@ final class Command {
             descriptor = try SystemCalls.open(name, in: directory, flags: OpenFlag.readOnly | OpenFlag.directory
                                                   | OpenFlag.noFollow | OpenFlag.nonBlocking,
                                               target: path.description)
-        } catch let error as ByteStreamError
-                    where error.errno == Errno.tooManySymbolicLinks || error.errno == Errno.notADirectory {
-            return passOver(path, error.errno == Errno.tooManySymbolicLinks ? Self.linkNotFollowed : Self.replacedDuringWalk)
+        } catch where isSystemError(error, Errno.tooManySymbolicLinks) || isSystemError(error, Errno.notADirectory) {
+            return passOver(path, isSystemError(error, Errno.tooManySymbolicLinks) ? Self.linkNotFollowed : Self.replacedDuringWalk)
         } catch {
             return reportError(path.description, errorText(error))
         }
@@ -342,7 +341,7 @@ final class Command {
         let input: OpenedInput
         do {
             input = try OpenedInput(name: name, in: directory, ownsDirectory: false, path: path, followsLinks: false)
-        } catch let error as ByteStreamError where error.errno == Errno.tooManySymbolicLinks {
+        } catch where isSystemError(error, Errno.tooManySymbolicLinks) {
             return passOver(path, Self.linkNotFollowed)
         } catch {
             return reportError(path.description, errorText(error))

@@ -100,3 +100,14 @@ func directoryEntries(of descriptor: Int32, path: Pathname) throws -> [Pathname]
 func defaultPermissions() -> UInt32 {
     0o666 & ~SystemCalls.fileCreationMask()
 }
+
+/// Whether `error` is a ``ByteStreamError`` from the system with errno `code`.
+///
+/// The CLI's `catch` clauses test errno through this, out of line: Swift 6.3.1's optimizer
+/// crashes in release builds (an ownership error in CopyPropagation) on every
+/// `catch let error as ByteStreamError where error.errno == Errno.x` here, ``Errno`` being
+/// another module's.
+@inline(never)
+func isSystemError(_ error: any Error, _ code: Int32) -> Bool {
+    (error as? ByteStreamError)?.errno == code
+}

@@ -37,7 +37,7 @@ extension Command {
         }
         do {
             return try open(following: follows)
-        } catch let error as ByteStreamError where error.errno == Errno.tooManySymbolicLinks && !follows {
+        } catch where isSystemError(error, Errno.tooManySymbolicLinks) && !follows {
             try refuseUnfollowedLink(lookup.name, in: lookup.directory, path: path)
             // -o FILE: the link is read, as a shell redirection from it would be.
             let input = try open(following: true)

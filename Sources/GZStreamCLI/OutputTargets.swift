@@ -184,7 +184,7 @@ extension Command {
             // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of holding the check.
             descriptor = try SystemCalls.open(path, flags: OpenFlag.writeOnly | OpenFlag.noControllingTerminal
                                                   | OpenFlag.nonBlocking | noFollow)
-        } catch let error as ByteStreamError where error.errno == Errno.noSuchDeviceOrAddress {
+        } catch where isSystemError(error, Errno.noSuchDeviceOrAddress) {
             // Only a FIFO (or a socket) says so: refused now what would be refused once it is
             // open, rather than wait for a reader first; and one of another user's is not
             // waited on at all.
@@ -199,7 +199,7 @@ extension Command {
             } catch {
                 throw Reported(status: reportError(shownPath.description, describe(error)))
             }
-        } catch let error as ByteStreamError where error.errno == Errno.tooManySymbolicLinks && !followsLinks {
+        } catch where isSystemError(error, Errno.tooManySymbolicLinks) && !followsLinks {
             throw Reported(status: reportError(shownPath.description, "was replaced by a symbolic link while it was examined"))
         } catch {
             // What cannot be opened is written beside its name, unless it is a device: the

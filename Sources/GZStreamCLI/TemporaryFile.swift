@@ -131,7 +131,7 @@ final class TemporaryFile {
                                                       flags: OpenFlag.writeOnly | OpenFlag.create | OpenFlag.exclusive
                                                           | OpenFlag.noFollow, mode: 0o600)
                 return (descriptor, name)
-            } catch let error as ByteStreamError where error.errno == Errno.fileExists && attempts < 100 {
+            } catch where isSystemError(error, Errno.fileExists) && attempts < 100 {
                 attempts += 1
             } catch {
                 throw PublishError(cannotCreateOutput: error)

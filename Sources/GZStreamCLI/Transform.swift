@@ -163,7 +163,7 @@ extension Command {
             }
         } catch let reported as Reported {
             throw reported   // already reported (unpackRange)
-        } catch let error as ByteStreamError where error.errno == Errno.brokenPipe && error.target == outputName
+        } catch where isSystemError(error, Errno.brokenPipe) && (error as? ByteStreamError)?.target == outputName
                     && !(output is SocketOutputStream) {
             // A closed pipe ends the run quietly (or by SIGPIPE); a peer that went away is an error.
             closedPipe = outputName
