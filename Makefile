@@ -96,11 +96,13 @@ fuzz: deps
 fuzz-build: deps
 	scripts/fuzz.sh --build
 
+# Only the gzstream product is built: a build of every target would include the tests'
+# TestSupport, which imports Testing, of which the toolchain has no static library.
 # The Swift runtime is linked in (--static-swift-stdlib): the installed binary runs on machines
 # without the Swift toolchain, needing only libc, libstdc++, zlib, libdeflate, ISA-L's and
 # libsodium's shared libraries (Debian: zlib1g, libdeflate0, libisal2, libsodium23).
 install: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --product gzstream
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/gzstream
 
