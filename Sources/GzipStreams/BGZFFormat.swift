@@ -21,9 +21,13 @@ enum BGZFFormat {
     static func storeHeader(memberSize: Int, at pointer: UnsafeMutablePointer<UInt8>) {
         precondition(memberSize > headerSize + GzipTrailer.size && memberSize <= maximumMemberSize,
                      "a BGZF member holds 27 to 65536 bytes")
-        let fixed: [UInt8] = [GzipFormat.magic.0, GzipFormat.magic.1, GzipFormat.methodDeflate, GzipFormat.flagExtra,
-                              0, 0, 0, 0, 0, GzipFormat.operatingSystemUnknown]
-        fixed.withUnsafeBufferPointer { pointer.update(from: $0.baseAddress!, count: fixed.count) }
+        // Stored byte by byte: once per member on every worker, so no array is made for it.
+        pointer[0] = GzipFormat.magic.0
+        pointer[1] = GzipFormat.magic.1
+        pointer[2] = GzipFormat.methodDeflate
+        pointer[3] = GzipFormat.flagExtra
+        (pointer + 4).update(repeating: 0, count: 5)  // MTIME 0, XFL 0
+        pointer[9] = GzipFormat.operatingSystemUnknown
         GzipFormat.store(littleEndian: UInt16(4 + subfieldLength), at: pointer + 10)
         pointer[12] = subfieldID.0
         pointer[13] = subfieldID.1
