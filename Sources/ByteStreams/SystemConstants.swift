@@ -46,8 +46,6 @@ package enum OpenFlag {
     package static let readOnly: Int32 = O_RDONLY
     /// `O_WRONLY`: for writing only.
     package static let writeOnly: Int32 = O_WRONLY
-    /// `O_RDWR`: for reading and writing.
-    package static let readWrite: Int32 = O_RDWR
     /// `O_CREAT`: create the file when the name does not exist.
     package static let create: Int32 = O_CREAT
     /// `O_EXCL`: with ``create``, fail with `EEXIST` when the name exists (a symbolic link too).

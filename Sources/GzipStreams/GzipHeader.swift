@@ -20,7 +20,7 @@ public struct GzipHeader: Equatable, Sendable {
     /// derives it from the compression level as GNU gzip does; a parsed header always has it.
     public var extraFlags: UInt8?
     /// OS: the file system the member was made on; 3 is Unix, 255 unknown.
-    public var operatingSystem: UInt8 = 3
+    public var operatingSystem: UInt8 = GzipFormat.operatingSystemUnix
     /// FEXTRA: the extra field's bytes (XLEN of them, at most 65535), without the XLEN prefix.
     public var extraField: [UInt8]?
     /// FNAME: the original file name, without the terminating zero byte.
