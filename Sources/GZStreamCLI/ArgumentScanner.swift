@@ -65,6 +65,14 @@ struct ArgumentScanner {
         return next()
     }
 
+    /// The ASCII digits that follow the short flag just returned in its group, taken from the
+    /// group: `-11` is one option, level 11, as pigz reads it.
+    mutating func digitsAfterFlag() -> String {
+        let digits = letters.prefix { $0.isASCII && $0.isWholeNumber }
+        letters = letters.dropFirst(digits.count)
+        return String(digits)
+    }
+
     /// Whether the long option just returned was given `=VALUE`.
     var hasInlineValue: Bool { inlineValue != nil }
 

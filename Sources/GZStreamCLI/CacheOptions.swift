@@ -146,7 +146,7 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
             default: throw cacheUsageError("unknown option '--\(name)'")
             }
         case .short(let letter):
-            if let level = compressionLevel(flag: letter) {
+            if let level = try compressionLevel(flag: letter, in: &scanner) {
                 options.level = level
                 continue
             }

@@ -57,6 +57,8 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "level": options.level = try parseLevel(try scanner.text(for: "--level"))
             case "fast": try flag(); options.level = 1
             case "best": try flag(); options.level = compressionLevels.upperBound
+            case "engine": options.engine = try parseEngine(try scanner.text(for: "--engine"))
+            case "rsyncable": try flag(); options.rsyncable = true
             case "chunk-size":
                 options.chunkSize = try parseChunkSize(try scanner.text(for: "--chunk-size"))
                 options.chunkSizeGiven = true
@@ -98,7 +100,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             default: throw UsageError(message: "unknown option '--\(name)'")
             }
         case .short(let letter):
-            if let level = compressionLevel(flag: letter) {
+            if let level = try compressionLevel(flag: letter, in: &scanner) {
                 options.level = level
                 continue
             }

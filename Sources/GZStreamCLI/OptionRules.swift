@@ -1,4 +1,5 @@
 import ByteStreams
+import GzipStreams
 
 // The rules between options, checked once every argument is read, as swift-argument-parser's
 // `validate()` checks them: each option alone was checked by its value parser
@@ -31,12 +32,10 @@ extension Options {
         if blockSize != nil && (mode != .pack || bgzf) {
             throw UsageError(message: "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)")
         }
-        if index && !bgzf {
-            throw UsageError(message: "--index applies to pack --bgzf")
-        }
         if mode != .pack && (bgzf || index) {
             throw UsageError(message: "--bgzf and --index apply to pack")
         }
+        try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.
         if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {
             throw UsageError(message: "--index needs an output file (not standard output)")
@@ -56,6 +55,22 @@ extension Options {
         }
         if recursive && mode == .index {
             throw UsageError(message: "-r applies to pack, unpack, test and list")
+        }
+    }
+
+    /// The rules for the pack engine: `--engine`, `--rsyncable`, levels above 9, and
+    /// `--index` without `--bgzf` (whose access points are the chunks engine's chunk starts).
+    private func validateEngineOptions() throws(UsageError) {
+        if (engine != nil || rsyncable) && (mode != .pack || bgzf) {
+            throw UsageError(message: "--engine and --rsyncable apply to pack without --bgzf")
+        }
+        guard engine == .zlib else { return }
+        if level > compressionLevels.upperBound {
+            throw UsageError(message: "levels 10 to 12 need the chunks engine, not --engine zlib")
+        }
+        if rsyncable { throw UsageError(message: "--rsyncable needs the chunks engine, not --engine zlib") }
+        if index && !bgzf {
+            throw UsageError(message: "--index needs the chunks engine (its chunks are the access points), not --engine zlib")
         }
     }
 

@@ -1,4 +1,5 @@
 import ByteStreams
+import GzipStreams
 
 /// What the command line asked for.
 struct Options: Equatable {
@@ -32,12 +33,18 @@ struct Options: Equatable {
     /// `-p`/`--threads`: deflating threads for pack, inflating threads for BGZF input to unpack and
     /// test; `nil` is every core available to the process.
     var threads: Int?
-    /// `-b`/`--block-size`: plain bytes per independently deflated block (pack); `nil` is
-    /// pigz's 128 KiB. The output depends on this and the level, never on the thread count.
+    /// `-b`/`--block-size`: plain bytes per independently deflated block (pack); `nil` is the
+    /// engine's (1 MiB chunks; pigz's 128 KiB for zlib). The output depends on this, the engine
+    /// and the level, never on the thread count.
     var blockSize: Int?
+    /// `--engine NAME` (pack): how to deflate; `nil` is ``DeflateEngine/chunks``.
+    var engine: DeflateEngine?
+    /// `--rsyncable` (pack): chunk boundaries chosen from the content.
+    var rsyncable = false
     /// `--bgzf`: pack as BGZF (SAM/BAM specification §4.1) instead of one member.
     var bgzf = false
-    /// `--index`: with `--bgzf`, write a bgzip-compatible `.gzi` index beside the output.
+    /// `--index` (pack): write an index beside the output: bgzip's `.gzi` with `--bgzf`, else
+    /// indexed_gzip's GZIDX (`.gzidx`) with an access point at each chunk.
     var index = false
     /// `unpack --offset N`: the first plain byte to write, in bytes (BGZF with a `.gzi` index).
     var rangeOffset: Int64?

@@ -120,7 +120,7 @@ extension Command {
                     }
                     packer = try GzipOutputStream(wrapping: sink, level: options.level, header: header.fields,
                                               chunkSize: options.chunkSize, threads: threads,
-                                              blockSize: options.blockSize ?? GzipOutputStream.defaultBlockSize,
+                                              blockSize: options.blockSize, engine: options.engine ?? .chunks,
                                               closesInnerStream: closesOutput)
                 }
                 // The first read comes before the header, so that nothing is written when the

@@ -37,19 +37,31 @@ func pathname(_ bytes: some Collection<UInt8>) throws(UsageError) -> Pathname {
     return name
 }
 
-/// `-0` ... `-9`: the level a short flag names, or `nil` when `letter` is no level.
-func compressionLevel(flag letter: Character) -> Int? {
-    guard letter.isASCII, let level = letter.wholeNumberValue, compressionLevels.contains(level) else { return nil }
+/// `-0` ... `-12`: the level a short flag and the digits after it in its group name (`-11`
+/// is level 11, as pigz reads it), or `nil` when `letter` is no digit.
+/// - Throws: ``UsageError`` for a number outside ``extendedCompressionLevels``.
+func compressionLevel(flag letter: Character, in scanner: inout ArgumentScanner) throws(UsageError) -> Int? {
+    guard letter.isASCII, letter.isWholeNumber else { return nil }
+    return try parseLevel(String(letter) + scanner.digitsAfterFlag())
+}
+
+/// `--level N`: one of ``extendedCompressionLevels`` (above 9: libdeflate's levels, for pack's
+/// chunks engine and BGZF).
+func parseLevel(_ text: String) throws(UsageError) -> Int {
+    guard let level = Int(text), extendedCompressionLevels.contains(level) else {
+        throw UsageError(message: "compression level must be \(extendedCompressionLevels.lowerBound) to "
+            + "\(extendedCompressionLevels.upperBound), not '\(text)'")
+    }
     return level
 }
 
-/// `--level N`: one of ``compressionLevels``.
-func parseLevel(_ text: String) throws(UsageError) -> Int {
-    guard let level = Int(text), compressionLevels.contains(level) else {
-        throw UsageError(message: "compression level must be \(compressionLevels.lowerBound) to "
-            + "\(compressionLevels.upperBound), not '\(text)'")
+/// `--engine NAME`: one of ``DeflateEngine``'s names.
+func parseEngine(_ text: String) throws(UsageError) -> DeflateEngine {
+    guard let engine = DeflateEngine(rawValue: text) else {
+        throw UsageError(message: "--engine takes "
+            + DeflateEngine.allCases.map { "'\($0.rawValue)'" }.joined(separator: " or ") + ", not '\(text)'")
     }
-    return level
+    return engine
 }
 
 /// `-p N`: one of ``threadCounts``.

@@ -30,8 +30,8 @@ import ByteStreams
 /// their CRC-32 is computed on the worker too. The output depends only on the input, the level
 /// and where ``flush()`` was called, never on the thread count or on how the input was split
 /// into writes. Levels: 0 stores (stored deflate blocks, written here: 5 bytes of overhead per
-/// member); 1 to 9 are libdeflate's levels 1 to 9, whose scale follows zlib's (its slower
-/// levels 10 to 12 are not offered). htslib 1.16 maps its levels 4 to 9 to libdeflate's 5, 6,
+/// member); 1 to 12 are libdeflate's levels 1 to 12, whose scale follows zlib's to 9 (10 to
+/// 12 are its slow near-optimal parsing). htslib 1.16 maps its levels 4 to 9 to libdeflate's 5, 6,
 /// 7, 8, 10 and 12, so the output is byte for byte bgzip's at levels 0 to 3 only; at level 6
 /// it was 0.4% larger than `bgzip -l 6` on a mixed 256 MiB corpus, for about 20% less CPU
 /// time. A member whose deflate data would not fit in 64 KiB is stored instead.
@@ -68,7 +68,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     /// (SAM/BAM specification §4.1.2).
     public static let endOfFileMember: [UInt8] = BGZFFormat.endOfFileMember
 
-    /// The compression level, 0 (stored) to 9 (best).
+    /// The compression level, 0 (stored) to 12 (best).
     public let level: Int
     /// The deflating worker threads.
     public let threads: Int
@@ -99,7 +99,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     /// A stream that writes BGZF into `inner`.
     /// - Parameters:
     ///   - inner: Where the BGZF data goes.
-    ///   - level: Compression level, `0...9`; default 6. 0 stores; 1 to 9 are libdeflate's.
+    ///   - level: Compression level, `0...12`; default 6. 0 stores; 1 to 12 are libdeflate's.
     ///   - threads: Deflating worker threads, `1...256`; default 1 (which still deflates on a
     ///     worker, beside the writing thread).
     ///   - chunkSize: The most bytes per write to `inner`, `1...ByteStream.maximumChunkSize`;
@@ -120,7 +120,7 @@ public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
     init(wrapping inner: ByteOutputStream, level: Int, threads: Int, chunkSize: Int, buildsIndex: Bool,
          closesInnerStream: Bool, failingMember: Int?) throws(ByteStreamError) {
         let operation = "create BGZFOutputStream"
-        try requireArgument(level, in: compressionLevels, "level", operation: operation)
+        try requireArgument(level, in: extendedCompressionLevels, "level", operation: operation)
         try requireArgument(threads, in: threadCounts, "threads", operation: operation)
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         self.inner = inner

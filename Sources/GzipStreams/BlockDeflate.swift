@@ -1,20 +1,23 @@
 import Synchronization
 
-/// The deflate data of one member made as pigz makes it: the plain bytes are cut into blocks of
-/// `blockSize` bytes, each deflated on a worker thread with the last 32 KiB before it as preset
-/// dictionary (so the ratio stays close to one continuous deflate), each ended by a sync flush
-/// (the last by finish), so that the pieces concatenate into one valid deflate stream
-/// (RFC 1951). Each worker also computes its block's CRC-32; the writer joins them with
-/// `crc32_combine`.
+/// The deflate data of one member made in parallel: the plain bytes are cut into blocks of
+/// `blockSize` bytes, each deflated on a worker thread and ended by a sync flush (the last by
+/// the final block), so that the pieces concatenate into one valid deflate stream (RFC 1951).
+/// With zlib's deflater each block has the last 32 KiB before it as preset dictionary, as pigz
+/// does (the ratio stays close to one continuous deflate); with a deflater that takes no
+/// dictionary (libdeflate's, ISA-L's: ``DeflateEngine/chunks``) every block is independent and
+/// its start is an access point that needs no window. Each worker also computes its block's
+/// CRC-32; the writer joins them with `crc32_combine`.
 ///
 /// The output depends only on the level, the block size and where ``flush(deliver:)`` was
 /// called, never on the number of threads or on how the plain bytes were split into writes.
 ///
-/// Each worker has a deflater of its own (``WholeBufferDeflater``), made by the owner: zlib's
-/// today, whose preset dictionary and sync flush this needs.
+/// Each worker has a deflater of its own (``WholeBufferDeflater``), made by the owner.
 ///
 /// Memory: at most `2 × threads` blocks in flight, each `blockSize` plain bytes plus their
-/// deflate output, plus one deflater per thread (zlib's: about 256 KiB).
+/// deflate output (the deflater's bound, about `blockSize` again), the block being filled,
+/// plus one deflater per thread (zlib's: about 256 KiB; libdeflate's at level 6: about 800 KiB
+/// with its 64 KiB of scratch; ISA-L's level 3: about 1.3 MiB).
 final class BlockDeflate {
     /// One deflated block, ready to write.
     struct Block: Sendable {
@@ -38,20 +41,21 @@ final class BlockDeflate {
     private let pipeline: OrderedPipeline<Worker, Block>
     private let blockSize: Int
     private var block: [UInt8]
-    /// The last `windowSize` plain bytes before `block`: its preset dictionary.
+    /// The last `windowSize` plain bytes before `block`: its preset dictionary, kept only for
+    /// deflaters that take one.
     private var dictionary: [UInt8] = []
+    private let keepsDictionary: Bool
 
     /// - Parameters:
     ///   - blockSize: Plain bytes per block, at least `windowSize`.
     ///   - threads: Worker threads, at least 1.
-    ///   - makeDeflater: Makes one worker's deflater, called `threads` times: a backend that
-    ///     can end a block with a sync flush (``WholeBufferDeflater/compress(_:dictionary:isFinal:into:)``
-    ///     with `isFinal` false), such as zlib's ``ZStream``.
+    ///   - makeDeflater: Makes one worker's deflater, called `threads` times; all alike.
     /// - Throws: What `makeDeflater` throws (a ``GzipError`` when a deflater cannot be set up).
     init(blockSize: Int, threads: Int,
          makeDeflater: () throws(GzipError) -> any WholeBufferDeflater) throws(GzipError) {
         var workers: [Worker] = []
         for _ in 0..<threads { workers.append(Worker(deflater: try makeDeflater())) }
+        keepsDictionary = workers.first?.deflater.takesDictionary ?? false
         pipeline = OrderedPipeline(workers: workers, maximumInFlight: 2 * threads, label: "gzstream.deflate")
         self.blockSize = blockSize
         block = []
@@ -111,10 +115,9 @@ final class BlockDeflate {
             defer { worker.runningJobs.subtract(1, ordering: .relaxed) }
             return Self.deflate(plain, dictionary: dictionary, last: last, with: worker.deflater)
         }, deliver: { try check($0, deliver) })
-        if plain.count >= Self.windowSize {
-            self.dictionary = Array(plain.suffix(Self.windowSize))
-        } else {
-            self.dictionary = Array((self.dictionary + plain).suffix(Self.windowSize))
+        if keepsDictionary {
+            self.dictionary = Array((plain.count >= Self.windowSize ? plain : self.dictionary + plain)
+                .suffix(Self.windowSize))
         }
         block = []
         block.reserveCapacity(blockSize)

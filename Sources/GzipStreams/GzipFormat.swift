@@ -86,10 +86,10 @@ enum GzipFormat {
 
     // MARK: Writing a header (RFC 1952 §2.3)
 
-    /// XFL for a member deflated at `level`, as GNU gzip sets it: 2 at level 9 (slowest), 4 at
-    /// level 1 (fastest), else 0.
+    /// XFL for a member deflated at `level`, as GNU gzip sets it: 2 at level 9 (slowest) and
+    /// above (as pigz at 11), 4 at level 1 (fastest), else 0.
     static func extraFlags(level: Int) -> UInt8 {
-        level == 9 ? 2 : level == 1 ? 4 : 0
+        level >= 9 ? 2 : level == 1 ? 4 : 0
     }
 
     /// `header`'s bytes as RFC 1952 §2.3 lays them out, for a member deflated at `level` (which

@@ -24,9 +24,10 @@ protocol RawDeflater: AnyObject {
 
 /// A whole-buffer deflate backend: deflates one buffer at a time into deflate data of its own,
 /// as the parallel block deflater (``BlockDeflate``) and ``BGZFOutputStream`` need. zlib's
-/// (``ZStream``, with a preset dictionary and a sync flush) and libdeflate's
-/// (``LibdeflateDeflater``, faster, final block only); a new backend is one more conforming
-/// type, handed to the writer that should use it.
+/// (``ZStream``, with a preset dictionary and a sync flush), libdeflate's
+/// (``LibdeflateDeflater``, faster, no dictionary) and ISA-L's (``IsalDeflater``, fastest, no
+/// dictionary); a new backend is one more conforming type, handed to the writer that should
+/// use it.
 ///
 /// Lifecycle: the library state is released once, by ``end()`` or at the latest by the
 /// deinitializer; ``isLive`` tells which, so that a test can prove the pairing. Used by one
@@ -34,6 +35,11 @@ protocol RawDeflater: AnyObject {
 protocol WholeBufferDeflater: AnyObject {
     /// Whether the deflater holds library state that ``end()`` has yet to release.
     var isLive: Bool { get }
+
+    /// Whether ``compress(_:dictionary:isFinal:into:)`` uses its `dictionary` (zlib's does;
+    /// libdeflate's and ISA-L's ignore it), so a caller need not keep one for a backend that
+    /// ignores it.
+    var takesDictionary: Bool { get }
 
     /// The output room in bytes with which ``compress(_:dictionary:isFinal:into:)`` of `count`
     /// plain bytes succeeds: the library's bound, plus room for a sync flush where the backend
@@ -50,7 +56,7 @@ protocol WholeBufferDeflater: AnyObject {
     ///     is then only larger).
     ///   - isFinal: End with the final block (BFINAL set); `false` ends with a sync flush (an
     ///     empty stored block, byte-aligned), so that more deflate data can follow and the two
-    ///     decode as one stream. A backend may support only one of the two (a precondition).
+    ///     decode as one stream.
     ///   - output: Where the deflate data goes, from its start.
     /// - Returns: The number of bytes written to `output`, or `nil` when they did not fit
     ///   (what `output` holds then is undefined; try again with more room, or store).

@@ -7,6 +7,8 @@ import CZlib
 ///
 /// An inflating ``ZStream`` does not deflate: calling these on one is a precondition failure.
 extension ZStream: RawDeflater, WholeBufferDeflater {
+    var takesDictionary: Bool { true }
+
     /// zlib's `deflateBound` plus 64 bytes: the bound counts the data ended by finish, and a sync
     /// flush instead adds at most an empty stored block. Wraps zlib's `deflateBound`.
     func compressBound(_ count: Int) -> Int {
