@@ -8,10 +8,11 @@ import TestSupport
 /// `data` packed by a parallel ``GzipOutputStream`` into memory, offered in writes whose sizes
 /// come from `writeSizes` in turn.
 func packInBlocks(_ data: [UInt8], level: Int = 6, threads: Int, blockSize: Int? = GzipOutputStream.defaultBlockSize,
+                  engine: DeflateEngine = .chunks,
                   writeSizes: [Int] = [1 << 20], chunkSize: Int = ByteStream.defaultChunkSize) throws -> [UInt8] {
     let memory = MemoryOutputStream()
     let gzip = try GzipOutputStream(wrapping: memory, level: level, chunkSize: chunkSize, threads: threads,
-                                    blockSize: blockSize)
+                                    blockSize: blockSize, engine: engine)
     try gzip.openOrThrow()
     try writeInSlices(data, to: gzip, writeSizes: writeSizes)
     try gzip.closeOrThrow()
@@ -51,14 +52,15 @@ struct ParallelDeflateTests {
     static let sizes = [0, 1, 32_767, 32_768, 32_769, blockSize - 1, blockSize, blockSize + 1,
                         3 * blockSize, 3 * blockSize + 7, 2_500_000]
 
-    @Test("The output is the same for 1, 2, 3 and 8 threads, and decodes to the input", arguments: [0, 1, 6, 9])
-    func sameBytesForEveryThreadCount(level: Int) throws {
+    @Test("The output is the same for 1, 2, 3 and 8 threads, and decodes to the input",
+          arguments: DeflateEngine.allCases, [0, 1, 2, 6, 9])
+    func sameBytesForEveryThreadCount(engine: DeflateEngine, level: Int) throws {
         for size in Self.sizes {
             let data = mixedBytes(count: size, seed: UInt64(size))
-            let reference = try packInBlocks(data, level: level, threads: 1)
+            let reference = try packInBlocks(data, level: level, threads: 1, engine: engine)
             for threads in [2, 3, 8] {
-                let packed = try packInBlocks(data, level: level, threads: threads)
-                #expect(packed == reference, "level \(level), \(size) bytes, \(threads) threads")
+                let packed = try packInBlocks(data, level: level, threads: threads, engine: engine)
+                #expect(packed == reference, "\(engine) level \(level), \(size) bytes, \(threads) threads")
             }
             // RFC 1952 §2.3.1: the trailer's CRC-32 and ISIZE, joined from the blocks' CRCs.
             #expect(littleEndianUInt32(reference, at: reference.count - 8) == referenceCRC32(data))
@@ -69,22 +71,24 @@ struct ParallelDeflateTests {
         }
     }
 
-    @Test("How the input is split into writes does not change the output")
-    func writeSizesDoNotMatter() throws {
+    @Test("How the input is split into writes does not change the output", arguments: DeflateEngine.allCases)
+    func writeSizesDoNotMatter(engine: DeflateEngine) throws {
         let data = mixedBytes(count: 700_000, seed: 5)
-        let reference = try packInBlocks(data, threads: 2)
+        let reference = try packInBlocks(data, threads: 2, engine: engine)
         for writeSizes in [[1, 4096, 77], [4096], [131_071, 1, 131_073], [700_000]] {
-            #expect(try packInBlocks(data, threads: 3, writeSizes: writeSizes) == reference, "writes \(writeSizes)")
+            #expect(try packInBlocks(data, threads: 3, engine: engine, writeSizes: writeSizes) == reference,
+                    "writes \(writeSizes)")
         }
         // Compressed chunks handed to the inner stream are at most chunkSize; the bytes are the same.
-        #expect(try packInBlocks(data, threads: 2, chunkSize: 7) == reference)
+        #expect(try packInBlocks(data, threads: 2, engine: engine, chunkSize: 7) == reference)
     }
 
     @Test("One member that GNU gzip, pigz and bgzip read; ratio within 1% of one continuous deflate",
-          .requires(.gzip), .requires(.pigz), .requires(.bgzip))
-    func otherToolsReadIt() throws {
+          .requires(.gzip), .requires(.pigz), .requires(.bgzip), arguments: DeflateEngine.allCases)
+    func otherToolsReadIt(engine: DeflateEngine) throws {
         let data = mixedBytes(count: 3_000_000, seed: 9)
-        let packed = try packInBlocks(data, threads: 2)
+        // Each engine's own block size: 1 MiB chunks, 128 KiB zlib blocks.
+        let packed = try packInBlocks(data, threads: 2, blockSize: nil, engine: engine)
         let continuous = try pack(data)
         #expect(Double(packed.count) <= Double(continuous.count) * 1.01,
                 "parallel \(packed.count) bytes vs continuous \(continuous.count)")
@@ -100,36 +104,47 @@ struct ParallelDeflateTests {
         }
     }
 
-    @Test("A block size other than the default changes the cut points, not the content")
-    func otherBlockSizes() throws {
+    @Test("A block size other than the default changes the cut points, not the content",
+          arguments: DeflateEngine.allCases)
+    func otherBlockSizes(engine: DeflateEngine) throws {
         let data = mixedBytes(count: 1_000_000, seed: 11)
         for blockSize in [GzipOutputStream.minimumBlockSize, 100_000, 1 << 20, 4 << 20] {
-            let packed = try packInBlocks(data, threads: 2, blockSize: blockSize)
-            #expect(try packInBlocks(data, threads: 1, blockSize: blockSize) == packed, "block size \(blockSize)")
+            let packed = try packInBlocks(data, threads: 2, blockSize: blockSize, engine: engine)
+            #expect(try packInBlocks(data, threads: 1, blockSize: blockSize, engine: engine) == packed,
+                    "block size \(blockSize)")
             #expect(unpack(packed).bytes == data, "block size \(blockSize)")
         }
     }
 
-    @Test("threads above 1 without a block size uses 128 KiB blocks; threads 1 alone keeps one continuous deflate")
+    @Test("threads above 1 without a block size use the chunks engine's 1 MiB chunks (zlib's: 128 KiB blocks); threads 1 alone keeps one continuous deflate")
     func defaults() throws {
-        let data = mixedBytes(count: 400_000, seed: 3)
+        let data = mixedBytes(count: 2_400_000, seed: 3)
         let memory = MemoryOutputStream()
         let gzip = try GzipOutputStream(wrapping: memory, threads: 4)
-        #expect(gzip.blockSize == GzipOutputStream.defaultBlockSize)
+        #expect(gzip.engine == .chunks && gzip.blockSize == 1 << 20)
         try gzip.openOrThrow()
         try gzip.writeAll(data)
         try gzip.closeOrThrow()
-        #expect([UInt8](memory.data) == (try packInBlocks(data, threads: 1)))
-        #expect(try GzipOutputStream(wrapping: MemoryOutputStream()).blockSize == nil)
+        #expect([UInt8](memory.data) == (try packInBlocks(data, threads: 1, blockSize: 1 << 20)))
+        #expect(try GzipOutputStream(wrapping: MemoryOutputStream(), threads: 2, engine: .zlib).blockSize
+                == GzipOutputStream.defaultBlockSize)
+        let single = try GzipOutputStream(wrapping: MemoryOutputStream())
+        #expect(single.blockSize == nil && single.engine == nil)
         #expect(try pack(data) != (try packInBlocks(data, threads: 1)))
+        // Levels above 9 are the chunks engine's alone.
+        #expect(try GzipOutputStream(wrapping: MemoryOutputStream(), level: 12).engine == .chunks)
+        #expect(throws: ByteStreamError.self) {
+            try GzipOutputStream(wrapping: MemoryOutputStream(), level: 10, engine: .zlib)
+        }
     }
 
-    @Test("flush() makes every byte written so far decodable, and the stream goes on")
-    func flushMakesEverythingDecodable() throws {
+    @Test("flush() makes every byte written so far decodable, and the stream goes on",
+          arguments: DeflateEngine.allCases)
+    func flushMakesEverythingDecodable(engine: DeflateEngine) throws {
         let first = mixedBytes(count: 300_001, seed: 21)
         let second = textBytes(count: 5000, seed: 22)
         let memory = MemoryOutputStream()
-        let gzip = try GzipOutputStream(wrapping: memory, threads: 2)
+        let gzip = try GzipOutputStream(wrapping: memory, threads: 2, engine: engine)
         try gzip.openOrThrow()
         try gzip.writeAll(first)
         try gzip.flush()
