@@ -50,14 +50,16 @@ Options:
   -r, --recursive       walk the directories named: each regular file in them in place
                         (symbolic links not followed); without -r a directory is skipped
   -S, --suffix SUF      pack writes FILE+SUF instead of FILE.gz; unpack also takes SUF
-  -0 ... -9             compression level: -1 fastest, -9 best, -0 stored (default 6)
+  -0 ... -9             compression level: -1 fastest, -9 best, -0 stored (default 6);
+                        pack also -10 ... -12: smaller than -9, slower
       --fast, --best    the same as -1 and -9
-      --level N         compression level 0 to 9 (0 stores without compressing)
+      --level N         compression level 0 to 12 (0 stores without compressing)
       --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
                         K, M suffixes: KiB, MiB); unpack writes 128K unless it is given
   -p, --threads N       pack: deflate on N threads; unpack, test: inflate BGZF input on
                         N threads (default: every core available)
-  -b, --block-size N    pack: N KiB of input per parallel block (default 128; K, M suffixes);
+  -b, --block-size N    pack: N KiB of input per parallel chunk (default 1024; with
+                        --engine zlib, per block: default 128; K, M suffixes);
                         the output depends on the level and block size, not on -p
       --max-output N    unpack, test, list: stop with an error past N decompressed bytes
                         (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
@@ -65,6 +67,8 @@ Options:
       --offset N        unpack with -c or -o: write the plain bytes from offset N of a BGZF
                         FILE.gz on, found through FILE.gz.gzi (see index); K, M, G, T suffixes
       --length N        with --offset: at most N bytes (default: to the end)
+      --engine NAME     pack: chunks (default: libdeflate or ISA-L, about twice zlib's
+                        speed) or zlib (pigz's design, zlib's deflate; levels 0 to 9)
       --bgzf            pack: BGZF (blocked gzip, as bgzip): members of at most 64 KiB
                         deflated by libdeflate on -p N threads (default: all cores);
                         no name or time is stored
@@ -92,7 +96,7 @@ Options:
   -h, --help            show this help
   -V, --version         show the version
 
-send packs as pack does (-0 ... -9, -p, -b, --bgzf, -n) and half-closes the connection at the
+send packs as pack does (-0 ... -12, -p, -b, --engine, --bgzf, -n) and half-closes the connection at the
 end; it then waits for receive's acknowledgement, sent once receive has read, checked and
 written everything: exit 0 means that. A receiver that is not gzstream (nc -l) sends none, so
 send then exits 1 ("no acknowledgement"), whether or not the data arrived.

@@ -34,15 +34,16 @@ struct ParallelPackCLITests {
         }
     }
 
-    @Test("-b takes KiB as pigz's does; another block size gives other bytes with the same content", .requires(.gzip))
+    @Test("-b takes KiB as pigz's does (default 1 MiB chunks); another block size gives other bytes with the same content",
+          .requires(.gzip))
     func blockSize() throws {
         try withScratch { scratch in
-            let content = mixedInput(byteCount: 600_000)
+            let content = mixedInput(byteCount: 2_600_000)
             try scratch.write("data", content)
             let standard = try gzstream(["pack", "-c", "-n", "data"], in: scratch)
-            let explicit = try gzstream(["pack", "-c", "-n", "-b", "128", "data"], in: scratch)
-            let suffixed = try gzstream(["pack", "-c", "-n", "--block-size=128K", "data"], in: scratch)
-            let other = try gzstream(["pack", "-c", "-n", "-b", "64", "data"], in: scratch)
+            let explicit = try gzstream(["pack", "-c", "-n", "-b", "1024", "data"], in: scratch)
+            let suffixed = try gzstream(["pack", "-c", "-n", "--block-size=1M", "data"], in: scratch)
+            let other = try gzstream(["pack", "-c", "-n", "-b", "512", "data"], in: scratch)
             #expect(explicit.stdout == standard.stdout && suffixed.stdout == standard.stdout)
             #expect(other.status == 0 && other.stdout != standard.stdout, "\(other)")
             #expect(try gunzip(try scratch.write("other.gz", other.stdout), in: scratch) == content)
