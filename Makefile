@@ -77,7 +77,8 @@ test-venv:
 	fi; \
 	echo "installing $(TEST_PYPI_PACKAGES) into $$venv"; \
 	{ [ -x "$$venv/bin/python3" ] || python3 -m venv "$$venv"; } && \
-	"$$venv/bin/python3" -m pip install -q --disable-pip-version-check $(TEST_PYPI_PACKAGES) || \
+	"$$venv/bin/python3" -m pip install -q --disable-pip-version-check --retries 1 --timeout 15 \
+	  $(TEST_PYPI_PACKAGES) || \
 	echo "make: could not install $(TEST_PYPI_PACKAGES) into $$venv (offline?); the tests that need them" \
 	  "are skipped" >&2
 
