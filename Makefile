@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
-.PHONY: all build test demo bench bench-cache fuzz fuzz-build install deps test-deps clean
+.PHONY: all build test demo bench bench-cache fuzz fuzz-build install deps test-deps test-venv clean
 
 all: build
 
@@ -50,6 +50,37 @@ test-deps: deps
 	      "to install them: sudo apt-get install$$missing" >&2; \
 	  fi; \
 	fi
+	@$(MAKE) --no-print-directory test-venv
+
+# indexed_gzip and rapidgzip (PyPI), the readers of the GZIDX index format that the index tests
+# check against, in a virtual environment of their own, TEST_VENV: Debian's python is externally
+# managed (no pip into it), and `python3 -m venv` needs Debian's python3-venv. Nothing is done
+# when the environment already imports both; offline or without python3-venv, what is missing
+# is said and the tests that need them are skipped.
+TEST_VENV ?= .build/test-venv
+TEST_PYPI_PACKAGES ?= indexed_gzip==1.10.3 rapidgzip==0.16.2
+test-venv:
+	@venv="$(TEST_VENV)"; \
+	if [ -x "$$venv/bin/python3" ] && "$$venv/bin/python3" -c 'import indexed_gzip, rapidgzip' 2>/dev/null; then exit 0; fi; \
+	if ! command -v python3 >/dev/null 2>&1; then \
+	  echo "make: no python3, so no indexed_gzip and rapidgzip (the tests that need them are skipped)" >&2; exit 0; \
+	fi; \
+	if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing python3-venv"; \
+	    $(APT_GET_INSTALL) python3-venv; \
+	  else \
+	    echo "make: not installed: python3-venv, so no indexed_gzip and rapidgzip (the tests that need them" \
+	      "are skipped); to install it: sudo apt-get install python3-venv" >&2; \
+	    exit 0; \
+	  fi; \
+	fi; \
+	echo "installing $(TEST_PYPI_PACKAGES) into $$venv"; \
+	{ [ -x "$$venv/bin/python3" ] || python3 -m venv "$$venv"; } && \
+	"$$venv/bin/python3" -m pip install -q --disable-pip-version-check --retries 1 --timeout 15 \
+	  $(TEST_PYPI_PACKAGES) || \
+	echo "make: could not install $(TEST_PYPI_PACKAGES) into $$venv (offline?); the tests that need them" \
+	  "are skipped" >&2
 
 build: deps
 	$(SWIFT) build
