@@ -48,6 +48,7 @@ public struct Tool: Sendable {
     public static let bgzip = Tool(name: "bgzip", debianPackage: "tabix")
     public static let python3 = Tool(name: "python3", debianPackage: "python3")
     public static let tar = Tool(name: "tar", debianPackage: "tar")
+    public static let rsync = Tool(name: "rsync", debianPackage: "rsync")
     /// util-linux's, for a pseudo-terminal.
     public static let script = Tool(name: "script", debianPackage: "bsdutils")
 }
