@@ -72,8 +72,11 @@ Options:
       --bgzf            pack: BGZF (blocked gzip, as bgzip): members of at most 64 KiB
                         deflated by libdeflate on -p N threads (default: all cores);
                         no name or time is stored
-      --index           with --bgzf: also write OUTPUT.gzi, bgzip's index (needs an
-                        output file; an existing one is replaced only with -f)
+      --index           pack: also write an index beside the output file: OUTPUT.gzidx
+                        (indexed_gzip's GZIDX, a point at each chunk), or with --bgzf
+                        OUTPUT.gzi (bgzip's); an existing one is replaced only with -f
+      --rsyncable       pack: chunk boundaries chosen from the content, so that rsync
+                        and backups find what an edit did not change (as gzip's)
   -N, --name            pack: store the file name and modification time (the default);
                         unpack: restore them from the header
   -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)

@@ -54,6 +54,10 @@ struct Options: Equatable {
     /// given (UTF-8 or not), as the end of a name.
     var suffix: Pathname?
 
+    /// The suffix of the index `pack --index` writes beside its output: bgzip's `.gzi` with
+    /// `--bgzf`, else indexed_gzip's `.gzidx`.
+    var indexSuffix: Pathname { bgzf ? ".gzi" : ".gzidx" }
+
     /// The suffix pack appends: `-S`'s, else `.gz`.
     var packSuffix: Pathname { suffix ?? ".gz" }
 

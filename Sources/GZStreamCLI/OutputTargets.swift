@@ -76,9 +76,10 @@ extension Command {
         if !options.force, !outputNamedByHeader, existing != nil || outputIsLink {
             throw Reported(status: refuseExisting(outputPath.description))
         }
-        // pack --bgzf --index: OUTPUT.gzi, written and published with the output, beside it.
-        let indexPath = options.index ? outputPath.appending(".gzi") : nil
-        let indexName = outputPath.appending(".gzi").lastComponent
+        // pack --index: OUTPUT.gzi (--bgzf) or OUTPUT.gzidx, written and published with the
+        // output, beside it.
+        let indexPath = options.index ? outputPath.appending(options.indexSuffix) : nil
+        let indexName = outputPath.appending(options.indexSuffix).lastComponent
         if let indexPath {
             try rejectSameFile(inputInfo, openedDirectory.info(of: indexName, followsLinks: true), inputName: inputName)
             try refuseToReplaceIndex(indexPath, in: openedDirectory)
@@ -127,7 +128,7 @@ extension Command {
         // The index is published first and taken back if the output cannot be, so that the
         // two appear together or not at all.
         if let indexTemporary, let indexPath {
-            try writeIndex((outcome.index ?? BGZFIndex()).encoded, into: indexTemporary, path: indexPath,
+            try writeIndex(outcome.indexBytes ?? BGZFIndex().encoded, into: indexTemporary, path: indexPath,
                            mode: permissions, owner: owner)
             try publishIndex(indexTemporary, as: indexPath)
         }
@@ -229,7 +230,7 @@ extension Command {
     private func refuseIndex(besideNonFile outputPath: Pathname) throws {
         guard options.index else { return }
         throw Reported(status: reportError(outputPath.description,
-                                           "not a regular file: --index needs one to write its .gzi beside"))
+                                           "not a regular file: --index needs one to write its \(options.indexSuffix) beside"))
     }
 
     /// `-o` naming a device or FIFO (`-o /dev/null`), opened by ``openDevice(_:inputInfo:inputName:)``:

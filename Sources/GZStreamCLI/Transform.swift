@@ -7,8 +7,8 @@ extension Command {
         var bytesIn: Int64
         var bytesOut: Int64
         var header: GzipHeader?
-        /// pack --bgzf --index: where each member starts.
-        var index: BGZFIndex?
+        /// pack --index: the index's bytes (bgzip's `.gzi` with --bgzf, else GZIDX).
+        var indexBytes: [UInt8]?
     }
 
     /// The decoder for `input` (which it does not close). BGZF input (its first member has the
@@ -121,6 +121,7 @@ extension Command {
                     packer = try GzipOutputStream(wrapping: sink, level: options.level, header: header.fields,
                                               chunkSize: options.chunkSize, threads: threads,
                                               blockSize: options.blockSize, engine: options.engine ?? .chunks,
+                                              rsyncable: options.rsyncable, buildsIndex: options.index,
                                               closesInnerStream: closesOutput)
                 }
                 // The first read comes before the header, so that nothing is written when the
@@ -139,7 +140,8 @@ extension Command {
                 progress?.end(completed: true)
                 return Outcome(status: status, bytesIn: packer.uncompressedByteCount,
                                bytesOut: packer.compressedCount, header: nil,
-                               index: (packer as? BGZFOutputStream)?.index)
+                               indexBytes: (packer as? BGZFOutputStream)?.index?.encoded
+                                   ?? (packer as? GzipOutputStream)?.index?.gzidxEncoded())
             case .unpack:
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
                 if ranged {

@@ -39,7 +39,13 @@ final class BlockDeflate {
     static let windowSize = 32 << 10
 
     private let pipeline: OrderedPipeline<Worker, Block>
+    /// The most plain bytes per block: every block's size, unless `boundaries` cuts earlier.
     private let blockSize: Int
+    /// Chooses where blocks end from the content (`--rsyncable`); `nil` cuts every `blockSize` bytes.
+    private var boundaries: ContentDefinedChunker?
+    /// Set when `block` is complete: it is submitted once more bytes come (so that the last
+    /// block is ended by the final block, not a sync flush).
+    private var blockIsComplete = false
     private var block: [UInt8]
     /// The last `windowSize` plain bytes before `block`: its preset dictionary, kept only for
     /// deflaters that take one.
@@ -47,17 +53,22 @@ final class BlockDeflate {
     private let keepsDictionary: Bool
 
     /// - Parameters:
-    ///   - blockSize: Plain bytes per block, at least `windowSize`.
+    ///   - blockSize: Plain bytes per block, at least `windowSize`; with `boundaries`, the most
+    ///     (its `maximumSize`).
+    ///   - boundaries: Cuts the blocks where the content says (``ContentDefinedChunker``); `nil`
+    ///     (the default) cuts every `blockSize` bytes.
     ///   - threads: Worker threads, at least 1.
     ///   - makeDeflater: Makes one worker's deflater, called `threads` times; all alike.
     /// - Throws: What `makeDeflater` throws (a ``GzipError`` when a deflater cannot be set up).
-    init(blockSize: Int, threads: Int,
+    init(blockSize: Int, boundaries: ContentDefinedChunker? = nil, threads: Int,
          makeDeflater: () throws(GzipError) -> any WholeBufferDeflater) throws(GzipError) {
+        precondition(boundaries.map { $0.maximumSize == blockSize } ?? true, "the chunker's maximum is the block size")
         var workers: [Worker] = []
         for _ in 0..<threads { workers.append(Worker(deflater: try makeDeflater())) }
         keepsDictionary = workers.first?.deflater.takesDictionary ?? false
         pipeline = OrderedPipeline(workers: workers, maximumInFlight: 2 * threads, label: "gzstream.deflate")
         self.blockSize = blockSize
+        self.boundaries = boundaries
         block = []
         block.reserveCapacity(blockSize)
     }
@@ -68,20 +79,30 @@ final class BlockDeflate {
     func write(_ bytes: UnsafeRawBufferPointer, deliver: (Block) throws -> Void) throws {
         var offset = 0
         while offset < bytes.count {
-            if block.count == blockSize {
+            if blockIsComplete {
                 // A full block is held until more bytes come, so the last block is ended with finish.
                 try submit(last: false, deliver: deliver)
             }
-            let count = min(blockSize - block.count, bytes.count - offset)
-            block.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]))
+            var count = min(blockSize - block.count, bytes.count - offset)
+            let offered = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+            if let cut = boundaries?.nextBoundary(in: offered) {
+                count = cut
+                blockIsComplete = true
+            }
+            block.append(contentsOf: UnsafeRawBufferPointer(rebasing: offered[..<count]))
             offset += count
+            if block.count == blockSize { blockIsComplete = true }
         }
     }
 
     /// Ends the current block with a sync flush and delivers every block: all plain bytes so far
     /// are then decodable from what was delivered.
     func flush(deliver: (Block) throws -> Void) throws {
-        if !block.isEmpty { try submit(last: false, deliver: deliver) }
+        if !block.isEmpty {
+            try submit(last: false, deliver: deliver)
+            // The next block starts here, whatever the content: so does the chunker's next chunk.
+            boundaries?.reset()
+        }
         try pipeline.finish { try check($0, deliver) }
     }
 
@@ -121,6 +142,7 @@ final class BlockDeflate {
         }
         block = []
         block.reserveCapacity(blockSize)
+        blockIsComplete = false
     }
 
     /// Deflates `plain` with `dictionary` preset, ending with a sync flush or, when `last`,

@@ -66,6 +66,18 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     public let blockSize: Int?
     /// The parallel engine, or `nil` for one continuous zlib deflate on the writing thread.
     public let engine: DeflateEngine?
+    /// Whether chunk boundaries are chosen from the content (``DeflateEngine/chunks`` only).
+    public let isRsyncable: Bool
+    /// The access points at the chunk starts and the sizes, once the stream has closed without
+    /// error, when made with `buildsIndex`; else `nil`. Write it with
+    /// ``GzipIndex/gzidxEncoded()`` beside the file as `FILE.gz.gzidx`.
+    public private(set) var index: GzipIndex?
+    /// The access points so far, while building an index.
+    private var accessPoints: [GzipAccessPoint]?
+    /// Compressed bytes produced so far (header included), whether the inner stream took them
+    /// yet or not; plain bytes of the blocks produced so far.
+    private var producedCount: Int64 = 0
+    private var producedPlainCount: Int64 = 0
     /// The deflater of one continuous deflate (zlib's), while open without `blockSize`.
     private var zstream: ZStream?
     private var blockDeflate: BlockDeflate?
@@ -100,9 +112,18 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     ///     ``maximumBlockSize``; `nil` (the default) is the engine's: 1 MiB for
     ///     ``DeflateEngine/chunks``, ``defaultBlockSize`` for ``DeflateEngine/zlib``.
     ///   - engine: How to deflate in parallel; `nil` (the default) is ``DeflateEngine/chunks``
-    ///     when `threads` is above 1, `blockSize` is given or `level` is above 9, else one
-    ///     continuous zlib deflate on the writing thread (the least memory). Give an engine or
-    ///     a block size with `threads: 1` for output identical to any other thread count.
+    ///     when `threads` is above 1, `blockSize` is given, `level` is above 9, `rsyncable` or
+    ///     `buildsIndex`, else one continuous zlib deflate on the writing thread (the least
+    ///     memory). Give an engine or a block size with `threads: 1` for output identical to
+    ///     any other thread count.
+    ///   - rsyncable: Cut the chunks where the content says (a rolling hash of the last 64
+    ///     bytes, ``ContentDefinedChunker``), at least a quarter and at most twice `blockSize`,
+    ///     about `blockSize` on average, as gzip's and pigz's `--rsyncable`: inserting or
+    ///     deleting bytes then changes only the compressed bytes of the chunks around the
+    ///     change, so rsync and deduplicating backups find the rest. ``DeflateEngine/chunks``
+    ///     only; default `false`.
+    ///   - buildsIndex: Record an access point at each chunk start for ``index`` (about 40
+    ///     bytes per chunk in memory). ``DeflateEngine/chunks`` only; default `false`.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
     ///   first value out of range (`level`, `header.extraField`, `header.fileName`,
@@ -110,10 +131,15 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     public init(wrapping inner: ByteOutputStream, level: Int = GzipOutputStream.defaultLevel,
                 header: GzipHeader = GzipHeader(), chunkSize: Int = ByteStream.defaultChunkSize,
                 threads: Int = 1, blockSize: Int? = nil, engine: DeflateEngine? = nil,
+                rsyncable: Bool = false, buildsIndex: Bool = false,
                 closesInnerStream: Bool = true) throws(ByteStreamError) {
         let operation = "create GzipOutputStream"
         let engine = engine ?? (threads > 1 || blockSize != nil || level > compressionLevels.upperBound
-            ? .chunks : nil)
+            || rsyncable || buildsIndex ? .chunks : nil)
+        try requireArgument(!rsyncable || engine == .chunks, "rsyncable", "needs the chunks engine",
+                            operation: operation)
+        try requireArgument(!buildsIndex || engine == .chunks, "buildsIndex", "needs the chunks engine",
+                            operation: operation)
         try requireArgument(level, in: engine == .chunks ? extendedCompressionLevels : compressionLevels, "level",
                             operation: operation)
         try header.validate(operation: operation)
@@ -125,6 +151,8 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         }
         self.threads = threads
         self.engine = engine
+        self.isRsyncable = rsyncable
+        self.accessPoints = buildsIndex ? [] : nil
         self.blockSize = switch engine {
         case .chunks: blockSize ?? chunkSettings(level: level).chunkSize
         case .zlib: blockSize ?? Self.defaultBlockSize
@@ -163,7 +191,11 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         try inner.openUnlessOpened()
         if let blockSize, let engine {
             let settings = engine == .chunks ? chunkSettings(level: level) : nil
-            blockDeflate = try BlockDeflate(blockSize: blockSize, threads: threads) { () throws(GzipError) in
+            let boundaries = isRsyncable
+                ? ContentDefinedChunker(minimumSize: blockSize / 4, averageSize: blockSize, maximumSize: 2 * blockSize)
+                : nil
+            blockDeflate = try BlockDeflate(blockSize: boundaries?.maximumSize ?? blockSize, boundaries: boundaries,
+                                            threads: threads) { () throws(GzipError) in
                 if let settings { return settings.makeDeflater() }
                 return try ZStream(deflateLevel: level)
             }
@@ -241,6 +273,10 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
                     try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish)
                 }
                 try emit(GzipTrailer(crc32: crc, plainSize: uncompressedCount).encoded)
+                if let accessPoints, let blockSize {
+                    index = GzipIndex(compressedSize: UInt64(producedCount), plainSize: UInt64(uncompressedCount),
+                                      spacing: UInt32(clamping: blockSize), points: accessPoints)
+                }
             } catch {
                 firstError = error
             }
@@ -264,8 +300,15 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         try zstream.deflate(input, flush: flush, through: outputBuffer) { try emitInChunks($0) }
     }
 
-    /// Writes a deflated block and adds its CRC-32 to the member's.
+    /// Writes a deflated block and adds its CRC-32 to the member's; records its start as an
+    /// access point when building an index (the chunks engine's blocks refer to nothing
+    /// before them). An empty last block starts no point, unless nothing came before.
     private func emit(block: BlockDeflate.Block) throws {
+        if accessPoints != nil, block.plainCount > 0 || producedPlainCount == 0 {
+            accessPoints?.append(GzipAccessPoint(compressedOffset: UInt64(producedCount),
+                                                 plainOffset: UInt64(producedPlainCount)))
+        }
+        producedPlainCount += Int64(block.plainCount)
         try block.deflated.withUnsafeBytes { try emitInChunks($0) }
         crc = crc32Combine(crc, block.crc, secondLength: UInt64(block.plainCount))
     }
@@ -283,6 +326,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     /// Hands compressed bytes to the inner stream: all of them, blocking, when unscheduled
     /// (held bytes first); when scheduled, what it takes without blocking, holding the rest.
     private func emit(_ bytes: UnsafeRawBufferPointer) throws {
+        producedCount += Int64(bytes.count)
         guard innerEvents != nil else {
             try drainHeld()
             try inner.writeAll(bytes)

@@ -16,7 +16,8 @@ extension Data {
     ///
     /// Memory: the result, grown in place, and zlib's state (about 256 KiB); the input is read
     /// where it is, not copied.
-    /// - Parameter level: Compression level, `0...9`; default 6.
+    /// - Parameter level: Compression level, `0...12` (10 to 12: libdeflate's, through
+    ///   ``DeflateEngine/chunks``); default 6.
     /// - Returns: The gzip file's bytes: a 10-byte header, the deflate data, an 8-byte trailer.
     /// - Throws: ``ByteStreamError`` with code `invalidArgument` for a level out of range;
     ///   ``GzipError/zlibFailure(code:message:)`` when zlib cannot allocate its state.
@@ -60,7 +61,8 @@ extension Array where Element == UInt8 {
     ///
     /// Memory: the result, in an array that grows by doubling (up to about twice the result
     /// while it grows); the input is read where it is, not copied.
-    /// - Parameter level: Compression level, `0...9`; default 6.
+    /// - Parameter level: Compression level, `0...12` (10 to 12: libdeflate's, through
+    ///   ``DeflateEngine/chunks``); default 6.
     /// - Returns: The gzip file's bytes.
     /// - Throws: As `Data.gzipped(level:)`.
     public func gzipped(level: Int = GzipOutputStream.defaultLevel) throws -> [UInt8] {

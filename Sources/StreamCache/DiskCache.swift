@@ -45,7 +45,7 @@ public final class DiskCache: Sendable {
     public let maximumSize: Int64?
     /// The longest time since an entry's last use before it expires; `nil` for no limit.
     public let maximumAge: Duration?
-    /// The gzip compression level of new entries, `0...9`.
+    /// The gzip compression level of new entries, `0...12`.
     public let compressionLevel: Int
     /// The deflating threads of a store (``GzipOutputStream``'s `threads`), `1...256`.
     public let compressionThreads: Int
@@ -62,7 +62,8 @@ public final class DiskCache: Sendable {
     ///   - key: The 32-byte key to encrypt entries with; `nil` stores them compressed only.
     ///   - maximumSize: The most bytes of entry files, `>= 0`; `nil` for no limit.
     ///   - maximumAge: How long an unused entry lives, `> 0`; `nil` for no limit.
-    ///   - compressionLevel: The gzip level of new entries, `0...9`; default 6.
+    ///   - compressionLevel: The gzip level of new entries, `0...12` (10 to 12: libdeflate's,
+    ///     through the chunks engine); default 6.
     ///   - compressionThreads: Deflating threads per store, `1...256`; default 1. Above 1, a
     ///     store deflates in parallel blocks, as `gzstream pack -p` does.
     /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range or an empty
@@ -76,7 +77,7 @@ public final class DiskCache: Sendable {
         if let maximumAge {
             try requireArgument(maximumAge > .zero, "maximumAge", "must be more than zero", operation: operation)
         }
-        try requireArgument(compressionLevel, in: 0...9, "compressionLevel", operation: operation)
+        try requireArgument(compressionLevel, in: extendedCompressionLevels, "compressionLevel", operation: operation)
         try requireArgument(compressionThreads, in: threadCounts, "compressionThreads", operation: operation)
         guard let path = directory ?? Self.defaultDirectory() else {
             throw ByteStreamError(.invalidArgument(name: "directory", message: "none given, and neither XDG_CACHE_HOME nor HOME is set"),

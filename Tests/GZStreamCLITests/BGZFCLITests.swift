@@ -115,7 +115,6 @@ struct BGZFCLITests {
     }
 
     @Test("usage errors for --bgzf and --index", arguments: [
-        (["pack", "--index", "a"], "--index applies to pack --bgzf"),
         (["pack", "--bgzf", "--index", "-c", "a"], "--index needs an output file (not standard output)"),
         (["pack", "--bgzf", "--index"], "--index needs an output file (not standard output)"),
         (["pack", "--bgzf", "--index", "-o", "-", "a"], "--index needs an output file (not standard output)"),

@@ -140,7 +140,7 @@ struct CacheCLITests {
         (["prune", "--max-age", "1w"], "--max-age takes seconds (s, m, h, d suffixes), not '1w'"),
         (["prune", "--max-age", "d"], "--max-age takes seconds (s, m, h, d suffixes), not 'd'"),
         (["prune", "--max-age", "99999999999d"], "--max-age must be at most 3650000d, not '99999999999d'"),
-        (["put", "k", "--level", "10"], "compression level must be 0 to 9, not '10'"),
+        (["put", "k", "--level", "13"], "compression level must be 0 to 12, not '13'"),
         (["list", "--dir"], "option --dir needs a value"),
         (["list", "--dir="], "--dir needs a path, not an empty one"),
         (["list", "--key-file"], "option --key-file needs a value"),

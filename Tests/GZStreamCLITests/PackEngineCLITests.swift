@@ -96,4 +96,75 @@ struct PackEngineCLITests {
             #expect(bgzip.status == 0 && bgzip.stdout == content)
         }
     }
+
+    @Test("pack --index writes FILE.gz.gzidx beside the output; rapidgzip reads ranges through it",
+          .requiresPythonOracle)
+    func packIndex() throws {
+        try withScratch { scratch in
+            let content = engineInput(byteCount: 3_300_000)
+            try scratch.write("data", content)
+            let result = try gzstream(["pack", "-k", "--index", "data"], in: scratch)
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            let index = try readBytes(scratch.path("data.gz.gzidx"))
+            // 35-byte header, 18 bytes per point: one at each 1 MiB chunk.
+            #expect(index.count == 35 + 18 * 4 && Array(index.prefix(5)) == Array("GZIDX".utf8))
+            let rapidgzip = try #require(PythonOracle.rapidgzipPath)
+            let ranges = [(1000, 0), (5000, (1 << 20) - 100), (70_000, 3_000_000)]
+            let read = try run(rapidgzip, ["-P", "1", "--import-index", scratch.path("data.gz.gzidx"), "--ranges",
+                                           ranges.map { "\($0.0)@\($0.1)" }.joined(separator: ","), "-c",
+                                           scratch.path("data.gz")], in: scratch)
+            #expect(read.status == 0, "\(read.err)")
+            #expect(read.stdout == ranges.flatMap { content[$0.1..<min(content.count, $0.1 + $0.0)] })
+            // -o names the index too; an existing index is replaced only with -f.
+            let named = try gzstream(["pack", "--index", "-o", "other.gz", "data"], in: scratch)
+            #expect(named.status == 0 && FileManager.default.fileExists(atPath: scratch.path("other.gz.gzidx")))
+            let again = try gzstream(["pack", "--index", "-o", "third.gz", "data"], in: scratch)
+            #expect(again.status == 0)
+            try scratch.write("fourth.gz.gzidx", "keep")
+            let refused = try gzstream(["pack", "--index", "-o", "fourth.gz", "data"], in: scratch)
+            #expect(refused.status == 1 && !FileManager.default.fileExists(atPath: scratch.path("fourth.gz")), "\(refused)")
+            #expect(try readBytes(scratch.path("fourth.gz.gzidx")) == Array("keep".utf8))
+        }
+    }
+
+    @Test("--index needs an output file and the chunks engine", arguments: [
+        (["pack", "-c", "--index"], "--index needs an output file (not standard output)"),
+        (["pack", "--index", "--engine", "zlib", "-o", "x.gz"],
+         "--index needs the chunks engine (its chunks are the access points), not --engine zlib"),
+    ])
+    func indexUsageErrors(arguments: [String], message: String) throws {
+        try withScratch { scratch in
+            let result = try gzstream(arguments, in: scratch, input: .bytes([1, 2, 3]))
+            #expect(result.status == 1)
+            #expect(result.errLines.first == "gzstream: Error: \(message)", "\(result)")
+        }
+    }
+
+    @Test("--rsyncable: after one byte inserted at the start of 64 MiB, rsync finds at least 90% of the new .gz in the old, at no more than 1.02 times the size",
+          .requires(.rsync), .requires(.gzip))
+    func rsyncFindsTheRest() throws {
+        try withScratch { scratch in
+            let content = engineInput(byteCount: 64 << 20)
+            try scratch.write("old", content)
+            try scratch.write("new", [0x0a] + content)
+            for name in ["old", "new"] {
+                let packed = try gzstream(["pack", "-k", "-n", "--rsyncable", name], in: scratch)
+                #expect(packed.status == 0, "\(packed)")
+            }
+            let plain = try gzstream(["pack", "-c", "-n", "new"], in: scratch)
+            let newSize = try readBytes(scratch.path("new.gz")).count
+            #expect(Double(newSize) <= Double(plain.stdout.count) * 1.02, "\(newSize) vs \(plain.stdout.count)")
+            #expect(try gunzip(scratch.path("new.gz"), in: scratch) == [0x0a] + content)
+            // rsync the new file onto a copy of the old one, with the delta algorithm even locally.
+            let sync = try run(try #require(Tool.rsync.path),
+                               ["--no-whole-file", "--stats", scratch.path("new.gz"), scratch.path("old.gz")], in: scratch)
+            #expect(sync.status == 0, "\(sync.err)")
+            let stats = String(decoding: sync.stdout, as: UTF8.self)
+            let matched = stats.split(separator: "\n").first { $0.hasPrefix("Matched data:") }
+                .flatMap { Int($0.filter(\.isNumber)) }
+            let matchedBytes = try #require(matched, "no 'Matched data' in rsync's statistics: \(stats)")
+            #expect(Double(matchedBytes) >= 0.9 * Double(newSize), "rsync matched \(matchedBytes) of \(newSize) bytes")
+            #expect(try readBytes(scratch.path("old.gz")) == (try readBytes(scratch.path("new.gz"))))
+        }
+    }
 }

@@ -10,7 +10,7 @@ import TestSupport
 // MARK: Helpers
 
 /// Runs `script` with the oracle's python3 and `arguments`.
-private func runOracle(_ script: String, _ arguments: [String]) throws -> ProcessResult {
+func runOracle(_ script: String, _ arguments: [String]) throws -> ProcessResult {
     try runProcess(try #require(PythonOracle.path), ["-c", script] + arguments)
 }
 
@@ -39,7 +39,7 @@ private let joinPiecesScript = """
 /// through the GZIDX index argv[3], with the reader argv[1], and writes them all to stdout. A
 /// fresh file object per offset, indexed_gzip's with a small buffer, so that every read starts
 /// from a point of the index rather than from bytes left in a buffer.
-private let readThroughIndexScript = """
+let readThroughIndexScript = """
     import sys, indexed_gzip, rapidgzip
     reader, path, index, length = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     out = sys.stdout.buffer
