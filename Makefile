@@ -33,7 +33,7 @@ deps:
 
 # The tests and the benchmark also compare against GNU gzip, pigz, bgzip and igzip (Debian:
 # gzip, pigz, tabix, isal) and python3's zlib, use script(1) for a pseudo-terminal (Debian:
-# bsdutils), and the benchmark measures peak memory with /usr/bin/time (Debian: time). Without
+# bsdutils) and rsync to check pack --rsyncable (Debian: rsync), and the benchmark measures peak memory with /usr/bin/time (Debian: time). Without
 # root a missing one is reported, not installed: the tests that need it are skipped and say so.
 test-deps: deps
 	@missing=""; \

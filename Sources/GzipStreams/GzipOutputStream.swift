@@ -234,8 +234,11 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     /// Makes every byte written so far decodable by the reader, at a small cost in ratio:
-    /// a zlib sync flush (an empty stored block that aligns to a byte boundary). While
-    /// scheduled, the flushed bytes may be held until the inner stream has space.
+    /// a zlib sync flush (an empty stored block that aligns to a byte boundary). In parallel,
+    /// the current block or chunk ends here, early, and every block before it is written
+    /// first (this waits for the workers); with the chunks engine the next chunk then starts
+    /// afresh, as after any chunk. While scheduled, the flushed bytes may be held until the
+    /// inner stream has space.
     /// - Throws: The inner stream's error or ``GzipError``; the stream is then in `.error`.
     public func flush() throws {
         try throwIfFailed()

@@ -15,8 +15,8 @@ private func engineInput(byteCount: Int) -> [UInt8] {
 
 @Suite("pack's engines: chunks (the default) and zlib; levels 10 to 12", .onDedicatedThreads)
 struct PackEngineCLITests {
-    @Test("Every level of each engine writes one member that gzip, pigz and python's zlib read back",
-          .requires(.gzip), .requires(.pigz), .requires(.python3),
+    @Test("Every level of each engine writes one member that gzip, pigz, igzip and python's gzip and zlib read back",
+          .requires(.gzip), .requires(.pigz), .requires(.igzip), .requires(.python3),
           arguments: [(nil, 0), (nil, 1), (nil, 2), (nil, 3), (nil, 6), (nil, 9), (nil, 10), (nil, 12),
                       ("zlib", 1), ("zlib", 6)] as [(String?, Int)])
     func everyLevelDecodes(engine: String?, level: Int) throws {
@@ -28,8 +28,14 @@ struct PackEngineCLITests {
             #expect(result.status == 0 && result.err == "", "\(result)")
             let packed = try scratch.write("data.gz", result.stdout)
             #expect(try gunzip(packed, in: scratch) == content)
-            let pigz = try run(try #require(Tool.pigz.path), ["-dc", packed], in: scratch)
-            #expect(pigz.status == 0 && pigz.stdout == content, "pigz -dc: \(pigz.err)")
+            for tool in [Tool.pigz, .igzip] {
+                let result = try run(try #require(tool.path), ["-dc", packed], in: scratch)
+                #expect(result.status == 0 && result.stdout == content, "\(tool.name) -dc: \(result.err)")
+            }
+            let python = try run(try #require(Tool.python3.path), [
+                "-c", "import gzip, sys; sys.stdout.buffer.write(gzip.open(sys.argv[1]).read())", packed,
+            ], in: scratch)
+            #expect(python.status == 0 && python.stdout == content, "python's gzip: \(python.err)")
             let walk = try pythonWalk(packed, in: scratch)
             #expect(walk.members.count == 1 && walk.members.first?.uncompressedSize == Int64(content.count))
             // XFL (RFC 1952 §2.3.1): 2 for the slowest levels, 9 and above, as gzip and pigz.
