@@ -2,17 +2,6 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Text and random stretches over several 1 MiB chunks.
-private func engineInput(byteCount: Int) -> [UInt8] {
-    var bytes: [UInt8] = []
-    var seed: UInt64 = 7
-    while bytes.count < byteCount {
-        bytes += seed % 4 == 0 ? randomBytes(count: 30_000, seed: seed) : sampleText(byteCount: 120_000, seed: seed)
-        seed += 1
-    }
-    return Array(bytes.prefix(byteCount))
-}
-
 @Suite("pack's engines: chunks (the default) and zlib; levels 10 to 12", .onDedicatedThreads)
 struct PackEngineCLITests {
     @Test("Every level of each engine writes one member that gzip, pigz, igzip and python's gzip and zlib read back",
@@ -21,7 +10,7 @@ struct PackEngineCLITests {
                       ("zlib", 1), ("zlib", 6)] as [(String?, Int)])
     func everyLevelDecodes(engine: String?, level: Int) throws {
         try withScratch { scratch in
-            let content = engineInput(byteCount: 2_600_000)
+            let content = mixedInput(byteCount: 2_600_000)
             try scratch.write("data", content)
             let engineArguments = engine.map { ["--engine", $0] } ?? []
             let result = try gzstream(["pack", "-c", "-n", "-\(level)"] + engineArguments + ["data"], in: scratch)
@@ -46,7 +35,7 @@ struct PackEngineCLITests {
     @Test("-11 is one option, level 11, as pigz reads it; --level 11 says the same")
     func multiDigitLevel() throws {
         try withScratch { scratch in
-            try scratch.write("data", engineInput(byteCount: 300_000))
+            try scratch.write("data", mixedInput(byteCount: 300_000))
             let short = try gzstream(["pack", "-c", "-n", "-11", "data"], in: scratch)
             let long = try gzstream(["pack", "-c", "-n", "--level", "11", "data"], in: scratch)
             let grouped = try gzstream(["pack", "-cn11", "data"], in: scratch)
@@ -59,7 +48,7 @@ struct PackEngineCLITests {
     @Test("The engines write different bytes of the same content; -p does not change either")
     func enginesDiffer() throws {
         try withScratch { scratch in
-            let content = engineInput(byteCount: 2_200_000)
+            let content = mixedInput(byteCount: 2_200_000)
             try scratch.write("data", content)
             let chunks = try gzstream(["pack", "-c", "-n", "-p", "1", "data"], in: scratch)
             let chunksTwo = try gzstream(["pack", "-c", "-n", "-p", "2", "--engine", "chunks", "data"], in: scratch)
@@ -93,7 +82,7 @@ struct PackEngineCLITests {
     @Test("pack --bgzf takes levels 10 to 12 too (libdeflate's)", .requires(.bgzip))
     func bgzfHighLevels() throws {
         try withScratch { scratch in
-            let content = engineInput(byteCount: 200_000)
+            let content = mixedInput(byteCount: 200_000)
             try scratch.write("data", content)
             let result = try gzstream(["pack", "-c", "--bgzf", "-12", "data"], in: scratch)
             #expect(result.status == 0, "\(result)")
@@ -107,7 +96,7 @@ struct PackEngineCLITests {
           .requiresPythonOracle)
     func packIndex() throws {
         try withScratch { scratch in
-            let content = engineInput(byteCount: 3_300_000)
+            let content = mixedInput(byteCount: 3_300_000)
             try scratch.write("data", content)
             let result = try gzstream(["pack", "-k", "--index", "data"], in: scratch)
             #expect(result.status == 0 && result.err == "", "\(result)")
@@ -150,7 +139,7 @@ struct PackEngineCLITests {
           .requires(.rsync), .requires(.gzip))
     func rsyncFindsTheRest() throws {
         try withScratch { scratch in
-            let content = engineInput(byteCount: 64 << 20)
+            let content = mixedInput(byteCount: 64 << 20)
             try scratch.write("old", content)
             try scratch.write("new", [0x0a] + content)
             for name in ["old", "new"] {

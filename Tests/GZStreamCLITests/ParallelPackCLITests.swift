@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Text and random stretches, several 128 KiB blocks long.
-private func mixedInput(byteCount: Int) -> [UInt8] {
+func mixedInput(byteCount: Int) -> [UInt8] {
     var bytes: [UInt8] = []
     var seed: UInt64 = 1
     while bytes.count < byteCount {
