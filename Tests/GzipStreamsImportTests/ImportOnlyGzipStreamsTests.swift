@@ -35,6 +35,17 @@ struct ImportOnlyGzipStreamsTests {
         let roundTrip = try GzipInputStream(wrapping: MemoryInputStream(bytes: gzipped))
         #expect(try roundTrip.readToEnd() == plain)
 
+        // The parallel engine, its index and --rsyncable's cuts, through the public API.
+        let indexed = MemoryOutputStream()
+        let parallel = try GzipOutputStream(wrapping: indexed, level: 11, threads: 2, blockSize: 64 << 10,
+                                            engine: .chunks, rsyncable: true, buildsIndex: true)
+        try parallel.writeAll(plain)
+        try parallel.closeOrThrow()
+        let index = try #require(parallel.index)
+        #expect(index.points.first?.plainOffset == 0 && index.plainSize == UInt64(plain.count))
+        #expect(try GzipIndex(gzidx: index.gzidxEncoded()) == index)
+        #expect(try GzipInputStream(wrapping: MemoryInputStream(bytes: [UInt8](indexed.data))).readToEnd() == plain)
+
         let discard = try GzipOutputStream(wrapping: FileOutputStream(path: "/dev/null"))
         try discard.writeAll(plain)
         try discard.closeOrThrow()
