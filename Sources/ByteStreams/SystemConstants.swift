@@ -23,6 +23,8 @@ package enum Errno {
     package static let invalidArgument: Int32 = EINVAL
     /// `ENOTDIR`: a component that must be a directory is not one.
     package static let notADirectory: Int32 = ENOTDIR
+    /// `EISDIR`: a directory where a file was expected.
+    package static let isADirectory: Int32 = EISDIR
     /// `EPERM`: the operation is not permitted (`linkat` on a file system without hard links).
     package static let notPermitted: Int32 = EPERM
     /// `ENOTSUP`: the operation is not supported (by the file system).

@@ -161,6 +161,14 @@ extension Command {
         switch options.mode {
         case .pack:
             guard !options.force else { return nil }
+            // FILE.gz.gzidx or FILE.gz.gzi: an index beside a compressed file (pack --index,
+            // bgzip -i), which -r would otherwise pack (and gzip mode remove) on a second run.
+            for index in [Pathname(".gzidx"), ".gzi"] where path.hasSuffixIgnoringCase(index) {
+                let indexed = Pathname(bytes: path.bytes.dropLast(index.bytes.count))
+                if let indexed, knownSuffix(of: indexed, custom: options.suffix) != nil {
+                    return "is an index (\(index)) -- unchanged"
+                }
+            }
             let suffix = options.gzipMode
                 ? knownSuffix(of: path, custom: options.suffix)
                 : ([".gz", ".tgz"] + (options.suffix.map { [$0] } ?? [])).first { path.hasSuffixIgnoringCase($0) }

@@ -29,6 +29,13 @@ extension Options {
         if gzipMode, !keepOrRemoveGiven, mode == .pack || mode == .unpack {
             removeInput = !toStandardOutput && outputPath == nil
         }
+        if gzipMode && mode != .pack {
+            // gzip and pigz take the options that only tune compression with -d, -t and -l and
+            // ignore them: `tar -I 'gzip --rsyncable'` extracts with `-d --rsyncable`.
+            rsyncable = false
+            engine = nil
+            blockSize = nil
+        }
         if blockSize != nil && (mode != .pack || bgzf) {
             throw UsageError(message: "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)")
         }
@@ -61,8 +68,11 @@ extension Options {
     /// The rules for the pack engine: `--engine`, `--rsyncable`, levels above 9, and
     /// `--index` without `--bgzf` (whose access points are the chunks engine's chunk starts).
     private func validateEngineOptions() throws(UsageError) {
-        if (engine != nil || rsyncable) && (mode != .pack || bgzf) {
-            throw UsageError(message: "--engine and --rsyncable apply to pack without --bgzf")
+        if engine != nil && (mode != .pack || bgzf) {
+            throw UsageError(message: "--engine applies to pack without --bgzf")
+        }
+        if rsyncable && (mode != .pack || bgzf) {
+            throw UsageError(message: "--rsyncable applies to pack without --bgzf")
         }
         guard engine == .zlib else { return }
         if level > compressionLevels.upperBound {

@@ -76,6 +76,11 @@ extension Command {
         if !options.force, !outputNamedByHeader, existing != nil || outputIsLink {
             throw Reported(status: refuseExisting(outputPath.description))
         }
+        // -f cannot replace a directory: said now, before the input is read and before an
+        // existing index beside it is replaced.
+        if existing?.isDirectory == true, !outputNamedByHeader {
+            throw Reported(status: reportError(outputPath.description, "cannot write: \(Errno.text(Errno.isADirectory))"))
+        }
         // pack --index: OUTPUT.gzi (--bgzf) or OUTPUT.gzidx, written and published with the
         // output, beside it.
         let indexPath = options.index ? outputPath.appending(options.indexSuffix) : nil

@@ -66,9 +66,10 @@ struct PackEngineCLITests {
         (["pack", "--level=100"], "compression level must be 0 to 12, not '100'"),
         (["pack", "-10", "--engine", "zlib"], "levels 10 to 12 need the chunks engine, not --engine zlib"),
         (["pack", "--engine", "zlib", "--rsyncable"], "--rsyncable needs the chunks engine, not --engine zlib"),
-        (["pack", "--bgzf", "--engine", "chunks"], "--engine and --rsyncable apply to pack without --bgzf"),
-        (["unpack", "--engine", "zlib"], "--engine and --rsyncable apply to pack without --bgzf"),
-        (["pack", "--bgzf", "--rsyncable"], "--engine and --rsyncable apply to pack without --bgzf"),
+        (["pack", "--bgzf", "--engine", "chunks"], "--engine applies to pack without --bgzf"),
+        (["unpack", "--engine", "zlib"], "--engine applies to pack without --bgzf"),
+        (["pack", "--bgzf", "--rsyncable"], "--rsyncable applies to pack without --bgzf"),
+        (["unpack", "--rsyncable"], "--rsyncable applies to pack without --bgzf"),
     ])
     func usageErrors(arguments: [String], message: String) throws {
         try withScratch { scratch in
@@ -160,6 +161,57 @@ struct PackEngineCLITests {
             let matchedBytes = try #require(matched, "no 'Matched data' in rsync's statistics: \(stats)")
             #expect(Double(matchedBytes) >= 0.9 * Double(newSize), "rsync matched \(matchedBytes) of \(newSize) bytes")
             #expect(try readBytes(scratch.path("old.gz")) == (try readBytes(scratch.path("new.gz"))))
+        }
+    }
+
+    @Test("gzip mode takes --rsyncable and -b with -d, -t and -l and ignores them, as gzip and pigz: tar -I 'gzstream --rsyncable' extracts",
+          .requires(.tar))
+    func gzipModeIgnoresTuningWhenNotPacking() throws {
+        try withScratch { scratch in
+            let content = sampleText(byteCount: 50_000, seed: 4)
+            try scratch.write("a", content)
+            let program = "\(Locations.binary) --rsyncable -b 64 -11"
+            let tar = try #require(Tool.tar.path)
+            let create = try run(tar, ["-I", program, "-cf", "a.tgz", "a"], in: scratch)
+            #expect(create.status == 0, "\(create)")
+            try FileManager.default.removeItem(atPath: scratch.path("a"))
+            let extract = try run(tar, ["-I", program, "-xf", "a.tgz"], in: scratch)
+            #expect(extract.status == 0 && extract.err == "", "\(extract)")
+            #expect(try readBytes(scratch.path("a")) == content)
+            for flag in ["-t", "-l"] {
+                let result = try gzstream(["--rsyncable", "-b", "64", flag, "a.tgz"], in: scratch)
+                #expect(result.status == 0, "\(flag): \(result)")
+            }
+        }
+    }
+
+    @Test("An output name that is a directory is refused before the input is read, and the index beside it stays")
+    func directoryOutputKeepsIndex() throws {
+        try withScratch { scratch in
+            try scratch.write("f", sampleText(byteCount: 10_000, seed: 5))
+            try FileManager.default.createDirectory(atPath: scratch.path("d/f.gz"), withIntermediateDirectories: true)
+            try scratch.write("d/f.gz.gzidx", "old index")
+            let result = try gzstream(["pack", "-f", "--index", "-o", "d", "f"], in: scratch)
+            #expect(result.status == 1)
+            #expect(result.err == "gzstream: d/f.gz: cannot write: Is a directory\n", "\(result)")
+            #expect(try readBytes(scratch.path("d/f.gz.gzidx")) == Array("old index".utf8))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("d")).sorted() == ["f.gz", "f.gz.gzidx"])
+        }
+    }
+
+    @Test("A second -r --index run leaves the indexes beside the packed files alone", arguments: [["pack"], []])
+    func recursiveRunSkipsIndexes(command: [String]) throws {
+        try withScratch { scratch in
+            try FileManager.default.createDirectory(atPath: scratch.path("r"), withIntermediateDirectories: true)
+            try scratch.write("r/a", sampleText(byteCount: 3000, seed: 6))
+            let first = try gzstream(command + ["-r", "--index", "r"], in: scratch)
+            #expect(first.status == 0, "\(first)")
+            try scratch.write("r/b", sampleText(byteCount: 3000, seed: 7))
+            let second = try gzstream(command + ["-r", "--index", "r"], in: scratch)
+            let listing = try FileManager.default.contentsOfDirectory(atPath: scratch.path("r")).sorted()
+            let expected = command.isEmpty ? ["a.gz", "a.gz.gzidx", "b.gz", "b.gz.gzidx"]
+                : ["a", "a.gz", "a.gz.gzidx", "b", "b.gz", "b.gz.gzidx"]
+            #expect(listing == expected, "\(second)")
         }
     }
 }
