@@ -43,7 +43,7 @@ Usage: gzstream cache put KEY [FILE]
        gzstream cache remove KEY [-f]
        gzstream cache clear
        gzstream cache prune
-Options: --dir DIR, --key-file FILE, --max-size SIZE, --max-age AGE, -0 ... -9, -p N, -q, -v
+Options: --dir DIR, --key-file FILE, --max-size SIZE, --max-age AGE, -0 ... -12, -p N, -q, -v
 Try 'gzstream cache --help' for more information.
 
 """
@@ -74,7 +74,7 @@ Options:
                         suffixes: KiB, MiB, GiB, TiB)
       --max-age AGE     an entry unused for longer is a miss for get and is removed by
                         prune (seconds; s, m, h, d suffixes)
-  -0 ... -9             put: compression level (default 6); also --level N
+  -0 ... -12            put: compression level (default 6); also --level N
   -p, --threads N       put: deflating threads (default: the processors available)
   -o, --output FILE     get: write FILE instead of standard output (- is standard output)
   -f, --force           get: replace an existing FILE; remove: no error when there is no entry

@@ -99,7 +99,7 @@ Options:
   -h, --help            show this help
   -V, --version         show the version
 
-send packs as pack does (-0 ... -12, -p, -b, --engine, --bgzf, -n) and half-closes the connection at the
+send packs as pack does (-0 ... -12, -p, -b, --engine, --rsyncable, --bgzf, -n) and half-closes the connection at the
 end; it then waits for receive's acknowledgement, sent once receive has read, checked and
 written everything: exit 0 means that. A receiver that is not gzstream (nc -l) sends none, so
 send then exits 1 ("no acknowledgement"), whether or not the data arrived.

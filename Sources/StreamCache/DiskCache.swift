@@ -64,8 +64,9 @@ public final class DiskCache: Sendable {
     ///   - maximumAge: How long an unused entry lives, `> 0`; `nil` for no limit.
     ///   - compressionLevel: The gzip level of new entries, `0...12` (10 to 12: libdeflate's,
     ///     through the chunks engine); default 6.
-    ///   - compressionThreads: Deflating threads per store, `1...256`; default 1. Above 1, a
-    ///     store deflates in parallel blocks, as `gzstream pack -p` does.
+    ///   - compressionThreads: Deflating threads per store, `1...256`; default 1. A store
+    ///     deflates independent chunks on that many worker threads, as `gzstream pack` does
+    ///     (``DeflateEngine/chunks``): the entry's bytes do not depend on the thread count.
     /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range or an empty
     ///   `directory`, or when there is no directory and no `XDG_CACHE_HOME` or `HOME`.
     public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int64? = nil,
@@ -140,7 +141,7 @@ public final class DiskCache: Sendable {
         } else { file }
         let gzip = try GzipOutputStream(wrapping: payload, level: compressionLevel,
                                         header: EntryFormat.gzipHeader(for: name), chunkSize: 64 << 10,
-                                        threads: compressionThreads)
+                                        threads: compressionThreads, engine: .chunks)
         let plainSize: Int64
         do {
             plainSize = try input.copy(to: gzip, chunkSize: 64 << 10)
