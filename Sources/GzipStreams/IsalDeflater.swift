@@ -46,6 +46,11 @@ final class IsalDeflater: WholeBufferDeflater {
     func compress(_ input: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer, isFinal: Bool,
                   into output: UnsafeMutableRawBufferPointer) throws(GzipError) -> Int? {
         let stream = allocateIfNeeded()
+        // The whole state is zeroed first: isal_deflate_stateless_init sets only some fields,
+        // and ISA-L keeps its level buffer's hash tables from an earlier call when the rest of
+        // the internal state says they are set up, so the output then depended on the chunks
+        // this worker deflated before (and on which worker took which chunk).
+        stream.pointee = isal_zstream()
         isal_deflate_stateless_init(stream)
         stream.pointee.level = UInt32(level)
         stream.pointee.level_buf = levelBuffer?.baseAddress?.assumingMemoryBound(to: UInt8.self)

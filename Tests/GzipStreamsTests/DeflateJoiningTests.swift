@@ -102,4 +102,22 @@ struct DeflateJoiningTests {
             }
         }
     }
+
+    @Test("A deflater's output for a piece does not depend on the pieces it deflated before (so not on which worker takes it)",
+          arguments: 0..<6)
+    func outputDependsOnThePieceAlone(backend: Int) throws {
+        let (name, make) = Self.backends[backend]
+        let pieces = (0..<6).map { mixedBytes(count: 200_000 + 37_000 * $0, seed: 40 + UInt64($0)) }
+        let used = make()
+        defer { used.end() }
+        for (index, piece) in pieces.enumerated() {
+            let fresh = make()
+            defer { fresh.end() }
+            for isFinal in [false, true] {
+                let same = try compressPiece(piece, with: used, isFinal: isFinal)
+                    == (try compressPiece(piece, with: fresh, isFinal: isFinal))
+                #expect(same, "\(name), piece \(index), final \(isFinal)")
+            }
+        }
+    }
 }
