@@ -289,3 +289,13 @@ private struct GZIDXParser {
         return (entry, hasWindow)
     }
 }
+
+extension GzipIndex {
+    /// The window of point `point` (an index into ``points``), the ``windowSize`` plain bytes
+    /// before it, or `nil` when the point needs none. Decoders ask for windows only through this
+    /// call, so that an index read from a file can keep its windows there until they are needed.
+    /// - Throws: The error of reading the window from where it is kept.
+    public func window(ofPoint point: Int) throws -> [UInt8]? {
+        points[point].window
+    }
+}
