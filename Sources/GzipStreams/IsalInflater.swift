@@ -73,6 +73,26 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         return RawInflateStep(consumed: consumed, produced: produced, outcome: .progress)
     }
 
+    /// Starts a new deflate stream at an access point inside one: the first `bitCount` (0...7)
+    /// bits of the stream are the low bits of `bits` (zlib's `inflatePrime` convention), and
+    /// `window`, when given, is the plain data before the point that the stream may refer
+    /// back to. Wraps ISA-L's `isal_inflate_reset` and `isal_inflate_set_dict`; ISA-L has no
+    /// call to prime bits, so they go into its bit buffer (`read_in`, `read_in_length`), where
+    /// its own decoding keeps the bits of a byte it has not finished.
+    /// - Returns: `false` when ISA-L refuses the window.
+    func start(primingBits bitCount: Int, of bits: UInt8, window: [UInt8]?) -> Bool {
+        reset()
+        if var window {
+            let code = window.withUnsafeMutableBufferPointer {
+                isal_inflate_set_dict(state, $0.baseAddress, UInt32($0.count))
+            }
+            guard code == ISAL_DECOMP_OK else { return false }
+        }
+        state.pointee.read_in = UInt64(bits) & ((1 << UInt64(bitCount)) - 1)
+        state.pointee.read_in_length = Int32(bitCount)
+        return true
+    }
+
     private static func reason(_ code: Int32) -> String {
         switch code {
         case ISAL_INVALID_BLOCK: return "invalid block"

@@ -1,0 +1,46 @@
+/// An index that does not fit the gzip file it is used with (made for another file, or for this
+/// one before it changed), or a decode through it that failed. ``IndexedGzipInputStream`` never
+/// returns bytes through such an index that it has not checked: reading the whole file, it
+/// decodes without the index instead (``IndexedGzipInputStream/indexMismatch`` says why);
+/// reading from a seek, it throws one of these.
+public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The input is not a regular file, which the workers read at offsets (`pread(2)`).
+    case notRegularFile
+    /// The index was made for a compressed file of `indexed` bytes; this one has `actual`.
+    case sizeMismatch(indexed: UInt64, actual: Int64)
+    /// The index has no point, or its first point is not at plain offset 0 on the first byte
+    /// of deflate data after the first member's header (byte `headerEnd`), where every GZIDX
+    /// writer puts it.
+    case firstPointMisplaced(headerEnd: Int64)
+    /// Decoding from the point before `point` did not end exactly at `point` as the index says
+    /// it does (at its compressed bit, after exactly the plain bytes between the two, with the
+    /// point's window as the last plain bytes), or the bytes decoded through the index differ
+    /// from those of a decode from the member's start: the index is not this file's.
+    case pointMismatch(point: Int)
+    /// The inflater refused point `point`'s window or bits.
+    case badWindow(point: Int)
+    /// Decoding from point `point` failed with `error` (damaged data, or an index that is not
+    /// this file's); after a seek the member's start is not read, so this is the answer.
+    case undecodable(point: Int, error: GzipError)
+    /// A seek to `offset`, past the end of the plain data (`size` bytes).
+    case offsetPastEnd(offset: Int64, size: Int64)
+
+    public var description: String {
+        switch self {
+        case .notRegularFile:
+            "an index can be used only with a regular file"
+        case .sizeMismatch(let indexed, let actual):
+            "the index is not this file's: it was made for a file of \(indexed) bytes, this one has \(actual)"
+        case .firstPointMisplaced(let headerEnd):
+            "the index is not this file's: its first access point is not at byte \(headerEnd), where the deflate data starts"
+        case .pointMismatch(let point):
+            "the index is not this file's: the data does not decode to access point \(point) as the index says"
+        case .badWindow(let point):
+            "the index is not usable: the inflater refused the window of access point \(point)"
+        case .undecodable(let point, let error):
+            "decoding from access point \(point) failed (a damaged file, or an index that is not this file's): \(error)"
+        case .offsetPastEnd(let offset, let size):
+            "offset \(offset) is past the end of the data (\(size) bytes)"
+        }
+    }
+}

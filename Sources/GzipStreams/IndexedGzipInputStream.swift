@@ -1,0 +1,422 @@
+import ByteStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads a gzip file through a ``GzipIndex`` (any gzip file, indexed by `gzstream index`,
+/// `pack --index`, indexed_gzip, rapidgzip or gztool): its plain bytes in order, the spans
+/// between access points inflated on `threads` threads at once, and from any plain offset
+/// with ``seek(toPlainOffset:length:)`` without decoding what comes before the point at or
+/// before it (zran.c's random access: the inflater starts at the point's bit, primed with the
+/// point's 32 KiB window; RFC 1951 §3.2.5 lets a distance reach back that far).
+///
+/// **Checks.** Every span must end exactly where the index says the next point is (its bit,
+/// the plain bytes between the two points, the next point's window as the last plain bytes),
+/// and every member whose start was read is checked against its trailer (RFC 1952 §2.3.1:
+/// CRC-32, joined from the chunks' with `crc32_combine`, and ISIZE). Reading from the start of
+/// the file, a failure of either (damage, or an index that is not this file's) hands the rest
+/// to a sequential ``GzipInputStream`` from the start of the member it is in, which skips the
+/// bytes already returned (checking that their CRC-32 is the same) and gives the sequential
+/// reader's bytes and errors, member numbers and offsets; ``indexMismatch`` then says what did
+/// not fit. After a seek the member's start is not read, so a failure is thrown as
+/// ``IndexedGzipError``.
+///
+/// **Decoders.** `inflater` `.isal` (the default) inflates spans with ISA-L's `isal_inflate`
+/// (primed with `isal_inflate_set_dict` and its bit buffer); `.zlib` with zlib's `inflate`
+/// (primed with `inflatePrime` and `inflateSetDictionary`), giving zlib's verdict on every
+/// input.
+///
+/// **Memory:** per worker an inflate state, a 256 KiB input buffer and at most
+/// `max(4, 16 MiB / 512 KiB / threads)` chunks of 512 KiB of plain bytes decoded ahead (a worker
+/// stops when its chunks are full), whatever the file or span size; windows are read from the
+/// index when a span starts (``GzipIndex/window(ofPoint:)``).
+///
+/// Not thread-safe: one thread reads (the workers are internal). Reads block while the oldest
+/// span is being inflated. ``ByteStream/close()`` returns after every worker has stopped, and
+/// closes `file` when `closesInnerStream`.
+public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, @unchecked Sendable {
+    /// The size in bytes of the chunks workers decode into: 512 KiB.
+    public static let chunkCapacity = 512 * 1024
+    /// The plain bytes all workers together may hold decoded ahead of the reader: 16 MiB.
+    static let aheadBudget = 16 << 20
+
+    /// The index the file is read through.
+    public let index: GzipIndex
+    /// The inflating worker threads.
+    public let threads: Int
+    /// The decoder of the spans (and of the sequential reader that takes over).
+    public let inflater: GzipInputStream.Inflater
+    /// The decompression limit in bytes, or `nil` for none.
+    public let maximumOutputSize: Int64?
+    /// Why the index was not used for the rest of the file, once it was found not to fit.
+    public private(set) var indexMismatch: IndexedGzipError?
+
+    private let file: FileInputStream
+    private let closesInnerStream: Bool
+    private let chunkSize: Int
+    private let trailingGarbagePolicy: GzipInputStream.TrailingGarbagePolicy
+    private var fileSize: Int64 = 0
+    private var decoders: [SpanDecoder] = []
+
+    private var run: SpanRun?
+    /// The span whose items are being read.
+    private var span = 0
+    private var current: (chunk: UnsafeMutablePointer<UInt8>, count: Int, position: Int, lane: SpanLane)?
+    /// Plain bytes still to drop from the start of the run (a seek between points).
+    private var skip: Int64 = 0
+    /// The plain offset after which reads end (a seek with a length).
+    private var rangeEnd: Int64?
+    /// The plain offset of the next byte a read returns.
+    public private(set) var plainOffset: Int64 = 0
+    /// The plain offset just past the chunks taken from the workers.
+    private var chunkPlainEnd: Int64 = 0
+    private var ended = false
+    /// Whether a failure may hand the rest to the sequential reader: only when the reading
+    /// started at the start of the file (member starts known).
+    private var fromStart = true
+
+    /// The current member's start (its header's offset, its first plain byte) when it was read,
+    /// and the CRC-32 of its plain bytes in the chunks taken so far.
+    private var memberStart: (offset: Int64, plain: Int64)?
+    private var memberCRC: UInt32 = 0
+    private var membersRead = 0
+    private var compressedPosition: Int64 = 0
+    private var firstHeader: GzipHeader?
+    private var returnedCount: Int64 = 0
+
+    private var fallback: GzipInputStream?
+    /// Bytes the sequential reader gives again that were already returned, and their CRC-32.
+    private var fallbackSkip: Int64 = 0
+    private var fallbackExpectedCRC: UInt32 = 0
+
+    /// A stream over the gzip file `file` (a regular file) and its `index`.
+    /// - Parameters:
+    ///   - file: The compressed file; opened by ``ByteStream/open()`` if it is not open yet.
+    ///   - index: The file's index: its compressed size must be the file's.
+    ///   - threads: Inflating worker threads, `1...256`; default every core available.
+    ///   - inflater: `.isal` (default) or `.zlib`, for the spans and the sequential reader.
+    ///   - chunkSize: The size in bytes of the sequential reader's reads, if one takes over.
+    ///   - trailingGarbage: What to do with bytes after the last member, as ``GzipInputStream``.
+    ///   - maximumOutputSize: A decompression limit in bytes, `>= 0`, or `nil`.
+    ///   - closesInnerStream: Close `file` when this stream closes; default `true`.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a value
+    ///   out of range.
+    public init(wrapping file: FileInputStream, index: GzipIndex, threads: Int = BGZFInputStream.defaultThreadCount,
+                inflater: GzipInputStream.Inflater = .isal, chunkSize: Int = ByteStream.defaultChunkSize,
+                trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+                closesInnerStream: Bool = true) throws(ByteStreamError) {
+        let operation = "create IndexedGzipInputStream"
+        try requireArgument(threads, in: threadCounts, "threads", operation: operation)
+        try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
+        if let maximumOutputSize {
+            try requireArgument(maximumOutputSize, in: 0...Int.max, "maximumOutputSize", operation: operation)
+        }
+        self.file = file
+        self.index = index
+        self.threads = threads
+        self.inflater = inflater
+        self.chunkSize = chunkSize
+        self.trailingGarbagePolicy = trailingGarbage
+        self.maximumOutputSize = maximumOutputSize
+        self.closesInnerStream = closesInnerStream
+        super.init()
+    }
+
+    public var compressedByteCount: Int64 { fallback?.compressedByteCount ?? compressedPosition }
+    /// The plain bytes returned so far (since the stream opened, seeks aside).
+    public var uncompressedByteCount: Int64 { returnedCount }
+    public var header: GzipHeader? { fallback?.header ?? firstHeader }
+    public var trailingGarbage: GzipInputStream.TrailingGarbage? { fallback?.trailingGarbage }
+    public var memberCount: Int { fallback?.memberCount ?? membersRead }
+    /// Whether the sequential reader has taken over (for tests and diagnostics).
+    public var isSequential: Bool { fallback != nil }
+
+    /// The file's plain size: the index's, or `nil` when the index does not know it.
+    public var plainSize: Int64? { index.plainSize > 0 ? Int64(index.plainSize) : nil }
+
+    // MARK: Opening and closing
+
+    override public func openBacking() throws {
+        try file.openUnlessOpened()
+        let descriptor = file.fileDescriptor
+        let info = try SystemCalls.status(of: descriptor, target: file.displayName)
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw IndexedGzipError.notRegularFile }
+        fileSize = Int64(info.st_size)
+        guard UInt64(fileSize) == index.compressedSize else {
+            throw IndexedGzipError.sizeMismatch(indexed: index.compressedSize, actual: fileSize)
+        }
+        for _ in 0..<threads {
+            let decoder: any PrimedInflater = switch inflater {
+            case .isal: IsalInflater()
+            case .zlib: try ZStream(inflate: ())
+            }
+            decoders.append(SpanDecoder(decoder: decoder, descriptor: descriptor, fileSize: fileSize,
+                                        fileName: file.displayName, index: index))
+        }
+        let headerEnd: Int64
+        do {
+            (firstHeader, headerEnd) = try readFirstHeader()
+        } catch {
+            // The sequential reader gives the header's error, with its offset.
+            startSequential(at: 0, membersBefore: 0, plainBefore: 0)
+            return
+        }
+        guard let first = index.points.first, first.plainOffset == 0, first.bitOffset == 0,
+              Int64(first.compressedOffset) == headerEnd else {
+            indexMismatch = .firstPointMisplaced(headerEnd: headerEnd)
+            startSequential(at: 0, membersBefore: 0, plainBefore: 0)
+            return
+        }
+        start(at: 0, plain: 0)
+        memberStart = (0, 0)
+    }
+
+    override public func closeBacking() throws {
+        stopRun()
+        fallback?.close()
+        fallback = nil
+        decoders = []
+        if closesInnerStream { file.close() }
+    }
+
+    /// The first member's header and the offset just past it, read with `pread(2)`.
+    private func readFirstHeader() throws -> (GzipHeader, Int64) {
+        var parser = GzipHeaderParser(member: 1, offset: 0, maximumFieldLength: GzipInputStream.maximumHeaderFieldLength)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var offset: Int64 = 0
+        while true {
+            let count = try buffer.withUnsafeMutableBytes {
+                try SystemCalls.read(file.fileDescriptor, $0.baseAddress!, $0.count, at: offset, target: file.displayName)
+            }
+            guard count > 0 else { throw GzipError.truncated(member: 1, part: .header, offset: offset) }
+            for byte in buffer[0..<count] {
+                offset += 1
+                if try parser.consume(byte) { return (parser.header, offset) }
+            }
+        }
+    }
+
+    // MARK: Seeking
+
+    /// Moves to plain offset `offset`: the next read returns the byte there. Decoding starts
+    /// at the last point at or before it; the bytes between are decoded and dropped.
+    /// - Parameters:
+    ///   - offset: A plain offset, `0...plainSize` (at the end, reads return 0).
+    ///   - length: How many bytes the caller will read from there: reads end after them, and
+    ///     no span past them is decoded; `nil` to read to the end.
+    /// - Throws: ``IndexedGzipError/offsetPastEnd(offset:size:)``; ``ByteStreamError`` with
+    ///   `.notOpen` before the stream is opened.
+    public func seek(toPlainOffset offset: Int64, length: Int64? = nil) throws {
+        guard streamStatus == .open || streamStatus == .atEnd else { throw ByteStreamError(.notOpen, operation: "seek") }
+        precondition(offset >= 0 && (length ?? 0) >= 0, "offsets and lengths are not negative")
+        if let size = plainSize, offset > size { throw IndexedGzipError.offsetPastEnd(offset: offset, size: size) }
+        stopRun()
+        fallback?.close()
+        fallback = nil
+        fallbackSkip = 0
+        ended = false
+        let points = index.points
+        // The last point at or before the offset: points are sorted by plain offset.
+        var low = 0
+        var high = points.count
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if Int64(points[middle].plainOffset) <= offset { low = middle } else { high = middle }
+        }
+        fromStart = offset == 0 && length == nil
+        memberStart = low == 0 ? (0, 0) : nil
+        rangeEnd = length.map { offset + $0 }
+        start(at: low, plain: Int64(points[low].plainOffset))
+        skip = offset - Int64(points[low].plainOffset)
+        plainOffset = offset
+        if let rangeEnd, rangeEnd == offset { ended = true }
+        // A stream at its end reads again after a seek.
+        if streamStatus == .atEnd { setStatus(.open) }
+    }
+
+    /// Starts workers on the spans from `first` (plain offset `plain`) to the last one a read
+    /// may need.
+    private func start(at first: Int, plain: Int64) {
+        span = first
+        chunkPlainEnd = plain
+        plainOffset = plain
+        memberCRC = 0
+        compressedPosition = Int64(index.points[first].compressedOffset)
+        var end = index.points.count
+        if let rangeEnd {
+            // Spans starting at or past the range's end are not needed (one at least).
+            end = first + 1
+            while end < index.points.count && Int64(index.points[end].plainOffset) < rangeEnd { end += 1 }
+        }
+        let quota = threads == 1 ? 4 : max(4, Self.aheadBudget / Self.chunkCapacity / threads)
+        run = SpanRun(spans: first..<end, decoders: decoders, quota: quota, chunkCapacity: Self.chunkCapacity)
+    }
+
+    private func stopRun() {
+        if let current { current.lane.returnChunk(current.chunk) }
+        current = nil
+        run?.cancelAndJoin()
+        run = nil
+    }
+
+    // MARK: Reading
+
+    override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        while true {
+            if fallback != nil { return try readSequential(into: buffer, maxLength: maxLength) }
+            if var taken = current {
+                let left = taken.count - taken.position
+                if left > 0 {
+                    if skip > 0 {
+                        let dropped = Int(min(skip, Int64(left)))
+                        skip -= Int64(dropped)
+                        taken.position += dropped
+                        current = taken
+                        continue
+                    }
+                    var count = min(maxLength, left)
+                    if let rangeEnd { count = Int(min(Int64(count), rangeEnd - plainOffset)) }
+                    if count > 0 {
+                        count = try limitedCount(count)
+                        buffer.update(from: taken.chunk + taken.position, count: count)
+                        taken.position += count
+                        current = taken
+                        plainOffset += Int64(count)
+                        returnedCount += Int64(count)
+                        return count
+                    }
+                }
+                taken.lane.returnChunk(taken.chunk)
+                current = nil
+            }
+            if ended { return 0 }
+            guard let run else { throw ByteStreamError(.notOpen, operation: "read") }
+            try take(run.lane(of: span).next(), from: run)
+        }
+    }
+
+    /// `count`, cut to the output limit; throws when no byte is left under it.
+    private func limitedCount(_ count: Int) throws -> Int {
+        guard let limit = maximumOutputSize, returnedCount + Int64(count) > limit else { return count }
+        let left = Int(limit - returnedCount)
+        if left == 0 { throw GzipError.outputLimitExceeded(limit: limit, offset: compressedPosition) }
+        return left
+    }
+
+    /// Acts on the next item of the current span.
+    private func take(_ item: SpanItem, from run: SpanRun) throws {
+        switch item {
+        case .bytes(let chunk, let count, let crc):
+            memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
+            chunkPlainEnd += Int64(count)
+            current = (chunk, count, 0, run.lane(of: span))
+        case .memberEnd(let stored, let trailerOffset, let next):
+            if let start = memberStart {
+                let computed = GzipTrailer(crc32: memberCRC, plainSize: chunkPlainEnd - start.plain)
+                if computed != stored {
+                    try failed(.mismatch(.pointMismatch(point: span)), trailerCheck: (stored, computed, trailerOffset))
+                    return
+                }
+            }
+            membersRead += 1
+            memberStart = (next, chunkPlainEnd)
+            memberCRC = 0
+            compressedPosition = next
+        case .spanEnd:
+            span += 1
+            compressedPosition = span < index.points.count ? Int64(index.points[span].compressedOffset) : fileSize
+            if span == run.end {
+                ended = true
+                stopRun()
+            }
+        case .stop(let reason):
+            try failed(reason, trailerCheck: nil)
+        }
+    }
+
+    /// A span could not be decoded as it should: the sequential reader takes over when it can,
+    /// else the error is thrown.
+    private func failed(_ reason: SpanStop, trailerCheck: (stored: GzipTrailer, computed: GzipTrailer, offset: Int64)?) throws {
+        if case .boundary(let offset) = reason {
+            // After a checked member: the sequential reader's rules for what follows a member.
+            stopRun()
+            startSequential(at: offset, membersBefore: max(membersRead, 1), plainBefore: chunkPlainEnd)
+            return
+        }
+        guard fromStart, let start = memberStart else {
+            stopRun()
+            if let trailerCheck {
+                let member = 0
+                if trailerCheck.stored.crc32 != trailerCheck.computed.crc32 {
+                    throw GzipError.crcMismatch(member: member, stored: trailerCheck.stored.crc32,
+                                                computed: trailerCheck.computed.crc32, offset: trailerCheck.offset)
+                }
+                throw GzipError.lengthMismatch(member: member, stored: trailerCheck.stored.isize,
+                                               computed: trailerCheck.computed.isize, offset: trailerCheck.offset + 4)
+            }
+            switch reason {
+            case .mismatch(let error): throw error
+            case .failed(let error as GzipError): throw IndexedGzipError.undecodable(point: span, error: error)
+            case .failed(let error): throw error
+            case .boundary: preconditionFailure("handled above")
+            }
+        }
+        if case .mismatch(let error) = reason, trailerCheck == nil { indexMismatch = error }
+        stopRun()
+        fallbackSkip = chunkPlainEnd - start.plain
+        fallbackExpectedCRC = memberCRC
+        // Only whole chunks were returned before an item is taken, so `plainOffset` is at
+        // `chunkPlainEnd`: the sequential reader gives again from the member's start.
+        startSequential(at: start.offset, membersBefore: membersRead, plainBefore: start.plain)
+    }
+
+    /// Hands the input from `offset` (a member boundary) on to a ``GzipInputStream``.
+    private func startSequential(at offset: Int64, membersBefore: Int, plainBefore: Int64) {
+        guard file.setProperty(offset, forKey: .fileCurrentOffset) else {
+            fallback = nil
+            return
+        }
+        // Without an offset property, so that the reader keeps its own copy to replay a member
+        // (its offsets are the whole file's, which a seek of `file` would not be).
+        let spliced = PeekingInputStream(prefix: [], then: file, failure: nil, offset: offset, alignment: chunkSize)
+        // TODO(inflater): pass `inflater` once GzipInputStream(resuming:) takes it.
+        let sequential = GzipInputStream(resuming: spliced, at: offset, membersBefore: membersBefore,
+                                         bytesBefore: plainBefore, firstHeader: firstHeader, chunkSize: chunkSize,
+                                         trailingGarbage: trailingGarbagePolicy, maximumOutputSize: maximumOutputSize)
+        sequential.open()
+        fallback = sequential
+    }
+
+    /// A read through the sequential reader: first it gives again (and the CRC-32 of what it
+    /// gives is compared with) the bytes already returned from the member, then the rest.
+    private func readSequential(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        guard let fallback else { throw ByteStreamError(.notOpen, operation: "read") }
+        func readOnce(_ count: Int) throws -> Int {
+            let read = fallback.read(buffer, maxLength: count)
+            if read < 0 { throw fallback.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+            return read
+        }
+        if fallbackSkip > 0 {
+            var crc: UInt32 = 0
+            while fallbackSkip > 0 {
+                let read = try readOnce(Int(min(Int64(maxLength), fallbackSkip)))
+                if read == 0 { break }
+                crc = crc32(crc, UnsafeRawBufferPointer(start: buffer, count: read))
+                fallbackSkip -= Int64(read)
+            }
+            if fallbackSkip > 0 || crc != fallbackExpectedCRC {
+                indexMismatch = .pointMismatch(point: span)
+                throw IndexedGzipError.pointMismatch(point: span)
+            }
+        }
+        var count = maxLength
+        if let rangeEnd { count = Int(min(Int64(count), rangeEnd - plainOffset)) }
+        guard count > 0 else { return 0 }
+        let read = try readOnce(count)
+        plainOffset += Int64(read)
+        returnedCount += Int64(read)
+        return read
+    }
+}

@@ -1,0 +1,316 @@
+import ByteStreams
+
+/// What a span worker hands the reader of an ``IndexedGzipInputStream``, in order.
+enum SpanItem: @unchecked Sendable {
+    /// `count` plain bytes at `chunk` (a buffer of the lane's), whose CRC-32 is `crc`.
+    case bytes(chunk: UnsafeMutablePointer<UInt8>, count: Int, crc: UInt32)
+    /// A member's deflate data and trailer ended inside the span: the trailer's CRC-32 and
+    /// ISIZE (stored), where the trailer starts, and where the next member starts (its header
+    /// already parsed and valid).
+    case memberEnd(stored: GzipTrailer, trailerOffset: Int64, nextMemberOffset: Int64)
+    /// The span ended where the index says the next point is (or, for the last span, at the
+    /// end of the file after a trailer), every check passed.
+    case spanEnd
+    /// The parallel decode cannot go on from here; the reader decides what follows.
+    case stop(SpanStop)
+}
+
+/// Why a span worker stopped early.
+enum SpanStop: Sendable {
+    /// After a member's trailer (at `offset`), the bytes are not a whole valid member header:
+    /// zero padding, trailing garbage, a damaged or cut header. The sequential reader, resumed
+    /// at that member boundary, gives its verdict.
+    case boundary(offset: Int64)
+    /// The deflate data is invalid or ends early, or the file cannot be read: the decoder's
+    /// error, with the byte of the file where it was found.
+    case failed(any Error)
+    /// The data does not decode as the index says: the span does not end at the next point.
+    case mismatch(IndexedGzipError)
+}
+
+/// One worker's decoder of spans: from an access point of a ``GzipIndex`` to the next (or to
+/// the end of the file), reading the compressed file with `pread(2)` and writing plain bytes
+/// into chunks it takes from its lane. Each worker has one, used only on its thread.
+///
+/// A span is decoded from the bit at its point, primed with the point's window, and must end
+/// exactly where the index says the next point is: the input is cut at the next point's byte,
+/// the decoder must give exactly the plain bytes between the two points, and no more; when
+/// the next point has a window, the last 32 KiB decoded must equal it. Member boundaries inside
+/// a span are followed (trailer, then the next header, then a fresh deflate stream).
+final class SpanDecoder {
+    /// The bytes of one read of the compressed file: 256 KiB.
+    static let inputCapacity = 256 * 1024
+
+    private let decoder: any PrimedInflater
+    private let descriptor: Int32
+    private let fileSize: Int64
+    private let fileName: String
+    private let index: GzipIndex
+
+    private let input = UnsafeMutablePointer<UInt8>.allocate(capacity: SpanDecoder.inputCapacity)
+    private var inputFileOffset: Int64 = 0
+    private var inputStart = 0
+    private var inputEnd = 0
+    /// Where this span's input ends in the file (the next point's byte, or the file's end).
+    private var limit: Int64 = 0
+    /// The last plain bytes decoded (up to the window size), to compare with the next window.
+    private var tail: [UInt8] = []
+
+    init(decoder: any PrimedInflater, descriptor: Int32, fileSize: Int64, fileName: String, index: GzipIndex) {
+        self.decoder = decoder
+        self.descriptor = descriptor
+        self.fileSize = fileSize
+        self.fileName = fileName
+        self.index = index
+    }
+
+    deinit {
+        input.deallocate()
+    }
+
+    /// The file offset of the next input byte.
+    private var position: Int64 { inputFileOffset + Int64(inputStart) }
+
+    /// Decodes span `span` (point `span` to point `span + 1`, or to the end of the file).
+    /// - Parameters:
+    ///   - takeChunk: Blocks until a chunk of ``IndexedGzipInputStream/chunkCapacity`` bytes is
+    ///     free; `nil` when the reader was cancelled.
+    ///   - emit: Hands an item to the reader.
+    /// - Returns: `false` when cancelled or stopped (the worker takes no further span).
+    func decode(span: Int, chunkCapacity: Int, takeChunk: () -> UnsafeMutablePointer<UInt8>?,
+                emit: (SpanItem) -> Void) -> Bool {
+        var chunk: UnsafeMutablePointer<UInt8>?
+        var chunkCount = 0
+        var chunkCRC: UInt32 = 0
+        func flush() {
+            if let full = chunk, chunkCount > 0 { emit(.bytes(chunk: full, count: chunkCount, crc: chunkCRC)) }
+            else if let empty = chunk { emit(.bytes(chunk: empty, count: 0, crc: 0)) }
+            chunk = nil
+            chunkCount = 0
+            chunkCRC = 0
+        }
+        func stop(_ reason: SpanStop) -> Bool {
+            flush()
+            emit(.stop(reason))
+            return false
+        }
+        let point = index.points[span]
+        if Int64(point.compressedOffset) == fileSize && point.bitOffset == 0 {
+            // A point at the end of the file (after the last trailer): nothing follows it.
+            emit(.spanEnd)
+            return true
+        }
+        let next = span + 1 < index.points.count ? index.points[span + 1] : nil
+        let target = next.map { Int64($0.plainOffset - point.plainOffset) }
+        limit = next.map { Int64($0.compressedOffset) } ?? fileSize
+        do {
+            try startDecoder(at: span, window: index.window(ofPoint: span))
+        } catch {
+            return stop(.failed(error))
+        }
+        var produced: Int64 = 0
+        var scratch: UInt8 = 0
+        while true {
+            let atTarget = target.map { produced == $0 } ?? false
+            if !atTarget && chunk == nil {
+                guard let taken = takeChunk() else { return false }
+                chunk = taken
+            }
+            let output: UnsafeMutablePointer<UInt8>
+            var room: Int
+            if atTarget {
+                // One byte of room: any byte past the next point means the index is wrong.
+                output = withUnsafeMutablePointer(to: &scratch) { $0 }
+                room = 1
+            } else {
+                output = chunk! + chunkCount
+                room = chunkCapacity - chunkCount
+                if let target { room = Int(min(Int64(room), target - produced)) }
+            }
+            if inputStart == inputEnd {
+                do { _ = try refill() } catch { return stop(.failed(error)) }
+            }
+            let step = decoder.step(input: input + inputStart, inputCount: inputEnd - inputStart,
+                                    output: output, outputCapacity: room)
+            inputStart += step.consumed
+            if step.produced > 0 {
+                if atTarget { return stop(.mismatch(.pointMismatch(point: span + 1))) }
+                let bytes = UnsafeRawBufferPointer(start: output, count: step.produced)
+                chunkCRC = crc32(chunkCRC, bytes)
+                keepTail(bytes)
+                chunkCount += step.produced
+                produced += Int64(step.produced)
+                if chunkCount == chunkCapacity { flush() }
+            }
+            switch step.outcome {
+            case .streamEnd(let readAhead):
+                reposition(to: position - Int64(readAhead.count))
+                flush()
+                switch finishMember() {
+                case .nextMember(let item):
+                    emit(item)
+                case .endOfFile(let item):
+                    emit(item)
+                    // The last span reaches the end of the file; so does one that ends at a
+                    // point at the end of the file (indexed_gzip puts one there).
+                    guard target != nil else {
+                        emit(.spanEnd)
+                        return true
+                    }
+                    return finishSpan(span, produced: produced, target: target, emit: emit)
+                case .stopped(let reason):
+                    return stop(reason)
+                }
+            case .progress, .stalled:
+                if step.consumed == 0 && step.produced == 0 && inputStart == inputEnd {
+                    // The decoder holds nothing more and the span's input is all read.
+                    flush()
+                    return finishSpan(span, produced: produced, target: target, emit: emit)
+                }
+                if case .stalled(let error) = step.outcome, step.produced == 0, inputStart != inputEnd {
+                    return stop(.failed(error))
+                }
+            case .invalid(let reason):
+                return stop(.failed(GzipError.invalidDeflateData(member: 0, message: reason, offset: position)))
+            case .failed(let error):
+                return stop(.failed(error))
+            }
+        }
+    }
+
+    /// The end of a span's input with the decoder at rest: right when the span gave exactly the
+    /// plain bytes between its point and the next, and its last bytes are the next point's window.
+    private func finishSpan(_ span: Int, produced: Int64, target: Int64?, emit: (SpanItem) -> Void) -> Bool {
+        guard let target else {
+            // The last span ends only after a trailer at the end of the file.
+            emit(.stop(.failed(GzipError.truncated(member: 0, part: .deflateData, offset: position))))
+            return false
+        }
+        guard produced == target else {
+            if position < limit {
+                // The file is shorter than the index says.
+                emit(.stop(.failed(GzipError.truncated(member: 0, part: .deflateData, offset: position))))
+            } else {
+                emit(.stop(.mismatch(.pointMismatch(point: span + 1))))
+            }
+            return false
+        }
+        do {
+            if let window = try index.window(ofPoint: span + 1), !window.suffix(tail.count).elementsEqual(tail) {
+                emit(.stop(.mismatch(.pointMismatch(point: span + 1))))
+                return false
+            }
+        } catch {
+            emit(.stop(.failed(error)))
+            return false
+        }
+        emit(.spanEnd)
+        return true
+    }
+
+    private enum MemberFinish {
+        /// The member ended and another begins (its header read).
+        case nextMember(SpanItem)
+        /// The member ended at the end of the file.
+        case endOfFile(SpanItem)
+        case stopped(SpanStop)
+    }
+
+    /// After a member's deflate data: reads its trailer, then either ends the span (the end of
+    /// the file) or reads the next member's header and starts its deflate data.
+    private func finishMember() -> MemberFinish {
+        let trailerOffset = position
+        var value: UInt64 = 0
+        do {
+            for byteIndex in 0..<GzipTrailer.size {
+                guard let byte = try nextByte() else {
+                    return .stopped(.failed(GzipError.truncated(member: 0, part: .trailer, offset: position)))
+                }
+                value |= UInt64(byte) << UInt64(8 * byteIndex)
+            }
+            let stored = GzipTrailer(littleEndian: value)
+            let boundary = position
+            if boundary == fileSize {
+                return .endOfFile(.memberEnd(stored: stored, trailerOffset: trailerOffset, nextMemberOffset: boundary))
+            }
+            var parser = GzipHeaderParser(member: 0, offset: boundary, maximumFieldLength: GzipInputStream.maximumHeaderFieldLength)
+            while !parser.isDone {
+                guard let byte = try nextByte(), (try? parser.consume(byte)) != nil else {
+                    return .stopped(.boundary(offset: boundary))
+                }
+            }
+            guard decoder.start(primingBits: 0, of: 0, window: nil) else {
+                return .stopped(.failed(GzipError.zlibFailure(code: 0, message: "cannot restart the inflater")))
+            }
+            tail.removeAll(keepingCapacity: true)
+            return .nextMember(.memberEnd(stored: stored, trailerOffset: trailerOffset, nextMemberOffset: boundary))
+        } catch {
+            return .stopped(.failed(error))
+        }
+    }
+
+    /// Primes the decoder at `point`: the high `bitOffset` bits of the byte before its
+    /// compressed offset, then its window.
+    private func startDecoder(at span: Int, window: [UInt8]?) throws {
+        let point = index.points[span]
+        var bits: UInt8 = 0
+        let bitCount = Int(point.bitOffset)
+        let start = Int64(point.compressedOffset)
+        if bitCount > 0 {
+            guard start > 0, try SystemCalls.read(descriptor, &bits, 1, at: start - 1, target: fileName) == 1 else {
+                throw GzipError.truncated(member: 0, part: .deflateData, offset: start)
+            }
+            bits >>= UInt8(8 - bitCount)
+        }
+        guard decoder.start(primingBits: bitCount, of: bits, window: window) else {
+            throw IndexedGzipError.badWindow(point: span)
+        }
+        inputFileOffset = start
+        inputStart = 0
+        inputEnd = 0
+        tail = window ?? []
+    }
+
+    /// Reads the next input of the span; `false` at its end (or the file's).
+    private func refill() throws -> Bool {
+        let offset = position
+        guard offset < limit else { return false }
+        let count = Int(min(Int64(Self.inputCapacity), limit - offset))
+        let read = try SystemCalls.read(descriptor, input, count, at: offset, target: fileName)
+        inputFileOffset = offset
+        inputStart = 0
+        inputEnd = read
+        return read > 0
+    }
+
+    /// Moves the input to `offset` of the file (the bytes a decoder read ahead come back).
+    private func reposition(to offset: Int64) {
+        if offset >= inputFileOffset && offset <= inputFileOffset + Int64(inputEnd) {
+            inputStart = Int(offset - inputFileOffset)
+        } else {
+            inputFileOffset = offset
+            inputStart = 0
+            inputEnd = 0
+        }
+    }
+
+    /// The next byte of the span's input, `nil` at its end.
+    private func nextByte() throws -> UInt8? {
+        if inputStart == inputEnd, try !refill() { return nil }
+        defer { inputStart += 1 }
+        return input[inputStart]
+    }
+
+    /// Keeps the last window-size bytes decoded, for the comparison with the next point's window.
+    private func keepTail(_ bytes: UnsafeRawBufferPointer) {
+        let size = Int(index.windowSize)
+        if bytes.count >= size {
+            tail.removeAll(keepingCapacity: true)
+            tail.append(contentsOf: bytes.suffix(size))
+        } else {
+            let excess = tail.count + bytes.count - size
+            if excess > 0 { tail.removeFirst(excess) }
+            tail.append(contentsOf: bytes)
+        }
+    }
+}

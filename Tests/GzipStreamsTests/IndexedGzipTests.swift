@@ -1,0 +1,161 @@
+import Foundation
+@testable import GzipStreams
+import Testing
+import TestSupport
+
+// IndexedGzipInputStream over indexes that indexed_gzip writes (zran's points, with windows and
+// bit offsets): whole reads on 1-3 threads with both inflaters, seeks, and indexes that are not
+// the file's.
+
+/// Writes argv[1]'s bytes gzipped to argv[2] as members of the plain sizes in argv[3] (one
+/// member: one size), then exports indexed_gzip's index with spacing argv[4] to argv[5].
+private let makeIndexedScript = """
+    import sys, gzip, indexed_gzip
+    plain = open(sys.argv[1], 'rb').read()
+    sizes = [int(size) for size in sys.argv[3].split(',')]
+    out, start = b'', 0
+    for size in sizes:
+        out += gzip.compress(plain[start:start + size], compresslevel=6, mtime=0)
+        start += size
+    open(sys.argv[2], 'wb').write(out)
+    with indexed_gzip.IndexedGzipFile(sys.argv[2], spacing=int(sys.argv[4])) as f:
+        f.build_full_index()
+        f.export_index(sys.argv[5])
+    """
+
+/// A gzip file, its plain data and indexed_gzip's index of it.
+struct IndexedFile {
+    var data: [UInt8]
+    var path: String
+    var index: GzipIndex
+
+    init(in directory: URL, memberSizes: [Int], spacing: Int = 65536, seed: UInt64 = 20,
+         name: String = "file.gz") throws {
+        data = mixedBytes(count: memberSizes.reduce(0, +), seed: seed)
+        let plainPath = try makeFile(name + ".plain", in: directory, bytes: data)
+        path = directory.appendingPathComponent(name).path
+        let indexPath = path + ".gzidx"
+        let made = try runOracle(makeIndexedScript, [plainPath, path, memberSizes.map(String.init).joined(separator: ","),
+                                                     String(spacing), indexPath])
+        try #require(made.status == 0, "\(made.stderrText)")
+        index = try GzipIndex(gzidx: Array(try Data(contentsOf: URL(fileURLWithPath: indexPath))))
+    }
+
+    func stream(threads: Int, inflater: GzipInputStream.Inflater = .isal, index: GzipIndex? = nil) throws -> IndexedGzipInputStream {
+        try IndexedGzipInputStream(wrapping: FileInputStream(path: path), index: index ?? self.index, threads: threads,
+                                   inflater: inflater)
+    }
+}
+
+/// Reads `stream` to its end in reads of `size` bytes.
+func readAll(_ stream: ByteInputStream, size: Int = 100_000) throws -> [UInt8] {
+    var result: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: size)
+    while true {
+        let count = stream.read(&buffer, maxLength: size)
+        if count < 0 { throw stream.streamError! }
+        if count == 0 { return result }
+        result += buffer[0..<count]
+    }
+}
+
+@Suite("Indexed gzip input", .onDedicatedThreads, .requiresPythonOracle)
+struct IndexedGzipTests {
+    @Test("a whole read through the index gives the data, on 1 to 3 threads, with either inflater",
+          arguments: [1, 2, 3], [GzipInputStream.Inflater.isal, .zlib])
+    func wholeRead(threads: Int, inflater: GzipInputStream.Inflater) throws {
+        try withTemporaryDirectory { directory in
+            for sizes in [[3_000_000], [700_000, 5, 1_300_000, 0, 900_000]] {
+                let file = try IndexedFile(in: directory, memberSizes: sizes)
+                #expect(file.index.points.count > 10)
+                #expect(file.index.points.contains { $0.bitOffset != 0 })
+                let stream = try file.stream(threads: threads, inflater: inflater)
+                stream.open()
+                defer { stream.close() }
+                let read = try readAll(stream)
+                #expect(read == file.data)
+                #expect(!stream.isSequential)
+                #expect(stream.indexMismatch == nil)
+                #expect(stream.memberCount == sizes.count)
+                #expect(stream.compressedByteCount == Int64(file.index.compressedSize))
+            }
+        }
+    }
+
+    @Test("a seek reads any range: at the start, across a point, at and past the end", arguments: [1, 2])
+    func seeks(threads: Int) throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [1_000_000, 1_000_000])
+            let stream = try file.stream(threads: threads)
+            stream.open()
+            defer { stream.close() }
+            let point = Int(file.index.points[5].plainOffset)
+            for (offset, length) in [(0, 10), (point - 100, 200), (point, 70_000), (999_990, 20), (1_500_000, nil),
+                                     (file.data.count - 5, 100), (file.data.count, 10), (12345, 0)] as [(Int, Int?)] {
+                try stream.seek(toPlainOffset: Int64(offset), length: length.map(Int64.init))
+                let read = try readAll(stream, size: 3000)
+                let end = min(file.data.count, length.map { offset + $0 } ?? file.data.count)
+                #expect(read == Array(file.data[offset..<end]), "offset \(offset) length \(String(describing: length))")
+            }
+            #expect(throws: IndexedGzipError.offsetPastEnd(offset: Int64(file.data.count + 1), size: Int64(file.data.count))) {
+                try stream.seek(toPlainOffset: Int64(file.data.count + 1))
+            }
+        }
+    }
+
+    @Test("another file's index of the same size: a whole read decodes without it, a seek fails")
+    func staleIndex() throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [2_000_000], seed: 5)
+            var other = try IndexedFile(in: directory, memberSizes: [2_000_000], seed: 6, name: "other.gz").index
+            other.compressedSize = file.index.compressedSize
+            let stream = try file.stream(threads: 2, index: other)
+            stream.open()
+            defer { stream.close() }
+            #expect(try readAll(stream) == file.data)
+            #expect(stream.indexMismatch != nil)
+            try stream.seek(toPlainOffset: 1_000_000, length: 1000)
+            #expect(throws: (any Error).self) { try readAll(stream) }
+        }
+    }
+
+    @Test("an index made for a file of another size is refused when the stream opens")
+    func sizeMismatch() throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [100_000])
+            var index = file.index
+            index.compressedSize += 1
+            let stream = try file.stream(threads: 1, index: index)
+            stream.open()
+            #expect(stream.streamError as? IndexedGzipError
+                == .sizeMismatch(indexed: file.index.compressedSize + 1, actual: Int64(file.index.compressedSize)))
+        }
+    }
+
+    @Test("damaged deflate data: the same error as the sequential reader's", arguments: [1, 2])
+    func damage(threads: Int) throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [1_500_000, 1_000_000])
+            var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file.path)))
+            for position in [bytes.count / 3, bytes.count * 3 / 4, bytes.count - 6] {
+                var damaged = bytes
+                damaged[position] ^= 0x5a
+                try Data(damaged).write(to: URL(fileURLWithPath: file.path))
+                let sequential = try GzipInputStream(wrapping: MemoryInputStream(bytes: damaged))
+                sequential.open()
+                let expected = Result { try readAll(sequential) }
+                let stream = try file.stream(threads: threads)
+                stream.open()
+                let got = Result { try readAll(stream) }
+                stream.close()
+                switch (expected, got) {
+                case (.failure(let want), .failure(let have)):
+                    #expect("\(want)" == "\(have)", "byte \(position)")
+                default:
+                    Issue.record("byte \(position): sequential \(expected), indexed \(got)")
+                }
+            }
+            bytes = []
+        }
+    }
+}
