@@ -10,11 +10,15 @@ extension Command {
     var inflateThreads: Int { options.threads ?? defaultThreadCount }
 
     /// `unpack --offset N [--length M] FILE.gz`: plain bytes [N, N + M) (to the end without M),
-    /// found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N;
+    /// through a GZIDX index when there is one (``unpackIndexedRange(_:path:into:closesOutput:)``),
+    /// else found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N;
     /// the members before it are not read. An offset at the end gives nothing; past it, an error.
     /// Closes `output` when `closesOutput`.
     func unpackRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
                      closesOutput: Bool) throws -> Outcome {
+        if let outcome = try unpackIndexedRange(input, path: file, into: output, closesOutput: closesOutput) {
+            return outcome
+        }
         let offset = options.rangeOffset ?? 0
         let indexFile = file.appending(".gzi")
         // Messages name both as the user reads them.
@@ -41,8 +45,7 @@ extension Command {
             // Only a BGZF file can have an index: say so rather than suggest building one.
             let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
             if !BGZFInputStream.startsWithBGZFMember(start) {
-                throw Reported(status: reportError(path, "not BGZF: --offset reads a range of a BGZF file "
-                    + "('gzstream pack --bgzf', bgzip) through its .gzi index"))
+                throw Reported(status: reportError(path, "no index \(path).gzidx (run 'gzstream index \(path)' to build it)"))
             }
             throw Reported(status: reportError(path, "no index \(indexPath) (run 'gzstream index \(path)' to build it)"))
         } catch let error as BGZFIndexDecodingError {

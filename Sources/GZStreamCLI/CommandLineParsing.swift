@@ -75,7 +75,14 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
             case "block-size", "blocksize": options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"))
             case "bgzf": try flag(); options.bgzf = true
-            case "index": try flag(); options.index = true
+            case "index":
+                // pack's --index is a flag; unpack and test read through the index at PATH.
+                if scanner.hasInlineValue || (!options.gzipMode && (options.mode == .unpack || options.mode == .test)) {
+                    options.indexPath = try pathname(try scanner.value(for: "--index"))
+                } else {
+                    try flag()
+                    options.index = true
+                }
             case "offset": options.rangeOffset = try parseByteCount(try scanner.text(for: "--offset"), option: "--offset")
             case "length": options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
             // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or

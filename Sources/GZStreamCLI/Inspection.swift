@@ -27,7 +27,7 @@ extension Command {
         defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream
         if options.mode == .test {
-            gzip = try decodingStream(progress?.counting(input) ?? input)
+            gzip = try indexedDecodingStream(input, progress: progress) ?? decodingStream(progress?.counting(input) ?? input)
         } else {
             let sequential = try GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
                                                  maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
@@ -50,6 +50,7 @@ extension Command {
             progress?.addOutput(count)
         }
         progress?.end(completed: gzip.streamError == nil && gzip.trailingGarbage == nil)
+        noteIndexMismatch(of: gzip)
         if listing?.writeError != nil { throw Reported(status: .error) }
         if let error = gzip.streamError {
             listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,

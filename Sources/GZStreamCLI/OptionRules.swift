@@ -42,6 +42,13 @@ extension Options {
         if mode != .pack && (bgzf || index) {
             throw UsageError(message: "--bgzf and --index apply to pack")
         }
+        if let indexPath {
+            if mode != .unpack && mode != .test { throw UsageError(message: "--index PATH applies to unpack and test") }
+            if indexPath.bytes.isEmpty { throw UsageError(message: "--index needs a path, not an empty one") }
+            if files.count != 1 || files[0] == "-" {
+                throw UsageError(message: "--index PATH needs one FILE (the index is that file's)")
+            }
+        }
         try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.
         if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {
@@ -90,7 +97,7 @@ extension Options {
         if rangeOffset != nil || rangeLength != nil {
             if mode != .unpack { throw UsageError(message: "--offset and --length apply to unpack") }
             if files.count != 1 || files[0] == "-" {
-                throw UsageError(message: "--offset and --length need one BGZF file (its .gzi index is read beside it)")
+                throw UsageError(message: "--offset and --length need one FILE (read through FILE.gzi, FILE.gzidx or --index PATH)")
             }
             if !toStandardOutput && outputPath == nil {
                 throw UsageError(message: "--offset and --length write to -c or -o PATH only")

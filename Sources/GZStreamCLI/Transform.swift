@@ -149,9 +149,10 @@ extension Command {
                     progress?.end(completed: true)
                     return outcome
                 }
-                let decoder = try decodingStream(source)
+                let decoder = try indexedDecodingStream(input, progress: progress) ?? decodingStream(source)
                 defer { decoder.close() }
                 try inflate(decoder, into: sink, closesOutput: closesOutput)
+                noteIndexMismatch(of: decoder)
                 // The last line only when no message about the job follows (trailing garbage's).
                 progress?.end(completed: decoder.trailingGarbage == nil)
                 var status = ExitStatus.success

@@ -28,10 +28,10 @@ import Darwin
 /// (primed with `inflatePrime` and `inflateSetDictionary`), giving zlib's verdict on every
 /// input.
 ///
-/// **Memory:** per worker an inflate state, a 256 KiB input buffer and at most
-/// `max(4, 16 MiB / 512 KiB / threads)` chunks of 512 KiB of plain bytes decoded ahead (a worker
-/// stops when its chunks are full), whatever the file or span size; windows are read from the
-/// index when a span starts (``GzipIndex/window(ofPoint:)``).
+/// **Memory:** per worker an inflate state and a 256 KiB input buffer, and for all workers at
+/// most 10 MiB of plain bytes decoded ahead, in chunks of 512 KiB (2 MiB on one thread), whatever
+/// the file or span size (a worker waits when no chunk is free); windows are read from the index
+/// when a span starts (``GzipIndex/window(ofPoint:)``).
 ///
 /// Not thread-safe: one thread reads (the workers are internal). Reads block while the oldest
 /// span is being inflated. ``ByteStream/close()`` returns after every worker has stopped, and
@@ -39,8 +39,11 @@ import Darwin
 public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, @unchecked Sendable {
     /// The size in bytes of the chunks workers decode into: 512 KiB.
     public static let chunkCapacity = 512 * 1024
-    /// The plain bytes all workers together may hold decoded ahead of the reader: 16 MiB.
-    static let aheadBudget = 16 << 20
+    /// The plain bytes all workers together may hold decoded ahead of the reader: 10 MiB. The
+    /// worker of the span being read takes chunks first, so with spans of 16 MiB on 2 threads
+    /// the other is never held up (it decodes at most about half a span ahead while the first
+    /// finishes).
+    static let aheadBudget = 10 << 20
 
     /// The index the file is read through.
     public let index: GzipIndex
@@ -63,7 +66,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     private var run: SpanRun?
     /// The span whose items are being read.
     private var span = 0
-    private var current: (chunk: UnsafeMutablePointer<UInt8>, count: Int, position: Int, lane: SpanLane)?
+    private var current: (chunk: UnsafeMutablePointer<UInt8>, count: Int, position: Int, pool: ChunkPool)?
     /// Plain bytes still to drop from the start of the run (a seek between points).
     private var skip: Int64 = 0
     /// The plain offset after which reads end (a seek with a length).
@@ -250,12 +253,12 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             end = first + 1
             while end < index.points.count && Int64(index.points[end].plainOffset) < rangeEnd { end += 1 }
         }
-        let quota = threads == 1 ? 4 : max(4, Self.aheadBudget / Self.chunkCapacity / threads)
-        run = SpanRun(spans: first..<end, decoders: decoders, quota: quota, chunkCapacity: Self.chunkCapacity)
+        run = SpanRun(spans: first..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
+                      chunkCapacity: Self.chunkCapacity)
     }
 
     private func stopRun() {
-        if let current { current.lane.returnChunk(current.chunk) }
+        if let current { current.pool.give(current.chunk) }
         current = nil
         run?.cancelAndJoin()
         run = nil
@@ -288,7 +291,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                         return count
                     }
                 }
-                taken.lane.returnChunk(taken.chunk)
+                taken.pool.give(taken.chunk)
                 current = nil
             }
             if ended { return 0 }
@@ -311,7 +314,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         case .bytes(let chunk, let count, let crc):
             memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
             chunkPlainEnd += Int64(count)
-            current = (chunk, count, 0, run.lane(of: span))
+            current = (chunk, count, 0, run.pool)
         case .memberEnd(let stored, let trailerOffset, let next):
             if let start = memberStart {
                 let computed = GzipTrailer(crc32: memberCRC, plainSize: chunkPlainEnd - start.plain)
@@ -326,6 +329,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             compressedPosition = next
         case .spanEnd:
             span += 1
+            if span < run.end { run.readerWaits(for: span) }
             compressedPosition = span < index.points.count ? Int64(index.points[span].compressedOffset) : fileSize
             if span == run.end {
                 ended = true

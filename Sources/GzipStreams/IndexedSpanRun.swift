@@ -1,47 +1,14 @@
 import Dispatch
 import Synchronization
 
-/// A worker's queue of items for the reader of an ``IndexedGzipInputStream`` and the chunk
-/// buffers its plain bytes go into: at most `quota` chunks exist, so a worker ahead of the
-/// reader stops when they are all full, and memory does not grow with the span size or a slow
-/// reader. The worker emits, the reader takes items in order and returns each chunk it has
-/// copied out. A serial Dispatch queue guards the lists (the thread sanitizer sees it), and two
-/// semaphores count the items ready and the chunks free.
+/// A worker's queue of items for the reader of an ``IndexedGzipInputStream``: the worker
+/// emits, the reader takes them in order. A serial Dispatch queue guards the list (the thread
+/// sanitizer sees it) and a semaphore counts the items ready.
 final class SpanLane: @unchecked Sendable {
-    let chunkCapacity: Int
     private let guardQueue = DispatchQueue(label: "gzstream.indexed-lane")
     private var items: [SpanItem] = []
     private var head = 0
-    private var free: [UnsafeMutablePointer<UInt8>] = []
-    private var allChunks: [UnsafeMutablePointer<UInt8>] = []
     private let itemsReady = DispatchSemaphore(value: 0)
-    private let chunksFree = DispatchSemaphore(value: 0)
-    private let cancelled: Atomic<Bool>
-
-    init(quota: Int, chunkCapacity: Int) {
-        self.chunkCapacity = chunkCapacity
-        cancelled = Atomic(false)
-        // Signalled up to the quota rather than created with it: libdispatch refuses to free a
-        // semaphore whose count is below the value it was created with.
-        for _ in 0..<quota { chunksFree.signal() }
-    }
-
-    deinit {
-        for chunk in allChunks { chunk.deallocate() }
-    }
-
-    /// A free chunk, once there is one; `nil` when the lane was cancelled. Worker side.
-    func takeChunk() -> UnsafeMutablePointer<UInt8>? {
-        if cancelled.load(ordering: .acquiring) { return nil }
-        chunksFree.wait()
-        if cancelled.load(ordering: .acquiring) { return nil }
-        return guardQueue.sync {
-            if let chunk = free.popLast() { return chunk }
-            let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkCapacity)
-            allChunks.append(chunk)
-            return chunk
-        }
-    }
 
     /// Hands `item` to the reader. Worker side.
     func emit(_ item: SpanItem) {
@@ -62,17 +29,84 @@ final class SpanLane: @unchecked Sendable {
             return item
         }
     }
+}
 
-    /// Gives back a chunk the reader has copied out. Reader side.
-    func returnChunk(_ chunk: UnsafeMutablePointer<UInt8>) {
-        guardQueue.sync { free.append(chunk) }
-        chunksFree.signal()
+/// The chunk buffers the workers of one run decode into, shared by all: at most `limit` exist,
+/// so memory does not grow with the span size or a slow reader. The worker of the oldest span
+/// the reader has not finished (the one it waits for) may take any free chunk; the others only
+/// while more than `reserve` are left, so that they cannot starve it. A worker with no chunk to
+/// take waits until the reader gives one back or moves on to another span.
+final class ChunkPool: @unchecked Sendable {
+    let chunkCapacity: Int
+    private let limit: Int
+    private let reserve: Int
+    private let guardQueue = DispatchQueue(label: "gzstream.indexed-chunks")
+    private var free: [UnsafeMutablePointer<UInt8>] = []
+    private var allChunks: [UnsafeMutablePointer<UInt8>] = []
+    private var oldestLane = 0
+    private var waiting: [Bool]
+    private let wake: [DispatchSemaphore]
+    private let cancelled = Atomic<Bool>(false)
+
+    init(lanes: Int, limit: Int, reserve: Int, chunkCapacity: Int) {
+        self.chunkCapacity = chunkCapacity
+        self.limit = limit
+        self.reserve = reserve
+        waiting = Array(repeating: false, count: lanes)
+        wake = (0..<lanes).map { _ in DispatchSemaphore(value: 0) }
     }
 
-    /// Wakes the worker if it waits for a chunk and makes it stop.
+    deinit {
+        for chunk in allChunks { chunk.deallocate() }
+    }
+
+    /// A chunk for lane `lane`'s worker, once it may have one; `nil` when the run is cancelled.
+    func take(lane: Int) -> UnsafeMutablePointer<UInt8>? {
+        while true {
+            if cancelled.load(ordering: .acquiring) { return nil }
+            let chunk: UnsafeMutablePointer<UInt8>? = guardQueue.sync {
+                let available = free.count + limit - allChunks.count
+                guard available > (lane == oldestLane ? 0 : reserve) else {
+                    waiting[lane] = true
+                    return nil
+                }
+                if let chunk = free.popLast() { return chunk }
+                let chunk = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkCapacity)
+                allChunks.append(chunk)
+                return chunk
+            }
+            if let chunk { return chunk }
+            wake[lane].wait()
+        }
+    }
+
+    /// Takes back a chunk the reader has copied out.
+    func give(_ chunk: UnsafeMutablePointer<UInt8>) {
+        guardQueue.sync {
+            free.append(chunk)
+            wakeWaiting()
+        }
+    }
+
+    /// The reader now waits for lane `lane`.
+    func setOldest(lane: Int) {
+        guardQueue.sync {
+            oldestLane = lane
+            wakeWaiting()
+        }
+    }
+
+    /// Stops every worker's wait for a chunk.
     func cancel() {
         cancelled.store(true, ordering: .releasing)
-        chunksFree.signal()
+        guardQueue.sync { for semaphore in wake { semaphore.signal() } }
+    }
+
+    private func wakeWaiting() {
+        for lane in waiting.indices where waiting[lane] {
+            waiting[lane] = false
+            wake[lane].signal()
+        }
     }
 }
 
@@ -80,21 +114,25 @@ final class SpanLane: @unchecked Sendable {
 /// decodes spans `first + w`, `first + w + threads`, … in turn into lane `w`, so span `s` is in
 /// lane `(s - first) % threads` and the reader takes the spans in order by visiting the lanes
 /// in turn. The reader only ever waits on the lane of the oldest span it has not finished,
-/// whose worker is decoding that span or has emitted it, so no wait is circular.
+/// whose worker is decoding that span or has emitted it, and that worker can always have a
+/// chunk (``ChunkPool``), so no wait is circular.
 final class SpanRun: @unchecked Sendable {
     let first: Int
     let end: Int
     let lanes: [SpanLane]
+    let pool: ChunkPool
     private let group = DispatchGroup()
     private var joined = false
 
     /// Starts one worker per decoder (at most one per span).
-    /// - Parameter quota: The chunks each lane may hold.
-    init(spans: Range<Int>, decoders: [SpanDecoder], quota: Int, chunkCapacity: Int) {
+    /// - Parameter chunkLimit: The most chunks the workers hold together.
+    init(spans: Range<Int>, decoders: [SpanDecoder], chunkLimit: Int, chunkCapacity: Int) {
         first = spans.lowerBound
         end = spans.upperBound
         let workers = min(decoders.count, max(1, spans.count))
-        lanes = (0..<workers).map { _ in SpanLane(quota: quota, chunkCapacity: chunkCapacity) }
+        lanes = (0..<workers).map { _ in SpanLane() }
+        pool = ChunkPool(lanes: workers, limit: max(chunkLimit, workers + 2), reserve: 2, chunkCapacity: chunkCapacity)
+        let pool = pool
         for worker in 0..<workers {
             let lane = lanes[worker]
             let box = DecoderBox(decoder: decoders[worker])
@@ -102,7 +140,7 @@ final class SpanRun: @unchecked Sendable {
             DispatchQueue(label: "gzstream.indexed-inflate.\(worker)").async(group: group) {
                 for span in Swift.stride(from: start, to: end, by: stride) {
                     let goOn = box.decoder.decode(span: span, chunkCapacity: chunkCapacity,
-                                                  takeChunk: lane.takeChunk, emit: lane.emit)
+                                                  takeChunk: { pool.take(lane: worker) }, emit: lane.emit)
                     if !goOn { break }
                 }
             }
@@ -112,12 +150,15 @@ final class SpanRun: @unchecked Sendable {
     /// The lane that holds span `span`.
     func lane(of span: Int) -> SpanLane { lanes[(span - first) % lanes.count] }
 
+    /// The reader now waits for span `span`: its worker may take any free chunk.
+    func readerWaits(for span: Int) { pool.setOldest(lane: (span - first) % lanes.count) }
+
     /// Stops every worker and waits until each has returned; the lanes (and their chunks)
     /// may go after this.
     func cancelAndJoin() {
         guard !joined else { return }
         joined = true
-        for lane in lanes { lane.cancel() }
+        pool.cancel()
         group.wait()
     }
 

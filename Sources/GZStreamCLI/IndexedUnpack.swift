@@ -1,0 +1,156 @@
+import ByteStreams
+import GzipStreams
+
+// Any gzip file read through a GZIDX index (`gzstream index`, `pack --index`, indexed_gzip,
+// rapidgzip): `unpack` and `test` inflate the spans between access points on every core, and
+// `unpack --offset N --length M` decodes from the point before N only.
+
+extension Command {
+    /// The index suffix `gzstream index` writes beside a gzip file that is not BGZF.
+    static let gzidxSuffix: Pathname = ".gzidx"
+
+    /// Where the index of the current operand is: `--index PATH`, or `FILE.gzidx` beside it.
+    private var indexLocation: (path: Pathname, explicit: Bool)? {
+        if let path = options.indexPath { return (path, true) }
+        guard let input = currentInput else { return nil }
+        return (input.path.appending(Self.gzidxSuffix), false)
+    }
+
+    /// Opens and reads the operand's index. An index beside the file that does not exist is
+    /// `nil`; one that exists is read, and any fault of it (or of `--index PATH`) is thrown.
+    /// The index is looked up beside the input in the directory the input was opened in, by
+    /// the same rule for links, and read only if it is a regular file.
+    private func readIndex(at location: (path: Pathname, explicit: Bool)) throws -> GzipIndex? {
+        let opened: OpenedInput
+        do {
+            if !location.explicit, let input = currentInput {
+                opened = try OpenedInput(name: input.name.appending(Self.gzidxSuffix), in: input.directory,
+                                         ownsDirectory: false, path: location.path, followsLinks: input.followsLinks)
+            } else {
+                opened = try OpenedInput(path: location.path, followsLinks: true)
+            }
+        } catch where !location.explicit && isSystemError(error, Errno.noSuchFile) {
+            return nil
+        }
+        defer { opened.close() }
+        guard opened.info.isRegularFile else {
+            throw Reported(status: reportError(location.path.description, "not a regular file"))
+        }
+        let stream = try opened.stream()
+        defer { stream.close() }
+        do {
+            return try GzipIndex(gzidx: try stream.readToEnd(limit: 1 << 32))
+        } catch let error as GzipIndexError {
+            throw Reported(status: reportError(location.path.description, error.description))
+        }
+    }
+
+    /// The decoder that reads `input` (the operand's own stream, a regular file) through its
+    /// index, or `nil` when there is none to use: no index beside it, a BGZF file (its members
+    /// are decoded in parallel without one), or an index beside it made for another file (said
+    /// in one line, unless `-q`; the file is then decoded without it). `--index PATH` that
+    /// does not fit is an error.
+    func indexedDecodingStream(_ input: ByteInputStream, progress: ProgressReporter?) throws -> (any GzipDecodingStream)? {
+        guard let file = input as? FileInputStream, let location = indexLocation,
+              currentInput?.info.isRegularFile ?? true else { return nil }
+        if !location.explicit && startsWithBGZFMember(file) { return nil }
+        guard let index = try readIndex(at: location) else { return nil }
+        let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: .isal,
+                                                chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
+                                                maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+        do {
+            try stream.openOrThrow()
+        } catch let error as IndexedGzipError where !location.explicit {
+            stream.close()
+            diagnostics.warning(location.path.description, "not used: \(error)")
+            return nil
+        } catch let error as IndexedGzipError {
+            stream.close()
+            throw Reported(status: reportError(location.path.description, error.description))
+        }
+        guard let progress else { return stream }
+        return ProgressedDecoder(stream, progress: progress, size: Int64(index.compressedSize))
+    }
+
+    /// Says that the index did not fit and the file was decoded without it.
+    func noteMismatch(_ error: IndexedGzipError, _ path: Pathname) {
+        diagnostics.warning(path.description, "not used: \(error)")
+    }
+
+    /// After a decode through an index: says so if the index was found not to fit on the way
+    /// (the rest was then decoded without it, from the start of the member it failed in).
+    func noteIndexMismatch(of decoder: any GzipDecodingStream) {
+        let indexed = (decoder as? IndexedGzipInputStream) ?? (decoder as? ProgressedDecoder)?.inner
+        if let mismatch = indexed?.indexMismatch, let location = indexLocation { noteMismatch(mismatch, location.path) }
+    }
+
+    /// Whether `file` starts with a BGZF member, read at offset 0 without moving the file offset.
+    private func startsWithBGZFMember(_ file: FileInputStream) -> Bool {
+        var bytes = [UInt8](repeating: 0, count: BGZFInputStream.signatureLength)
+        guard (try? file.openOrThrow()) != nil || file.streamStatus == .open else { return false }
+        let count = bytes.withUnsafeMutableBytes {
+            (try? SystemCalls.read(file.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: file.displayName)) ?? 0
+        }
+        return count == bytes.count && BGZFInputStream.startsWithBGZFMember(bytes)
+    }
+
+    /// `unpack --offset N [--length M] FILE` through a GZIDX index: the plain bytes [N, N + M)
+    /// (to the end without M), decoded from the last access point at or before N on
+    /// ``inflateThreads`` threads; `nil` when the file has no GZIDX index (`--index PATH` or
+    /// `FILE.gzidx`). Every span touched is checked to end where the index says. Closes `output`
+    /// when `closesOutput`.
+    func unpackIndexedRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
+                            closesOutput: Bool) throws -> Outcome? {
+        guard let location = indexLocation, let index = try readIndex(at: location) else { return nil }
+        guard let fileStream = input as? FileInputStream else {
+            throw Reported(status: reportError(file.description, "not a regular file: --offset reads it at offsets"))
+        }
+        let offset = options.rangeOffset ?? 0
+        let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: .isal,
+                                                chunkSize: options.chunkSize, closesInnerStream: false)
+        defer { stream.close() }
+        do {
+            try stream.openOrThrow()
+            try stream.seek(toPlainOffset: offset, length: options.rangeLength)
+            try stream.copy(to: output, chunkSize: max(options.chunkSize, 64 << 10))
+        } catch let error as IndexedGzipError {
+            if closesOutput { output.close() }
+            let subject = if case .offsetPastEnd = error { file.description } else { location.path.description }
+            throw Reported(status: reportError(subject, error.description))
+        } catch {
+            if closesOutput { output.close() }
+            throw error
+        }
+        if closesOutput { try output.closeOrThrow() }
+        return Outcome(status: .success, bytesIn: stream.compressedByteCount, bytesOut: stream.uncompressedByteCount, header: nil)
+    }
+}
+
+/// A decoder whose compressed position is shown as progress: the indexed decoder reads its
+/// file at offsets (`pread(2)`), which no counting stream sees.
+final class ProgressedDecoder: ByteInputStream, GzipDecodingStream, @unchecked Sendable {
+    let inner: IndexedGzipInputStream
+    private let progress: ProgressReporter
+
+    init(_ inner: IndexedGzipInputStream, progress: ProgressReporter, size: Int64) {
+        self.inner = inner
+        self.progress = progress
+        progress.counters.inputSize.store(size, ordering: .relaxed)
+        super.init()
+    }
+
+    var compressedByteCount: Int64 { inner.compressedByteCount }
+    var uncompressedByteCount: Int64 { inner.uncompressedByteCount }
+    var header: GzipHeader? { inner.header }
+    var trailingGarbage: GzipInputStream.TrailingGarbage? { inner.trailingGarbage }
+    var memberCount: Int { inner.memberCount }
+
+    override func openBacking() throws { try inner.openUnlessOpened() }
+    override func closeBacking() throws { inner.close() }
+    override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
+        let count = inner.read(buffer, maxLength: maxLength)
+        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        progress.counters.bytesIn.store(inner.compressedByteCount, ordering: .relaxed)
+        return count
+    }
+}
