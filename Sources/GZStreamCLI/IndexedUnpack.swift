@@ -68,6 +68,11 @@ extension Command {
             stream.close()
             throw Reported(status: reportError(location.path.description, error.description))
         }
+        if options.verbose {
+            diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): read through "
+                + "\(escapingControlCharacters(location.path.description)) (\(index.points.count) access points, "
+                + "\(stream.threads) thread\(stream.threads == 1 ? "" : "s"))\n")
+        }
         guard let progress else { return stream }
         return ProgressedDecoder(stream, progress: progress, size: Int64(index.compressedSize))
     }

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+import TestSupport
+
+// unpack and test through a GZIDX index beside the file or named by --index, and
+// unpack --offset/--length through it: the bytes, the messages and what is refused.
+
+/// Writes indexed_gzip's index of the gzip file argv[1] with spacing argv[2] to argv[3].
+private let exportIndexScript = """
+    import sys, indexed_gzip
+    with indexed_gzip.IndexedGzipFile(sys.argv[1], spacing=int(sys.argv[2])) as f:
+        f.build_full_index()
+        f.export_index(sys.argv[3])
+    """
+
+@Suite("unpack and test through a GZIDX index", .onDedicatedThreads, .requiresPythonOracle, .requires(.gzip))
+struct IndexedUnpackCLITests {
+    static let data = sampleBytes(count: 3_000_000, seed: 41)
+
+    /// `name` (gzip -6 of `data`) and `name.gzidx`, indexed_gzip's index of it.
+    static func makeIndexed(_ name: String, data: [UInt8] = data, in scratch: Scratch) throws {
+        try scratch.write(name + ".plain", data)
+        let packed = try run("/bin/sh", ["-c", "gzip -6 -c < \"$0\" > \"$1\"", scratch.path(name + ".plain"), scratch.path(name)],
+                             in: scratch)
+        try #require(packed.status == 0)
+        try FileManager.default.removeItem(atPath: scratch.path(name + ".plain"))
+        let exported = try run(try #require(PythonOracle.path), ["-c", exportIndexScript, scratch.path(name), "262144",
+                                                                 scratch.path(name + ".gzidx")], in: scratch)
+        try #require(exported.status == 0, "\(exported)")
+    }
+
+    @Test("unpack and test read through the index beside the file, on 1 and 2 threads", arguments: ["1", "2"])
+    func beside(threads: String) throws {
+        try withScratch { scratch in
+            try Self.makeIndexed("data.gz", in: scratch)
+            let unpacked = try gzstream(["unpack", "-c", "-v", "-p", threads, "data.gz"], in: scratch)
+            #expect(unpacked.status == 0 && unpacked.stdout == Self.data)
+            #expect(unpacked.errLines.first == "gzstream: data.gz: read through data.gz.gzidx (13 access points, \(threads) thread\(threads == "1" ? "" : "s"))")
+            let tested = try gzstream(["test", "-p", threads, "data.gz"], in: scratch)
+            #expect(tested.status == 0 && tested.err == "" && tested.out == "")
+            let toFile = try gzstream(["unpack", "-k", "-p", threads, "data.gz"], in: scratch)
+            #expect(toFile.status == 0 && toFile.err == "")
+            #expect(try scratch.read("data") == Self.data)
+        }
+    }
+
+    @Test("--offset/--length through the index: at the start, across a point, at the end, past it")
+    func ranges() throws {
+        try withScratch { scratch in
+            try Self.makeIndexed("data.gz", in: scratch)
+            let size = Self.data.count
+            for (offset, length) in [(0, 100), (262_100, 300_000), (size - 10, 100), (size, 5), (1_000_000, 0)] {
+                let result = try gzstream(["unpack", "-c", "--offset", "\(offset)", "--length", "\(length)", "data.gz"],
+                                          in: scratch)
+                #expect(result.status == 0 && result.err == "", "\(offset): \(result)")
+                #expect(result.stdout == Array(Self.data[offset..<min(size, offset + length)]), "\(offset)")
+            }
+            let toEnd = try gzstream(["unpack", "-c", "--offset", "2999000", "data.gz"], in: scratch)
+            #expect(toEnd.stdout == Array(Self.data[2_999_000...]))
+            let past = try gzstream(["unpack", "-c", "--offset", "\(size + 1)", "data.gz"], in: scratch)
+            #expect(past.status == 1 && past.out == "")
+            #expect(past.err == "gzstream: data.gz: offset \(size + 1) is past the end of the data (\(size) bytes)\n")
+        }
+    }
+
+    @Test("--index PATH names the index; one that is not the file's is an error, and nothing is written")
+    func explicitIndex() throws {
+        try withScratch { scratch in
+            try Self.makeIndexed("data.gz", in: scratch)
+            try FileManager.default.moveItem(atPath: scratch.path("data.gz.gzidx"), toPath: scratch.path("saved.idx"))
+            let result = try gzstream(["unpack", "-c", "--index", "saved.idx", "--offset", "5", "--length", "7", "data.gz"],
+                                      in: scratch)
+            #expect(result.status == 0 && result.stdout == Array(Self.data[5..<12]))
+            try Self.makeIndexed("other.gz", data: sampleBytes(count: 100_000, seed: 3), in: scratch)
+            let wrong = try gzstream(["unpack", "--index=other.gz.gzidx", "-o", "out", "data.gz"], in: scratch)
+            let size = try readBytes(scratch.path("data.gz")).count
+            let indexed = try readBytes(scratch.path("other.gz")).count
+            #expect(wrong.status == 1 && !scratch.exists("out"))
+            #expect(wrong.err == "gzstream: other.gz.gzidx: the index is not this file's: it was made for a file of "
+                + "\(indexed) bytes, this one has \(size)\n")
+            for (arguments, message) in [(["pack", "--index=x", "f"], "--index PATH applies to unpack and test"),
+                                         (["unpack", "--index", "x", "-c", "a", "b"], "--index PATH needs one FILE (the index is that file's)")] {
+                let usage = try gzstream(arguments, in: scratch)
+                #expect(usage.status == 1 && usage.errLines.first == "gzstream: Error: \(message)", "\(arguments)")
+            }
+        }
+    }
+
+    @Test("an index beside the file that is another file's is said, not used, and the data is still right")
+    func staleBeside() throws {
+        try withScratch { scratch in
+            try Self.makeIndexed("data.gz", in: scratch)
+            try Self.makeIndexed("other.gz", data: sampleBytes(count: 100_000, seed: 3), in: scratch)
+            try FileManager.default.removeItem(atPath: scratch.path("data.gz.gzidx"))
+            try FileManager.default.moveItem(atPath: scratch.path("other.gz.gzidx"), toPath: scratch.path("data.gz.gzidx"))
+            let result = try gzstream(["unpack", "-c", "data.gz"], in: scratch)
+            let size = try readBytes(scratch.path("data.gz")).count
+            let indexed = try readBytes(scratch.path("other.gz")).count
+            #expect(result.status == 0 && result.stdout == Self.data)
+            #expect(result.err == "gzstream: data.gz.gzidx: not used: the index is not this file's: it was made for a "
+                + "file of \(indexed) bytes, this one has \(size)\n")
+            let quiet = try gzstream(["test", "-q", "data.gz"], in: scratch)
+            #expect(quiet.status == 0 && quiet.err == "")
+        }
+    }
+}
