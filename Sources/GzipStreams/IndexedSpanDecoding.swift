@@ -196,7 +196,7 @@ final class SpanDecoder {
             return false
         }
         do {
-            if let window = try index.window(ofPoint: span + 1), !window.suffix(tail.count).elementsEqual(tail) {
+            if let window = try index.window(ofPoint: span + 1), !Self.window(window, fits: tail) {
                 emit(.stop(.mismatch(.pointMismatch(point: span + 1))))
                 return false
             }
@@ -206,6 +206,16 @@ final class SpanDecoder {
         }
         emit(.spanEnd)
         return true
+    }
+
+    /// Whether the decoded `tail` (up to a window's size of the last plain bytes) fits the end
+    /// of `window`: equal, except that a byte the window holds as zero may be anything, because
+    /// rapidgzip writes sparse windows (the bytes no distance after the point reaches are zeroed
+    /// so that the index compresses better).
+    static func window(_ window: [UInt8], fits tail: [UInt8]) -> Bool {
+        let end = window.suffix(tail.count)
+        if end.elementsEqual(tail) { return true }
+        return zip(end, tail).allSatisfy { $0 == 0 || $0 == $1 }
     }
 
     private enum MemberFinish {
