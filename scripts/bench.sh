@@ -5,13 +5,16 @@
 # Prints a Markdown table (operation, tool with its exact flags, level, median seconds, MB/s of
 # plain data, output bytes, median peak RSS) and writes it to bench/results.md, drawn as a bar
 # chart in bench/results.svg. Rows: pack at levels 1, 6, 9; pack BGZF at level 6; unpack of one
-# file made by `gzip -6` and of one made by `bgzip -l 6`, by every tool. The rows run interleaved
+# file made by `gzip -6` and of one made by `bgzip -l 6`, by every tool (rapidgzip too); unpack
+# through an index: of the gzip -6 file (gzstream's index, rapidgzip's) and of a file made by
+# `gzstream pack --index`. The rows run interleaved
 # (row 1, row 2, …, row n, then again), BENCH_RUNS rounds; the table shows medians. Every command
 # reads the input file on stdin and writes stdout to a file in BENCH_DIR; after each run, untimed,
 # a pack output must pass `gzip -t` (a BGZF one also htslib's reader and the EOF member) and an
 # unpack output must equal the input byte for byte, or the script stops. Then memory flatness:
 # gzstream's peak RSS for pack (default and --bgzf) and for unpack of that output, at 1 MiB and
-# at BENCH_FLAT_SIZE bytes streamed through pipes (no big file is written).
+# at BENCH_FLAT_SIZE bytes streamed through pipes; and for unpack through an index (of a file
+# made by `pack --index`, then indexed again by `gzstream index`), at both sizes, on disk.
 #
 # Usage: scripts/bench.sh [path/to/gzstream]        (`make bench` builds release and runs this)
 # Environment (sizes in bytes):
@@ -44,6 +47,9 @@ done
 for tool in gzip pigz igzip bgzip cmp flock; do
   command -v "$tool" >/dev/null || die "$tool is missing ('make test-deps' installs gzip, pigz, igzip, bgzip)"
 done
+# rapidgzip (PyPI): from PATH, else the environment `make test-deps` makes.
+rapidgzip=$(command -v rapidgzip || echo "$repo/.build/test-venv/bin/rapidgzip")
+[ -x "$rapidgzip" ] || die "rapidgzip is missing ('make test-deps' installs it into .build/test-venv)"
 case $(readlink -f "$dir")/ in
   "$repo"/*) die "BENCH_DIR must be outside the repository ($dir)" ;;
 esac
@@ -97,6 +103,20 @@ gzip -dc < "$reference_gzip" | cmp -s - "$corpus" || die "gzip -dc does not give
 gzip -dc < "$reference_bgzf" | cmp -s - "$corpus" || die "gzip -dc does not give back the corpus from the BGZF file"
 check_bgzf "$reference_bgzf" || die "bgzip's output is not BGZF"
 
+# The indexes, made once and untimed by the rows (gzstream index is timed alone): gzstream's
+# GZIDX index of the gzip -6 file, rapidgzip's (GZIDX too, with sparse windows), and a file
+# packed by `gzstream pack --index` with its index.
+log "making the indexes: gzstream index, rapidgzip --export-index, gzstream pack --index"
+index_start=${EPOCHREALTIME/./}
+"$bin" index "$reference_gzip" || die "gzstream index failed"
+index_us=$(( ${EPOCHREALTIME/./} - index_start ))
+gzstream_index=$reference_gzip.gzidx
+rapidgzip_index=$work/reference.rgidx
+"$rapidgzip" -d -c -P "$cores" --export-index "$rapidgzip_index" "$reference_gzip" | cmp -s - "$corpus" \
+  || die "rapidgzip does not give back the corpus"
+packed_indexed=$work/packed.gz
+"$bin" pack -6 --index -o "$packed_indexed" < "$corpus" || die "gzstream pack --index failed"
+
 # --- the rows ---------------------------------------------------------------------------------
 # Each row: operation, level, tool, input, check (pack, pack-bgzf, unpack), command, note.
 # Commands are single words separated by spaces; "gzstream" stands for the binary under test.
@@ -123,7 +143,17 @@ for format in gzip BGZF; do
   add_row "$op" – pigz "$input" unpack "pigz -dc -p $cores"
   add_row "$op" – igzip "$input" unpack "igzip -dc"
   add_row "$op" – bgzip "$input" unpack "bgzip -dc -@ $cores"
+  add_row "$op" – rapidgzip "$input" unpack "$rapidgzip -dc -P $cores"
 done
+op="unpack gzip -6 file, indexed"
+add_row "$op" – gzstream "$reference_gzip" unpack "gzstream unpack -c --index $gzstream_index $reference_gzip" \
+  "index by gzstream index"
+add_row "$op" – rapidgzip "$reference_gzip" unpack "$rapidgzip -dc -P $cores --import-index $rapidgzip_index" \
+  "its own index"
+add_row "$op" – igzip "$reference_gzip" unpack "igzip -dc" "no index"
+op="unpack pack --index file, indexed"
+add_row "$op" – gzstream "$packed_indexed" unpack "gzstream unpack -c --index $packed_indexed.gzidx $packed_indexed"
+add_row "$op" – igzip "$packed_indexed" unpack "igzip -dc" "no index"
 
 # --- the runs, interleaved --------------------------------------------------------------------
 times=() rss=() bytes=()
@@ -223,6 +253,30 @@ done
 # MiB of input on, so flatness is also shown from 64 MiB (the bound) to the big input.
 mid_flat_size=67108864
 read -r mid_pack _ <<< "$(flat_measure "$mid_flat_size")"
+# Unpack through an index reads the file at offsets, so the file is on disk: the corpus repeated,
+# packed with --index (window-less points), then indexed again by gzstream index (points with
+# windows). Prints "pack-index-RSS gzstream-index-RSS" in KiB of `unpack -c --index`.
+flat_indexed() { # size
+  local n=$1 file=$work/flat.gz rss_pack rss_index count
+  set +o pipefail
+  { while cat "$corpus"; do :; done; } | head -c "$n" | "$bin" pack --index -o "$file"
+  set -o pipefail
+  [ -s "$file.gzidx" ] || die "memory check: gzstream pack --index at $n bytes wrote no index"
+  count=$(/usr/bin/time -f %M -o "$work/rss.indexed" "$bin" unpack -c --index "$file.gzidx" "$file" | wc -c)
+  [ "$count" = "$n" ] || die "memory check: unpack through the pack --index index gave $count bytes of $n"
+  rss_pack=$(tail -n 1 "$work/rss.indexed")
+  "$bin" index -f "$file" || die "memory check: gzstream index at $n bytes failed"
+  count=$(/usr/bin/time -f %M -o "$work/rss.indexed" "$bin" unpack -c --index "$file.gzidx" "$file" | wc -c)
+  [ "$count" = "$n" ] || die "memory check: unpack through gzstream index's index gave $count bytes of $n"
+  rss_index=$(tail -n 1 "$work/rss.indexed")
+  rm -f "$file" "$file.gzidx"
+  echo "$rss_pack $rss_index"
+}
+log "memory check: unpack through an index, $small_flat_size and $flat_size bytes"
+read -r small_packidx small_gzidx <<< "$(flat_indexed "$small_flat_size")"
+read -r big_packidx big_gzidx <<< "$(flat_indexed "$flat_size")"
+flat_rows+=("| \`gzstream unpack -c --index\` (a \`pack --index\` file) | $small_packidx | $big_packidx | $(printf '%+d' $((big_packidx - small_packidx))) |")
+flat_rows+=("| \`gzstream unpack -c --index\` (that file, \`gzstream index\`) | $small_gzidx | $big_gzidx | $(printf '%+d' $((big_gzidx - small_gzidx))) |")
 flat_seconds=$((SECONDS - flat_start))
 
 # --- the report -------------------------------------------------------------------------------
@@ -255,14 +309,19 @@ gz9=$(row "pack|9|gzstream") pigz9=$(row "pack|9|pigz")
 gzb=$(row "pack BGZF|6|gzstream") bgz=$(row "pack BGZF|6|bgzip")
 ugz=$(row "unpack gzip -6 file|–|gzstream") uig=$(row "unpack gzip -6 file|–|igzip")
 ubgz=$(row "unpack BGZF file|–|gzstream") ubig=$(row "unpack BGZF file|–|igzip") ubbg=$(row "unpack BGZF file|–|bgzip")
+urg=$(row "unpack gzip -6 file|–|rapidgzip")
+igz=$(row "unpack gzip -6 file, indexed|–|gzstream") irg=$(row "unpack gzip -6 file, indexed|–|rapidgzip")
+iig=$(row "unpack gzip -6 file, indexed|–|igzip")
+pgz=$(row "unpack pack --index file, indexed|–|gzstream") pig=$(row "unpack pack --index file, indexed|–|igzip")
+rapidgzip_version="rapidgzip $("$rapidgzip" --version 2>&1 | awk '{ print $NF; exit }')"
 
 mkdir -p "$repo/bench"
 {
-  echo "# gzstream beside gzip, pigz, igzip and bgzip"
+  echo "# gzstream beside gzip, pigz, igzip, bgzip and rapidgzip"
   echo
   echo "Measured from $started on $cpu, $cores cores (nproc: the CORES in -p and -@ below), $memory RAM,"
   echo "Linux $(uname -r). ${gzstream_version}, libdeflate $libdeflate_version, commit $commit, release build;"
-  echo "$gzip_version; $pigz_version; $igzip_version; $bgzip_version."
+  echo "$gzip_version; $pigz_version; $igzip_version; $bgzip_version; $rapidgzip_version."
   echo
   echo "Input: $size bytes ($(mib "$size")): a tar of /usr/include and /usr/share/perl, then the Swift"
   echo "toolchain's binaries (/opt/swift/usr/bin/*), concatenated and cut to size ($tar_part bytes of tar)."
@@ -274,13 +333,19 @@ mkdir -p "$repo/bench"
   echo "in table order; seconds (wall clock) and peak RSS (\`/usr/bin/time -f %M\`) are medians."
   echo "MB/s = input size (plain bytes) / seconds / 10^6, for pack and unpack alike. gzstream packs with"
   echo "all cores by default; igzip runs single-threaded (\`igzip -c\` as given) and has levels 0–3 only."
+  echo "Indexes, made once before the rounds: \`gzstream index\` of the gzip -6 file took"
+  echo "$(awk -v us="$index_us" 'BEGIN { printf "%.2f", us / 1e6 }') s and wrote $(stat -c %s "$gzstream_index") bytes"
+  echo "($(awk -v i="$(stat -c %s "$gzstream_index")" -v f="$(stat -c %s "$reference_gzip")" 'BEGIN { printf "%.2f", 100 * i / f }')% of the"
+  echo "file); rapidgzip's (\`--export-index\`) is $(stat -c %s "$rapidgzip_index") bytes. The \`pack --index\` file is"
+  echo "\`gzstream pack -6 --index\` of the corpus ($(stat -c %s "$packed_indexed") bytes, index $(stat -c %s "$packed_indexed.gzidx") bytes)."
   echo "Disk: at most $((disk_peak_kib / 1024)) MiB in the benchmark folder during the runs (the corpus, the two"
   echo "unpack inputs and one output at a time)."
   echo
   echo "| operation | tool | level | seconds | MB/s | output bytes | peak RSS (KiB) |"
   echo "|---|---|---|---:|---:|---:|---:|"
   for i in "${!cmds[@]}"; do
-    tool="\`${cmds[i]}\`${notes[i]:+ (${notes[i]})}"
+    shown=${cmds[i]//$work\//}; shown=${shown//$repo\/.build\/test-venv\/bin\//}
+    tool="\`$shown\`${notes[i]:+ (${notes[i]})}"
     awk -v op="${ops[i]}" -v tool="$tool" -v level="${levels[i]}" -v us="${med_us[i]}" \
         -v plain="$size" -v out="${med_bytes[i]}" -v rss="${med_rss[i]}" \
       'BEGIN { printf "| %s | %s | %s | %.2f | %.1f | %d | %d |\n", op, tool, level, us / 1e6, plain / us, out, rss }'
@@ -302,7 +367,12 @@ mkdir -p "$repo/bench"
   echo "- gzstream --bgzf / bgzip, pack -6: time $(ratio "$gzb" "$bgz" us) (target ≤ 1.0), size $(ratio "$gzb" "$bgz" bytes) (target ≤ 1.01)"
   echo "- gzstream --bgzf / pigz -6, pack: time $(ratio "$gzb" "$pigz6" us) (target ≤ 0.6)"
   echo "- gzstream / igzip, unpack gzip -6 file: time $(ratio "$ugz" "$uig" us) (target ≤ 1.0)"
-  echo "- gzstream / igzip, unpack BGZF file: time $(ratio "$ubgz" "$ubig" us) (target ≤ 0.7)"
+  echo "- gzstream / rapidgzip -P $cores, unpack gzip -6 file: time $(ratio "$ugz" "$urg" us)"
+  echo "- gzstream / igzip, unpack gzip -6 file through gzstream index's index: time $(ratio "$igz" "$iig" us) (target ≤ 0.65)"
+  echo "- gzstream / rapidgzip -P $cores with its own index, unpack gzip -6 file: time $(ratio "$igz" "$irg" us)"
+  echo "- gzstream / igzip, unpack a pack --index file through its index: time $(ratio "$pgz" "$pig" us) (target ≤ 0.6)"
+  echo "- gzstream index of the gzip -6 file: $(awk -v i="$(stat -c %s "$gzstream_index")" -v f="$(stat -c %s "$reference_gzip")" 'BEGIN { printf "%.3f", 100 * i / f }')% of its size (target ≤ 1%)"
+  echo "- gzstream / igzip, unpack BGZF file: time $(ratio "$ubgz" "$ubig" us) (target ≤ 0.6)"
   echo "- gzstream / bgzip -@ $cores, unpack BGZF file: time $(ratio "$ubgz" "$ubbg" us) (target ≤ 1.0)"
   read -r small_kib big_kib <<< "${flat_pack[default]}"
   awk -v s="$small_kib" -v m="$mid_pack" -v b="$big_kib" -v big="$(mib "$flat_size")" -v cores="$cores" 'BEGIN {
@@ -313,6 +383,9 @@ mkdir -p "$repo/bench"
     awk -v name="$name" -v s="$small_kib" -v b="$big_kib" -v big="$(mib "$flat_size")" 'BEGIN {
       printf "- gzstream unpack of %s, peak RSS: %.1f MiB at 1 MiB, %.1f MiB at %s, difference %+.1f MiB (target ≤ 32 MiB, difference ≤ 2 MiB)\n", name, s / 1024, b / 1024, big, (b - s) / 1024 }'
   done
+  awk -v ps="$small_packidx" -v pb="$big_packidx" -v gs="$small_gzidx" -v gb="$big_gzidx" -v big="$(mib "$flat_size")" 'BEGIN {
+    printf "- gzstream unpack through an index, peak RSS: %.1f / %.1f MiB at 1 MiB, %.1f / %.1f MiB at %s (pack --index / gzstream index; target ≤ 32 MiB, flat)\n", ps / 1024, gs / 1024, pb / 1024, gb / 1024, big }'
+
 } > "$work/results.md"
 
 # --- the chart: horizontal bars of MB/s, one panel (own scale) per operation and level ---------
@@ -322,11 +395,12 @@ for i in "${!cmds[@]}"; do
     "pack BGZF") group="pack BGZF, level ${levels[i]}" ;;
     *) group=${ops[i]} ;;
   esac
-  label="${cmds[i]}${notes[i]:+ (${notes[i]})}"
+  shown=${cmds[i]//$work\//}; shown=${shown//$repo\/.build\/test-venv\/bin\//}
+  label="$shown${notes[i]:+ (${notes[i]})}"
   value=$(awk -v p="$size" -v us="${med_us[i]}" 'BEGIN { printf "%.1f", p / us }')
   printf '%s\t%s\t%s\t%s\n' "$group" "${tools[i]}" "$label" "$value"
 done > "$work/chart.tsv"
-awk -F'\t' -v title="gzstream beside gzip, pigz, igzip and bgzip: MB/s of plain data (higher is faster)" \
+awk -F'\t' -v title="gzstream beside gzip, pigz, igzip, bgzip and rapidgzip: MB/s of plain data (higher is faster)" \
     -v subtitle="$(mib "$size") mixed corpus; medians of $runs interleaved rounds; $cpu, $cores cores; ${started%% *}" '
 function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
 function floor_(x,   f) { f = int(x); return (f > x) ? f - 1 : f }
@@ -341,9 +415,9 @@ function nice_step(max,   raw, p, m) {
   if (length($3) > longest) longest = length($3)
 }
 END {
-  split("gzstream gzip pigz igzip bgzip", order, " ")
+  split("gzstream gzip pigz igzip bgzip rapidgzip", order, " ")
   colour["gzstream"] = "#D55E00"; colour["gzip"] = "#999999"; colour["pigz"] = "#0072B2"
-  colour["igzip"] = "#009E73"; colour["bgzip"] = "#E69F00"
+  colour["igzip"] = "#009E73"; colour["bgzip"] = "#E69F00"; colour["rapidgzip"] = "#CC79A7"
   left = 24 + longest * 7.3; bar_width = 520; width = left + bar_width + 110
   bar = 16; step = 22; y = 78
   body = ""
@@ -387,7 +461,7 @@ END {
   printf "<text x=\"12\" y=\"24\" class=\"title\">%s</text>\n", esc(title)
   printf "<text x=\"12\" y=\"43\" class=\"subtitle\">%s</text>\n", esc(subtitle)
   x = 12
-  for (k = 1; k <= 5; k++) {
+  for (k = 1; k <= 6; k++) {
     printf "<rect x=\"%d\" y=\"56\" width=\"12\" height=\"12\" fill=\"%s\"/>", x, colour[order[k]]
     printf "<text x=\"%d\" y=\"66\">%s</text>\n", x + 17, order[k]
     x += 30 + length(order[k]) * 8
