@@ -20,6 +20,9 @@ extension Options {
         if maximumOutputSize != nil && mode == .pack {
             throw UsageError(message: "--max-output applies to unpack, test and list")
         }
+        if strict && (mode == .pack || mode == .index) {
+            throw UsageError(message: "--strict applies to unpack, test and list")
+        }
         if outputPath == "-" {
             // `-o -` is standard output, as `-` is standard input among the files.
             outputPath = nil
