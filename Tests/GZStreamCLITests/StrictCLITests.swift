@@ -95,14 +95,19 @@ struct StrictCLITests {
         }
     }
 
-    @Test("--strict applies to unpack, test and list only", arguments: [["pack", "--strict", "a"], ["--strict", "a"],
-                                                                           ["index", "--strict", "a"], ["send", "--strict", "127.0.0.1:9", "a"]])
-    func usage(_ arguments: [String]) throws {
+    @Test("--strict applies to unpack, test and list only, and not to unpack --offset", arguments: [
+        (["pack", "--strict", "a"], "--strict applies to unpack, test and list"),
+        (["--strict", "a"], "--strict applies to unpack, test and list"),
+        (["index", "--strict", "a"], "--strict applies to unpack, test and list"),
+        (["send", "--strict", "127.0.0.1:9", "a"], "--strict applies to unpack, test and list"),
+        (["unpack", "--strict", "--offset", "1", "-c", "a"], "--offset and --length do not go with --strict"),
+    ])
+    func usage(_ arguments: [String], message: String) throws {
         try withScratch { scratch in
             try scratch.write("a", "a\n")
             let result = try gzstream(arguments, in: scratch)
             #expect(result.status == 1 && result.out == "", "\(result)")
-            #expect(result.err == usageError("--strict applies to unpack, test and list"))
+            #expect(result.err == usageError(message))
             #expect(try scratch.listing() == ["a"])
         }
     }
