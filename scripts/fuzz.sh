@@ -45,6 +45,6 @@ echo "fuzz.sh: built $out/gzip-input-fuzzer"
 if $build_only; then exit 0; fi
 
 mkdir -p fuzz-out/corpus
-find fixtures -name '*.gz' -size -256k -exec cp {} fuzz-out/corpus/ \;
+find fixtures \( -name '*.gz' -o -name '*.bgz' \) -size -256k -exec cp {} fuzz-out/corpus/ \;
 "$out/gzip-input-fuzzer" fuzz-out/corpus -max_total_time="${FUZZ_SECONDS:-600}" -max_len=65536 \
   -rss_limit_mb=2048 -timeout=10 -artifact_prefix=fuzz-out/ -print_final_stats=1 "$@"

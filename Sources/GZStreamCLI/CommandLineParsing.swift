@@ -72,6 +72,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "test" where options.gzipMode: try flag(); test = true
             case "list" where options.gzipMode: try flag(); list = true
             case "json": try flag(); options.json = true
+            case "strict": try flag(); options.strict = true
             case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
             case "block-size", "blocksize": options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"))
             case "bgzf": try flag(); options.bgzf = true

@@ -63,6 +63,8 @@ Options:
                         the output depends on the level and block size, not on -p
       --max-output N    unpack, test, list: stop with an error past N decompressed bytes
                         (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
+      --strict          unpack: decode with zlib, failing on deflate data it rejects that
+                        ISA-L accepts (test and list always do: what they pass, zlib reads)
       --json            list: JSON instead of a table
       --offset N        unpack with -c or -o: write the plain bytes from offset N of a BGZF
                         FILE.gz on, found through FILE.gz.gzi (see index); K, M, G, T suffixes

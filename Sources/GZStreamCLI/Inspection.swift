@@ -30,7 +30,8 @@ extension Command {
             gzip = try indexedDecodingStream(input, progress: progress) ?? decodingStream(progress?.counting(input) ?? input)
         } else {
             let sequential = try GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
-                                                 maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+                                                 maximumOutputSize: options.maximumOutputSize, inflater: inflaterChoice,
+                                                 closesInnerStream: false)
             sequential.memberHandler = { member in listing?.row(member) }
             gzip = sequential
         }

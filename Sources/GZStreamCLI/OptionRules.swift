@@ -20,6 +20,9 @@ extension Options {
         if maximumOutputSize != nil && mode == .pack {
             throw UsageError(message: "--max-output applies to unpack, test and list")
         }
+        if strict && (mode == .pack || mode == .index) {
+            throw UsageError(message: "--strict applies to unpack, test and list")
+        }
         if outputPath == "-" {
             // `-o -` is standard output, as `-` is standard input among the files.
             outputPath = nil
@@ -105,6 +108,8 @@ extension Options {
             if removeInput || useName == true || maximumOutputSize != nil {
                 throw UsageError(message: "--offset and --length do not go with --rm, -N or --max-output")
             }
+            // The range is inflated by BGZFInputStream's members, with ISA-L only.
+            if strict { throw UsageError(message: "--offset and --length do not go with --strict") }
         }
         if mode == .index {
             if outputPath != nil || toStandardOutput || removeInput || maximumOutputSize != nil {

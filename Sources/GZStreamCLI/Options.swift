@@ -28,6 +28,9 @@ struct Options: Equatable {
     var quiet = false
     var verbose = false
     var maximumOutputSize: Int64?
+    /// `--strict`: decode with zlib only, so that what zlib rejects fails (``Command/inflaterChoice``);
+    /// what `test` and `list` always do.
+    var strict = false
     /// `list --json`: machine-readable output.
     var json = false
     /// `-p`/`--threads`: deflating threads for pack, inflating threads for BGZF input to unpack and

@@ -15,10 +15,11 @@ extension Command {
     /// `BC` subfield) is inflated on ``inflateThreads`` threads while this thread reads and
     /// writes; anything else is pipelined as pigz's: a worker reads `input` ahead, this thread
     /// inflates (ISA-L), and ``inflate(_:into:closesOutput:)`` writes behind on another.
-    /// Reads of `input` are `--chunk-size` reads either way.
+    /// Reads of `input` are `--chunk-size` reads either way. With zlib (``inflaterChoice``),
+    /// BGZF input takes the sequential path too: the member pipeline inflates with ISA-L.
     func decodingStream(_ input: ByteInputStream) throws -> any GzipDecodingStream {
         let peeked = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
-        if BGZFInputStream.startsWithBGZFMember(peeked.peekedBytes) {
+        if inflaterChoice == .isal, BGZFInputStream.startsWithBGZFMember(peeked.peekedBytes) {
             // The member pipeline already overlaps reading, inflating and writing: a read-ahead
             // worker on top of it measured slower (0.43-0.50 s against 0.32-0.40 s for `test`
             // of the 256 MiB benchmark file).
@@ -28,7 +29,7 @@ extension Command {
         let source = try ReadAheadInputStream(wrapping: peeked, chunkSize: options.chunkSize,
                                           bufferCount: Self.readAheadBytes / options.chunkSize + 1)
         return try GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize, trailingGarbage: trailingGarbagePolicy,
-                               maximumOutputSize: options.maximumOutputSize)
+                               maximumOutputSize: options.maximumOutputSize, inflater: inflaterChoice)
     }
 
     /// `unpack -c -f` (`zcat -f`, `gzstream -dcf`) copies what is not gzip through unchanged, as

@@ -66,12 +66,13 @@ extension GzipInputStream {
         /// it. Past that limit on an input that cannot seek, the error is ISA-L's own: the same
         /// kind (`invalidDeflateData` or `truncated`), with ISA-L's reason, an offset up to 8
         /// bytes further on (ISA-L reads ahead), and perhaps fewer of the bytes before it.
-        /// One leniency remains: zlib rejects a dynamic block whose distance code is incomplete
-        /// or over-subscribed at its header; ISA-L only when a code it lacks is used. Such a
-        /// block's literals may come out before zlib's error (zlib's
+        /// One leniency remains: zlib rejects a dynamic block whose literal/length or distance
+        /// code is incomplete at its header; ISA-L only when a code it lacks is used. Such a
+        /// block's bytes may come out before zlib's error (zlib's
         /// `infcover-invalid-distances-set.gz`: 21 bytes, then zlib's error at zlib's offset),
-        /// and a member whose block never uses the missing code decodes, when its CRC-32 and
-        /// ISIZE check (found by `make fuzz`).
+        /// and a member whose block never uses a missing code decodes, when its CRC-32 and
+        /// ISIZE match (`fixtures/lenient/`); where they do not, the error is theirs. Use
+        /// ``zlib`` for zlib's verdict on such data, as `gzstream test` does.
         case isal
     }
 

@@ -1,0 +1,13 @@
+import GzipStreams
+
+extension Command {
+    /// The deflate decoder for this run's sequential readers: zlib's (``GzipInputStream/Inflater/zlib``)
+    /// for `test`, `list` and `unpack --strict`, so that a file they pass is one that zlib, GNU
+    /// gzip, pigz and CPython read too; otherwise ISA-L's (``GzipInputStream/Inflater/isal``),
+    /// about twice as fast. ISA-L decodes some deflate data that zlib rejects (a dynamic block
+    /// whose literal/length or distance code is incomplete); plain `unpack` keeps its output only
+    /// when the member's CRC-32 and ISIZE match it, as igzip does.
+    var inflaterChoice: GzipInputStream.Inflater {
+        options.strict || options.mode == .test || options.mode == .list ? .zlib : .isal
+    }
+}
