@@ -55,7 +55,7 @@ extension Command {
               currentInput?.info.isRegularFile ?? true else { return nil }
         if !location.explicit && startsWithBGZFMember(file) { return nil }
         guard let index = try readIndex(at: location) else { return nil }
-        let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: .isal,
+        let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
                                                 maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
         do {
@@ -111,7 +111,7 @@ extension Command {
             throw Reported(status: reportError(file.description, "not a regular file: --offset reads it at offsets"))
         }
         let offset = options.rangeOffset ?? 0
-        let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: .isal,
+        let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, closesInnerStream: false)
         defer { stream.close() }
         do {
