@@ -76,6 +76,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "block-size", "blocksize": options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"))
             case "bgzf": try flag(); options.bgzf = true
             case "index": try flag(); options.index = true
+            case "span": options.span = try parseSpan(try scanner.text(for: "--span"))
             case "offset": options.rangeOffset = try parseByteCount(try scanner.text(for: "--offset"), option: "--offset")
             case "length": options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
             // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or

@@ -23,7 +23,8 @@ Usage: gzstream [OPTIONS] [FILE ...]          as GNU gzip: compress each FILE to
        gzstream unpack [OPTIONS] [FILE ...]   decompress each FILE.gz (or .tgz) to FILE (.tar)
        gzstream test [OPTIONS] [FILE ...]     decode and check every member; write nothing
        gzstream list [--json] [FILE ...]      one row per member: offset, header, sizes, CRC-32
-       gzstream index [-f] FILE.gz ...        write FILE.gz.gzi, bgzip's index of a BGZF file
+       gzstream index [-f] FILE.gz ...        write FILE.gz.gzidx, indexed_gzip's index, or for
+                                              a BGZF file FILE.gz.gzi, bgzip's
        gzstream send HOST:PORT [FILE]         pack FILE onto a TCP connection to HOST:PORT
        gzstream receive [HOST:]PORT [-o FILE] take one TCP connection and unpack it
        gzstream cache COMMAND [ARGS]          a cache of streams on disk: put, get, list,
@@ -75,6 +76,8 @@ Options:
       --index           pack: also write an index beside the output file: OUTPUT.gzidx
                         (indexed_gzip's GZIDX, a point at each chunk), or with --bgzf
                         OUTPUT.gzi (bgzip's); an existing one is replaced only with -f
+      --span SIZE       index: a GZIDX point every SIZE plain bytes (default 16M; a number
+                        alone counts KiB; K, M, G suffixes); a 32 KiB window each
       --rsyncable       pack: chunk boundaries chosen from the content, so that rsync
                         and backups find what an edit did not change (as gzip's)
   -N, --name            pack: store the file name and modification time (the default);

@@ -42,6 +42,9 @@ extension Options {
         if mode != .pack && (bgzf || index) {
             throw UsageError(message: "--bgzf and --index apply to pack")
         }
+        if span != nil && mode != .index {
+            throw UsageError(message: "--span applies to index")
+        }
         try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.
         if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {

@@ -46,6 +46,9 @@ struct Options: Equatable {
     /// `--index` (pack): write an index beside the output: bgzip's `.gzi` with `--bgzf`, else
     /// indexed_gzip's GZIDX (`.gzidx`) with an access point at each chunk.
     var index = false
+    /// `index --span SIZE`: the plain bytes between GZIDX points; `nil` is
+    /// ``GzipIndexBuilder/defaultSpan``. BGZF files get bgzip's `.gzi`, which has no span.
+    var span: Int?
     /// `unpack --offset N`: the first plain byte to write, in bytes (BGZF with a `.gzi` index).
     var rangeOffset: Int64?
     /// `unpack --length M`: the most plain bytes to write from ``rangeOffset``; `nil` to the end.
