@@ -9,7 +9,7 @@ extension GzipIndex {
     /// Reads a GZIDX file's header and point table (version 0 or 1, checked as
     /// ``init(gzidx:)`` checks them) and leaves the windows in the file: ``window(ofPoint:)``
     /// reads a point's window when asked, so an index of a huge file costs 18 bytes a point in
-    /// memory, not 32 KiB. The points' own `window` is `nil`; ``hasWindow(point:)`` says which
+    /// memory, not 32 KiB. The points' own `window` is `nil`; ``hasWindow(ofPoint:)`` says which
     /// have one.
     ///
     /// The index keeps a duplicate of `descriptor`, closed when the last copy of the index is
@@ -50,7 +50,7 @@ extension GzipIndex {
     }
 
     /// Whether point `point` (an index into ``points``) has a window, wherever it is kept.
-    public func hasWindow(point: Int) -> Bool {
+    public func hasWindow(ofPoint point: Int) -> Bool {
         if let windowFile { return windowFile.offsets[point] >= 0 }
         return points[point].window != nil
     }

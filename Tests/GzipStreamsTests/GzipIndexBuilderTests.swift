@@ -167,7 +167,7 @@ struct GzipIndexBuilderTests {
                                                       plainOffset: $0.plainOffset) }
                     == eager.points.map { GzipAccessPoint(compressedOffset: $0.compressedOffset, bitOffset: $0.bitOffset,
                                                           plainOffset: $0.plainOffset) })
-            #expect(lazy.points.indices.allSatisfy { lazy.hasWindow(point: $0) == eager.hasWindow(point: $0) })
+            #expect(lazy.points.indices.allSatisfy { lazy.hasWindow(ofPoint: $0) == eager.hasWindow(ofPoint: $0) })
             let count = lazy.points.count
             let matches = Locked([Bool](repeating: false, count: count * 4))
             DispatchQueue.concurrentPerform(iterations: count * 4) { job in
