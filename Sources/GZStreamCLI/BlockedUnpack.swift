@@ -128,15 +128,31 @@ extension Command {
             throw Reported(status: reportError("standard input", "index needs a file: the .gzi is written beside it"))
         }
         try checkKind(opened.info, of: operand)
+        let file = try opened.stream()
+        // A file that does not start with a BGZF member gets indexed_gzip's GZIDX instead.
+        let input: ByteInputStream
+        do {
+            let start = try PeekingInputStream(peeking: file, length: BGZFInputStream.signatureLength)
+            if !BGZFInputStream.startsWithBGZFMember(start.peekedBytes) { return try buildGzipIndex(operand, input: start) }
+            input = start
+        } catch let error as ByteStreamError {
+            file.close()
+            throw Reported(status: reportError(error.target ?? operand.description, describe(error)))
+        }
         let indexPath = operand.appending(".gzi")
         // The index's directory is opened once: the check, the temporary file and the move
         // all take names in it.
-        let directory = try openDirectory(containing: indexPath)
-        try refuseToReplaceIndex(indexPath, in: directory)
-        let input = try opened.stream()
+        let directory: OutputDirectory
+        do {
+            directory = try openDirectory(containing: indexPath)
+            try refuseToReplaceIndex(indexPath, in: directory)
+        } catch {
+            file.close()
+            throw error
+        }
         let scan: BGZFIndex.Scan
         do {
-            defer { input.close() }
+            defer { file.close() }
             scan = try BGZFIndex.scan(input, chunkSize: max(options.chunkSize, 64 << 10))
         } catch let error as GzipError {
             let hint = error.kind == "not-bgzf" ? "; an index needs a file of BGZF members only (no zero padding or other members after them)" : ""

@@ -84,6 +84,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
                     try flag()
                     options.index = true
                 }
+            case "span": options.span = try parseSpan(try scanner.text(for: "--span"))
             case "offset": options.rangeOffset = try parseByteCount(try scanner.text(for: "--offset"), option: "--offset")
             case "length": options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
             // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or

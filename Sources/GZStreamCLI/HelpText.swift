@@ -23,7 +23,8 @@ Usage: gzstream [OPTIONS] [FILE ...]          as GNU gzip: compress each FILE to
        gzstream unpack [OPTIONS] [FILE ...]   decompress each FILE.gz (or .tgz) to FILE (.tar)
        gzstream test [OPTIONS] [FILE ...]     decode and check every member; write nothing
        gzstream list [--json] [FILE ...]      one row per member: offset, header, sizes, CRC-32
-       gzstream index [-f] FILE.gz ...        write FILE.gz.gzi, bgzip's index of a BGZF file
+       gzstream index [-f] FILE.gz ...        write FILE.gz.gzidx, indexed_gzip's index, or for
+                                              a BGZF file FILE.gz.gzi, bgzip's
        gzstream send HOST:PORT [FILE]         pack FILE onto a TCP connection to HOST:PORT
        gzstream receive [HOST:]PORT [-o FILE] take one TCP connection and unpack it
        gzstream cache COMMAND [ARGS]          a cache of streams on disk: put, get, list,
@@ -56,8 +57,8 @@ Options:
       --level N         compression level 0 to 12 (0 stores without compressing)
       --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
                         K, M suffixes: KiB, MiB); unpack writes 128K unless it is given
-  -p, --threads N       pack: deflate on N threads; unpack, test: inflate BGZF input on
-                        N threads (default: every core available)
+  -p, --threads N       pack: deflate on N threads; unpack, test: inflate BGZF input, or
+                        a file with an index, on N threads (default: every core available)
   -b, --block-size N    pack: N KiB of input per parallel chunk (default 1024; with
                         --engine zlib, per block: default 128; K, M suffixes);
                         the output depends on the level and block size, not on -p
@@ -66,17 +67,21 @@ Options:
       --strict          unpack: decode with zlib, failing on deflate data it rejects that
                         ISA-L accepts (test and list always do: what they pass, zlib reads)
       --json            list: JSON instead of a table
-      --offset N        unpack with -c or -o: write the plain bytes from offset N of a BGZF
-                        FILE.gz on, found through FILE.gz.gzi (see index); K, M, G, T suffixes
+      --offset N        unpack with -c or -o: write the plain bytes from offset N of FILE.gz
+                        on, through its index (FILE.gz.gzi, FILE.gz.gzidx); K, M, G, T suffixes
       --length N        with --offset: at most N bytes (default: to the end)
       --engine NAME     pack: chunks (default: libdeflate or ISA-L, about twice zlib's
                         speed) or zlib (pigz's design, zlib's deflate; levels 0 to 9)
       --bgzf            pack: BGZF (blocked gzip, as bgzip): members of at most 64 KiB
                         deflated by libdeflate on -p N threads (default: all cores);
                         no name or time is stored
+      --index PATH      unpack, test: read FILE through the GZIDX (or gztool) index at PATH,
+                        not FILE.gzidx beside it (with one, spans decode on -p threads)
       --index           pack: also write an index beside the output file: OUTPUT.gzidx
                         (indexed_gzip's GZIDX, a point at each chunk), or with --bgzf
                         OUTPUT.gzi (bgzip's); an existing one is replaced only with -f
+      --span SIZE       index: a GZIDX point every SIZE plain bytes (default 16M; a number
+                        alone counts KiB; K, M, G suffixes); a 32 KiB window each
       --rsyncable       pack: chunk boundaries chosen from the content, so that rsync
                         and backups find what an edit did not change (as gzip's)
   -N, --name            pack: store the file name and modification time (the default);

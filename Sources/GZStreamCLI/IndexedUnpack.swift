@@ -16,11 +16,13 @@ extension Command {
         return (input.path.appending(Self.gzidxSuffix), false)
     }
 
-    /// Opens and reads the operand's index. An index beside the file that does not exist is
-    /// `nil`; one that exists is read, and any fault of it (or of `--index PATH`) is thrown.
-    /// The index is looked up beside the input in the directory the input was opened in, by
-    /// the same rule for links, and read only if it is a regular file.
-    private func readIndex(at location: (path: Pathname, explicit: Bool)) throws -> GzipIndex? {
+    /// Opens and reads the operand's index: GZIDX (its windows stay in the file and are read
+    /// when a span needs one) or gztool's format (read whole: its windows are compressed).
+    /// An index beside the file that does not exist is `nil`; one that exists is read, and any
+    /// fault of it (or of `--index PATH`) is thrown. The index is looked up beside the input in
+    /// the directory the input was opened in, by the same rule for links, and read only if it
+    /// is a regular file. `compressedSize` is the gzip file's size (gztool's index lacks it).
+    private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64) throws -> GzipIndex? {
         let opened: OpenedInput
         do {
             if !location.explicit, let input = currentInput {
@@ -33,15 +35,23 @@ extension Command {
             return nil
         }
         defer { opened.close() }
-        guard opened.info.isRegularFile else {
-            throw Reported(status: reportError(location.path.description, "not a regular file"))
-        }
+        let name = location.path.description
+        guard opened.info.isRegularFile else { throw Reported(status: reportError(name, "not a regular file")) }
         let stream = try opened.stream()
         defer { stream.close() }
+        var magic = [UInt8](repeating: 0, count: 16)
+        let count = try magic.withUnsafeMutableBytes {
+            try SystemCalls.read(stream.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: name)
+        }
         do {
-            return try GzipIndex(gzidx: try stream.readToEnd(limit: 1 << 32))
+            if count == 16 && magic[0..<8].allSatisfy({ $0 == 0 }) && magic[8..<15].elementsEqual("gzipind".utf8) {
+                return try GzipIndex(gztool: try stream.readToEnd(limit: 1 << 32), compressedSize: UInt64(compressedSize))
+            }
+            return try GzipIndex(gzidxFile: stream.fileDescriptor, path: name)
         } catch let error as GzipIndexError {
-            throw Reported(status: reportError(location.path.description, error.description))
+            throw Reported(status: reportError(name, error.description))
+        } catch let error as GztoolIndexError {
+            throw Reported(status: reportError(name, "not a valid gztool index: \(error.reason) (at byte \(error.offset))"))
         }
     }
 
@@ -54,7 +64,7 @@ extension Command {
         guard let file = input as? FileInputStream, let location = indexLocation,
               currentInput?.info.isRegularFile ?? true else { return nil }
         if !location.explicit && startsWithBGZFMember(file) { return nil }
-        guard let index = try readIndex(at: location) else { return nil }
+        guard let index = try readIndex(at: location, compressedSize: fileSize(file)) else { return nil }
         let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
                                                 maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
@@ -89,6 +99,12 @@ extension Command {
         if let mismatch = indexed?.indexMismatch, let location = indexLocation { noteMismatch(mismatch, location.path) }
     }
 
+    /// The size in bytes of the open `file` (`fstat(2)`), 0 when it cannot be had.
+    private func fileSize(_ file: FileInputStream) -> Int64 {
+        guard (try? file.openOrThrow()) != nil || file.streamStatus == .open else { return 0 }
+        return FileInfo(descriptor: file.fileDescriptor)?.size ?? 0
+    }
+
     /// Whether `file` starts with a BGZF member, read at offset 0 without moving the file offset.
     private func startsWithBGZFMember(_ file: FileInputStream) -> Bool {
         var bytes = [UInt8](repeating: 0, count: BGZFInputStream.signatureLength)
@@ -106,10 +122,11 @@ extension Command {
     /// when `closesOutput`.
     func unpackIndexedRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
                             closesOutput: Bool) throws -> Outcome? {
-        guard let location = indexLocation, let index = try readIndex(at: location) else { return nil }
+        guard let location = indexLocation else { return nil }
         guard let fileStream = input as? FileInputStream else {
             throw Reported(status: reportError(file.description, "not a regular file: --offset reads it at offsets"))
         }
+        guard let index = try readIndex(at: location, compressedSize: fileSize(fileStream)) else { return nil }
         let offset = options.rangeOffset ?? 0
         let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, closesInnerStream: false)

@@ -52,6 +52,9 @@ extension Options {
                 throw UsageError(message: "--index PATH needs one FILE (the index is that file's)")
             }
         }
+        if span != nil && mode != .index {
+            throw UsageError(message: "--span applies to index")
+        }
         try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.
         if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {

@@ -52,6 +52,9 @@ struct Options: Equatable {
     /// `unpack`/`test --index PATH`: the index to read the one FILE through (GZIDX), instead of
     /// `FILE.gzidx` beside it.
     var indexPath: Pathname?
+    /// `index --span SIZE`: the plain bytes between GZIDX points; `nil` is
+    /// ``GzipIndexBuilder/defaultSpan``. BGZF files get bgzip's `.gzi`, which has no span.
+    var span: Int?
     /// `unpack --offset N`: the first plain byte to write, in bytes (BGZF with a `.gzi` index).
     var rangeOffset: Int64?
     /// `unpack --length M`: the most plain bytes to write from ``rangeOffset``; `nil` to the end.

@@ -89,6 +89,9 @@ public struct GzipIndex: Sendable, Equatable {
     public var windowSize: UInt32
     /// The points, ordered by compressed and by plain offset (neither decreasing).
     public var points: [GzipAccessPoint]
+    /// Where the windows are when they stayed in the index file (``init(gzidxFile:path:)``):
+    /// the points' own `window` is then `nil`, and ``window(ofPoint:)`` reads them from there.
+    var windowFile: GzipIndexWindowFile?
 
     public init(compressedSize: UInt64, plainSize: UInt64, spacing: UInt32, windowSize: UInt32 = defaultWindowSize,
                 points: [GzipAccessPoint]) {
@@ -104,6 +107,7 @@ public struct GzipIndex: Sendable, Equatable {
     /// - Precondition: every window holds exactly ``windowSize`` bytes, every bit offset is at
     ///   most 7, and there are at most 2^32 − 1 points.
     public func gzidxEncoded() -> [UInt8] {
+        precondition(windowFile == nil, "an index whose windows stay in its file is written from loadingWindows()")
         precondition(points.count <= Int(UInt32.max), "GZIDX holds at most 2^32 - 1 points")
         let windowCount = points.count(where: { $0.window != nil })
         var bytes: [UInt8] = []
@@ -213,12 +217,26 @@ public enum GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible 
 }
 
 /// One pass over a GZIDX file's bytes for ``GzipIndex/init(gzidx:)``.
-private struct GZIDXParser {
+struct GZIDXParser {
     let bytes: UnsafeRawBufferPointer
 
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     func parse() throws(GzipIndexError) -> GzipIndex {
+        var (index, hasWindow, offset) = try parseTable()
+        let windowSize = Int(index.windowSize)
+        for point in 0..<index.points.count where hasWindow[point] {
+            guard bytes.count - offset >= windowSize else { throw .truncated(.window(point: point), offset: offset) }
+            index.points[point].window = Array(bytes[offset..<(offset + windowSize)])
+            offset += windowSize
+        }
+        guard offset == bytes.count else { throw .trailingBytes(count: bytes.count - offset, offset: offset) }
+        return index
+    }
+
+    /// The header and the point table, checked, without windows; which points have one; and
+    /// where the table ends. `bytes` need hold no more than the header and the table.
+    func parseTable() throws(GzipIndexError) -> (index: GzipIndex, hasWindow: [Bool], tableEnd: Int) {
         guard bytes.count >= GzipIndex.headerSize else {
             if !bytes.prefix(5).elementsEqual(GzipIndex.magic.prefix(bytes.count)) { throw .badMagic(offset: 0) }
             throw .truncated(.header, offset: 0)
@@ -251,15 +269,7 @@ private struct GZIDXParser {
             index.points.append(entry.point)
             hasWindow.append(entry.hasWindow)
         }
-        var offset = tableEnd
-        let windowSize = Int(index.windowSize)
-        for point in 0..<count where hasWindow[point] {
-            guard bytes.count - offset >= windowSize else { throw .truncated(.window(point: point), offset: offset) }
-            index.points[point].window = Array(bytes[offset..<(offset + windowSize)])
-            offset += windowSize
-        }
-        guard offset == bytes.count else { throw .trailingBytes(count: bytes.count - offset, offset: offset) }
-        return index
+        return (index, hasWindow, tableEnd)
     }
 
     /// The point whose entry starts at `start`, checked against the header and the point before.
@@ -296,6 +306,7 @@ extension GzipIndex {
     /// call, so that an index read from a file can keep its windows there until they are needed.
     /// - Throws: The error of reading the window from where it is kept.
     public func window(ofPoint point: Int) throws -> [UInt8]? {
-        points[point].window
+        if let windowFile { return try windowFile.window(ofPoint: point) }
+        return points[point].window
     }
 }

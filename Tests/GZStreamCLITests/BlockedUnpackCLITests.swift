@@ -184,12 +184,15 @@ struct BlockedUnpackCLITests {
             #expect(again.err == "gzstream: data.gz.gzi: already exists; not overwritten (use -f to overwrite)\n")
             let forced = try gzstream(["index", "-f", "data.gz"], in: scratch)
             #expect(forced.status == 0 && forced.err == "", "\(forced)")
-            _ = try scratch.write("plain.gz", try gzstream(["pack", "-c"], in: scratch, input: .bytes([1, 2, 3])).stdout)
-            let plain = try gzstream(["index", "plain.gz"], in: scratch)
-            #expect(plain.status == 1)
-            #expect(plain.err == "gzstream: plain.gz: not BGZF: the bytes at byte 0 (member 1) are not a BGZF member "
-                + "with a BC subfield; an index needs a file of BGZF members only (no zero padding or other members after them)\n")
-            #expect(!FileManager.default.fileExists(atPath: scratch.path("plain.gz.gzi")))
+            // A file that starts as BGZF must stay BGZF (one that does not gets a GZIDX index).
+            let plainMember = try gzstream(["pack", "-c"], in: scratch, input: .bytes([1, 2, 3])).stdout
+            _ = try scratch.write("mixed.gz", packed + plainMember)
+            let members = try BGZFIndex.scan(MemoryInputStream(bytes: packed)).memberCount
+            let mixed = try gzstream(["index", "mixed.gz"], in: scratch)
+            #expect(mixed.status == 1)
+            #expect(mixed.err == "gzstream: mixed.gz: not BGZF: the bytes at byte \(packed.count) (member \(members + 1)) are not "
+                + "a BGZF member with a BC subfield; an index needs a file of BGZF members only (no zero padding or other members after them)\n")
+            #expect(!FileManager.default.fileExists(atPath: scratch.path("mixed.gz.gzi")))
             let stdin = try gzstream(["index", "-"], in: scratch, input: .bytes(packed))
             #expect(stdin.status == 1 && stdin.err.contains("index needs a file"), "\(stdin)")
             let noFile = try gzstream(["index"], in: scratch)

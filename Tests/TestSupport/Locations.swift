@@ -48,6 +48,7 @@ public struct Tool: Sendable {
     public static let bgzip = Tool(name: "bgzip", debianPackage: "tabix")
     /// ISA-L's command-line gzip.
     public static let igzip = Tool(name: "igzip", debianPackage: "isal")
+    public static let gztool = Tool(name: "gztool", debianPackage: "gztool")
     public static let python3 = Tool(name: "python3", debianPackage: "python3")
     public static let tar = Tool(name: "tar", debianPackage: "tar")
     public static let rsync = Tool(name: "rsync", debianPackage: "rsync")

@@ -1,0 +1,70 @@
+import ByteStreams
+import GzipStreams
+
+// `gzstream index FILE.gz` for a gzip file that is not BGZF: indexed_gzip's GZIDX, built by
+// decoding the whole file once (GzipIndexBuilder), beside the file as FILE.gz.gzidx.
+
+/// `--span SIZE`: the plain distance between GZIDX points, in the syntax of `-b` (a number
+/// alone counts KiB; K, M, G suffixes), from 32 KiB (the window size, the least indexed_gzip
+/// takes) to 4 GiB − 1 (the header's 4 bytes).
+func parseSpan(_ text: String) throws(UsageError) -> Int {
+    let bytesText = text.last.map { $0.isNumber } == true ? text + "K" : text
+    do {
+        return try parseSize(bytesText, option: "--span", range: GzipIndexBuilder.minimumSpan...Int(UInt32.max))
+    } catch {
+        throw UsageError(message: "span must be 32K to 4G - 1 (a number alone counts KiB), not '\(text)'")
+    }
+}
+
+extension Command {
+    /// Writes `FILE.gz.gzidx` for the gzip file `operand` (any members, not BGZF), whose bytes
+    /// `input` gives from the first; the windows' temporary file and the index's go in the
+    /// index's directory, opened once. Refuses to replace an index without `-f`; a damaged
+    /// file gets the error `test` gives and no index. Closes `input`.
+    func buildGzipIndex(_ operand: Pathname, input: ByteInputStream) throws -> ExitStatus {
+        let indexPath = operand.appending(".gzidx")
+        let directory: OutputDirectory
+        do {
+            directory = try openDirectory(containing: indexPath)
+            try refuseToReplaceIndex(indexPath, in: directory)
+        } catch {
+            input.close()
+            throw error
+        }
+        let temporary: TemporaryFile
+        do {
+            temporary = try temporaryFile(in: directory, shownAs: indexPath)
+        } catch {
+            input.close()
+            throw error
+        }
+        defer { temporary.discard() }
+        let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
+                                      displayName: indexPath.description)
+        let summary: GzipIndexBuilder.Summary
+        do {
+            defer { input.close() }
+            let builder = try GzipIndexBuilder(span: options.span ?? GzipIndexBuilder.defaultSpan)
+            summary = try builder.build(from: input, into: output, spillDirectory: directory.descriptor,
+                                        chunkSize: max(options.chunkSize, 64 << 10))
+            try output.closeOrThrow()
+            try temporary.finish(mode: defaultPermissions(), times: nil, owner: nil)
+        } catch let error as GzipError {
+            output.close()
+            throw Reported(status: reportError(operand.description, describe(error)))
+        } catch let error as ByteStreamError {
+            output.close()
+            throw Reported(status: reportError(error.target ?? operand.description, describe(error)))
+        } catch {
+            output.close()
+            throw Reported(status: reportError(indexPath.description, describe(error)))
+        }
+        try publishIndex(temporary, as: indexPath)
+        if options.verbose {
+            diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(summary.memberCount) members, "
+                + "\(summary.plainSize) bytes -> \(escapingControlCharacters(indexPath.description)) "
+                + "(\(summary.pointCount) points, \(summary.indexSize) bytes)\n")
+        }
+        return .success
+    }
+}
