@@ -1,4 +1,5 @@
 import Foundation
+import GzipStreams
 import Testing
 import TestSupport
 
@@ -101,6 +102,64 @@ struct IndexedUnpackCLITests {
                 + "file of \(indexed) bytes, this one has \(size)\n")
             let quiet = try gzstream(["test", "-q", "data.gz"], in: scratch)
             #expect(quiet.status == 0 && quiet.err == "")
+        }
+    }
+
+    /// How each test file is made from `data.plain`: the shell command that writes `data.gz`.
+    static let producers: [(label: String, command: String)] = [
+        ("gzip -6", "gzip -6 -c data.plain > data.gz"),
+        ("pigz -6", "pigz -6 -c data.plain > data.gz"),
+        ("gzstream pack", "\"$0\" pack -c data.plain > data.gz"),
+        ("three members", "head -c 1000000 data.plain | gzip -1 > data.gz && tail -c +1000001 data.plain | head -c 5 "
+            + "| gzip >> data.gz && tail -c +1000006 data.plain | pigz -9 >> data.gz"),
+    ]
+
+    @Test("gzstream index, then unpack, test and ranges through it, on files from gzip, pigz, gzstream and several members",
+          .requires(.pigz), arguments: producers.indices)
+    func ownIndex(producer: Int) throws {
+        try withScratch { scratch in
+            try scratch.write("data.plain", Self.data)
+            let made = try shell(Self.producers[producer].command, in: scratch)
+            try #require(made.status == 0, "\(made)")
+            let indexed = try gzstream(["index", "--span", "256K", "data.gz"], in: scratch)
+            #expect(indexed.status == 0 && indexed.err == "")
+            let index = try GzipIndex(gzidx: try scratch.read("data.gz.gzidx"))
+            #expect(index.points.count >= 8)
+            let whole = try gzstream(["unpack", "-c", "-v", "data.gz"], in: scratch)
+            #expect(whole.stdout == Self.data && whole.status == 0)
+            #expect(whole.errLines.first?.hasPrefix("gzstream: data.gz: read through data.gz.gzidx (\(index.points.count) access points") == true)
+            #expect(try gzstream(["test", "data.gz"], in: scratch).status == 0)
+            let point = Int(index.points[4].plainOffset)
+            let size = Self.data.count
+            for (offset, length) in [(0, 1000), (point - 500, 1000), (999_998, 10), (size - 100, 1000), (size, 1)] {
+                let range = try gzstream(["unpack", "-c", "--offset", "\(offset)", "--length", "\(length)", "data.gz"],
+                                         in: scratch)
+                #expect(range.status == 0 && range.err == "", "\(offset): \(range)")
+                #expect(range.stdout == Array(Self.data[offset..<min(size, offset + length)]), "\(offset)")
+            }
+            let past = try gzstream(["unpack", "-c", "--offset", "\(size + 1)", "data.gz"], in: scratch)
+            #expect(past.status == 1 && past.err == "gzstream: data.gz: offset \(size + 1) is past the end of the data (\(size) bytes)\n")
+        }
+    }
+
+    @Test("rapidgzip's index (sparse windows) and gztool's are read through --index", .requires(.gztool))
+    func otherIndexes() throws {
+        try withScratch { scratch in
+            try scratch.write("data.plain", Self.data)
+            try #require(try shell("gzip -6 -c data.plain > data.gz", in: scratch).status == 0)
+            let rapidgzip = try #require(PythonOracle.rapidgzipPath)
+            let exported = try run(rapidgzip, ["-d", "-c", "--export-index", "data.rgidx", "data.gz"], in: scratch)
+            try #require(exported.status == 0 && exported.stdout == Self.data)
+            let made = try run("/bin/sh", ["-c", "gztool -i -s 1 -I data.gztool data.gz"], in: scratch)
+            try #require(made.status == 0, "\(made)")
+            for index in ["data.rgidx", "data.gztool"] {
+                let whole = try gzstream(["unpack", "-c", "-v", "--index", index, "data.gz"], in: scratch)
+                #expect(whole.status == 0 && whole.stdout == Self.data, "\(index)")
+                #expect(whole.errLines.first?.hasPrefix("gzstream: data.gz: read through \(index) (") == true, "\(whole.err)")
+                let range = try gzstream(["unpack", "-c", "--index", index, "--offset", "2222222", "--length", "4444", "data.gz"],
+                                         in: scratch)
+                #expect(range.status == 0 && range.stdout == Array(Self.data[2_222_222..<2_226_666]), "\(index): \(range)")
+            }
         }
     }
 }
