@@ -97,6 +97,9 @@ public func fuzzGzipInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if parallel.output != fast.output || parallel.error != fast.error {
         fatalError("BGZF and the sequential reader differ: \(parallel.error ?? "ok") vs \(fast.error ?? "ok")")
     }
+    // IndexedGzipInputStream over the input as a file, through indexes that fit and that do
+    // not (IndexedFuzzCheck.swift): the sequential reader's bytes and error.
+    checkIndexedPath(bytes, sequential: ReadOutcome(output: fast.output, errorKind: fast.error))
     return 0
 }
 

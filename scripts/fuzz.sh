@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target for GzipInputStream (Fuzz/GzipInputFuzzer.swift) with the
+# Builds the libFuzzer target for GzipInputStream (Fuzz/GzipInputFuzzer.swift, with the indexed
+# path's check in Fuzz/IndexedFuzzCheck.swift) with the
 # address sanitizer and runs it, seeded with every fixture. FUZZ_SECONDS (default 600) bounds
 # the run; crashes are written to fuzz-out/ as crash-*; turn each into a fixture.
 #
@@ -40,7 +41,7 @@ swiftc "${flags[@]}" -emit-module -emit-library -static -module-name GzipStreams
   "${gzip_streams[@]}"
 # lld, the toolchain's linker: gold warns about every local symbol of the sanitizer runtime.
 swiftc "${flags[@]}" -use-ld=lld -I "$out" "${c_modules[@]}" -L "$out" -lGzipStreams -lByteStreams -lz -ldeflate -lisal \
-  -o "$out/gzip-input-fuzzer" Fuzz/GzipInputFuzzer.swift
+  -o "$out/gzip-input-fuzzer" Fuzz/GzipInputFuzzer.swift Fuzz/IndexedFuzzCheck.swift
 echo "fuzz.sh: built $out/gzip-input-fuzzer"
 if $build_only; then exit 0; fi
 

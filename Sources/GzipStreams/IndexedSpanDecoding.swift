@@ -95,8 +95,9 @@ final class SpanDecoder {
             return false
         }
         let point = index.points[span]
-        if Int64(point.compressedOffset) == fileSize && point.bitOffset == 0 {
-            // A point at the end of the file (after the last trailer): nothing follows it.
+        if span > 0 && Int64(point.compressedOffset) == fileSize && point.bitOffset == 0 {
+            // A point at the end of the file, after the last trailer (indexed_gzip puts one
+            // there): nothing follows it. The first point is where deflate data must start.
             emit(.spanEnd)
             return true
         }
@@ -158,6 +159,10 @@ final class SpanDecoder {
                         return true
                     }
                     return finishSpan(span, produced: produced, target: target, emit: emit)
+                case .notMember(let item, let boundary):
+                    // The member is checked first; then the sequential reader judges what follows.
+                    emit(item)
+                    return stop(.boundary(offset: boundary))
                 case .stopped(let reason):
                     return stop(reason)
                 }
@@ -223,6 +228,8 @@ final class SpanDecoder {
         case nextMember(SpanItem)
         /// The member ended at the end of the file.
         case endOfFile(SpanItem)
+        /// The member ended, and what follows it (at `boundary`) is not a whole valid header.
+        case notMember(SpanItem, boundary: Int64)
         case stopped(SpanStop)
     }
 
@@ -243,17 +250,18 @@ final class SpanDecoder {
             if boundary == fileSize {
                 return .endOfFile(.memberEnd(stored: stored, trailerOffset: trailerOffset, nextMemberOffset: boundary))
             }
+            let ended = SpanItem.memberEnd(stored: stored, trailerOffset: trailerOffset, nextMemberOffset: boundary)
             var parser = GzipHeaderParser(member: 0, offset: boundary, maximumFieldLength: GzipInputStream.maximumHeaderFieldLength)
             while !parser.isDone {
                 guard let byte = try nextByte(), (try? parser.consume(byte)) != nil else {
-                    return .stopped(.boundary(offset: boundary))
+                    return .notMember(ended, boundary: boundary)
                 }
             }
             guard decoder.start(primingBits: 0, of: 0, window: nil) else {
                 return .stopped(.failed(GzipError.zlibFailure(code: 0, message: "cannot restart the inflater")))
             }
             tail.removeAll(keepingCapacity: true)
-            return .nextMember(.memberEnd(stored: stored, trailerOffset: trailerOffset, nextMemberOffset: boundary))
+            return .nextMember(ended)
         } catch {
             return .stopped(.failed(error))
         }

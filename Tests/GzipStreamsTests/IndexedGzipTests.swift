@@ -159,3 +159,25 @@ struct IndexedGzipTests {
         }
     }
 }
+
+/// Inputs the fuzzer found where the indexed path and the sequential reader differed, read
+/// through an index of one point where the deflate data starts.
+@Suite("Indexed gzip input: fuzzer regressions", .onDedicatedThreads)
+struct IndexedGzipRegressionTests {
+    @Test("the sequential reader's bytes and error", arguments: ["header-only-fextra.gz", "indexed-trailer-mismatch.gz"])
+    func regression(name: String) throws {
+        let path = PackageLocations.fixtures.appendingPathComponent("regressions/\(name)").path
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let sequential = try GzipInputStream(wrapping: MemoryInputStream(bytes: bytes))
+        sequential.open()
+        let expected = Result { try readAll(sequential) }
+        let headerEnd = try #require(GzipHeaderParser.parse(bytes.withUnsafeBytes { $0 })?.size ?? 12)
+        let index = GzipIndex(compressedSize: UInt64(bytes.count), plainSize: 0, spacing: 32768,
+                              points: [GzipAccessPoint(compressedOffset: UInt64(headerEnd), plainOffset: 0)])
+        let stream = try IndexedGzipInputStream(wrapping: FileInputStream(path: path), index: index, threads: 2)
+        stream.open()
+        let got = Result { try readAll(stream) }
+        stream.close()
+        #expect("\(got)" == "\(expected)")
+    }
+}
