@@ -16,9 +16,12 @@ import Darwin
 /// inflate, and the result is exactly a ``GzipInputStream``'s with the same inflater: zlib's
 /// verdict, for readers that must say whether a file is readable everywhere. With
 /// ``GzipInputStream/Inflater/isal`` (the default, the fast path) it is libdeflate's, what bgzip
-/// uses: on the 256 MiB benchmark file made BGZF by `bgzip -l 6`, its members took 30% less
-/// CPU time than with ISA-L's `isal_inflate_stateless` (perf: about 0.40 s against 0.58 s), and
-/// unpack went from 1.10-1.17× to 0.85-1.00× `bgzip -@ 2 -d`'s time. libdeflate accepts deflate
+/// uses: on the 256 MiB benchmark file made BGZF by `bgzip -l 6`, inflating its members took
+/// about a quarter less CPU time than with ISA-L's `isal_inflate_stateless` (perf samples:
+/// 0.48 s against 0.65 s), and `gzstream unpack -c` (which also writes straight from the
+/// workers' buffers) 0.62-0.66 s of CPU time against 0.86-0.87 s before (`bgzip -@ 2 -d`:
+/// 0.58-0.63 s; its median wall time went from 1.11-1.58× bgzip's to 0.95-1.29× in
+/// interleaved runs on a shared, loaded 2-core machine). libdeflate accepts deflate
 /// data that zlib rejects (the reserved distance codes 30 and 31, literal/length codes 286 and
 /// 287, some incomplete codes); the fast path keeps such a member's bytes only when its CRC-32
 /// and ISIZE match them (as bgzip and igzip do), and otherwise hands it to the sequential reader
