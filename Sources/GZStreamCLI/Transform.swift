@@ -41,14 +41,21 @@ extension Command {
     /// Reads `decoder` to its end and writes what it gives to `output`, in writes of
     /// ``unpackWriteSize`` bytes (of `--chunk-size` when it is given). A `GzipInputStream`
     /// inflates straight into the ring of a `WriteBehindOutputStream`, whose worker writes, so
-    /// that inflating never waits for a write; BGZF is written from this thread while its
-    /// workers inflate the next members. The bytes before a decoding error still reach `output`
-    /// (standard output keeps them, as with gzip). Closes `output` when `closesOutput`.
+    /// that inflating never waits for a write; BGZF is written from this thread, straight from
+    /// the buffers its workers inflated into, while they inflate the next members. The bytes
+    /// before a decoding error still reach `output` (standard output keeps them, as with gzip). Closes `output` when `closesOutput`.
     func inflate(_ decoder: any GzipDecodingStream, into output: ByteOutputStream, closesOutput: Bool) throws {
         let writeSize = options.chunkSizeGiven ? options.chunkSize : Self.unpackWriteSize
-        if decoder is BGZFInputStream {
+        if let bgzf = decoder as? BGZFInputStream {
             do {
-                try decoder.copy(to: output, chunkSize: writeSize)
+                // Written straight from the buffers the workers inflated into: no copy.
+                if bgzf.streamStatus == .notOpen { try bgzf.openOrThrow() }
+                if output.streamStatus == .notOpen { try output.openOrThrow() }
+                while true {
+                    let count = try bgzf.readInPlace(maxLength: writeSize) { try output.writeAll($0) }
+                    if count < 0 { throw bgzf.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                    if count == 0 { break }
+                }
             } catch {
                 if closesOutput { output.close() }
                 throw error

@@ -71,23 +71,36 @@ final class MemberBatch: @unchecked Sendable {
     }
 }
 
-/// A worker's ISA-L inflate state, allocated on the worker's first batch and used only on that
-/// worker's queue; ``release()`` frees it once the worker has stopped.
+/// A worker's whole-buffer decoder, allocated on the worker's first batch and used only on that
+/// worker's queue; ``release()`` frees it once the worker has stopped. For
+/// ``GzipInputStream/Inflater/isal`` it is libdeflate's (``LibdeflateInflater``), for
+/// ``GzipInputStream/Inflater/zlib`` zlib's raw inflate (``ZStream``).
 final class MemberInflater {
-    /// The number of inflate states allocated and not yet freed, across the process.
+    /// The number of decoders allocated and not yet freed, across the process.
     static let liveCount = Atomic<Int>(0)
 
-    private var isal: IsalInflater?
+    private let kind: GzipInputStream.Inflater
+    private var decoder: (any WholeBufferInflater)?
+
+    init(inflater: GzipInputStream.Inflater) {
+        kind = inflater
+    }
 
     /// Inflates a batch's members one after another into its ``MemberBatch/plain`` and checks
     /// each: its deflate data must end exactly where its trailer starts and give ISIZE bytes (at
     /// most 64 KiB) whose CRC-32 is the trailer's.
     /// - Returns: Whether every check passed (``MemberBatch/plainCount`` is then the bytes
-    ///   written); on `false` the caller lets the sequential reader find the error.
-    /// Wraps ISA-L's `isal_inflate_stateless` and `crc32_gzip_refl`.
+    ///   written); on `false` (a decoder that cannot be allocated too) the caller lets the
+    ///   sequential reader find the error.
+    /// Wraps libdeflate's `libdeflate_deflate_decompress_ex` or zlib's `inflate`, and ISA-L's
+    /// `crc32_gzip_refl`.
     func inflate(_ batch: MemberBatch) -> Bool {
-        if isal == nil {
-            isal = IsalInflater()
+        if decoder == nil {
+            switch kind {
+            case .isal: decoder = LibdeflateInflater()
+            case .zlib: decoder = try? ZStream(inflate: ())
+            }
+            guard decoder != nil else { return false }
             Self.liveCount.add(1, ordering: .relaxed)
         }
         var produced = 0
@@ -108,16 +121,16 @@ final class MemberInflater {
     private func inflate(_ member: UnsafeRawBufferPointer, headerSize: Int, into output: UnsafeMutablePointer<UInt8>,
                          size: Int) -> Bool {
         let deflateCount = member.count - headerSize - 8
-        guard deflateCount > 0, let isal else { return false }
+        guard deflateCount > 0, let decoder else { return false }
         let deflateData = member.baseAddress!.assumingMemoryBound(to: UInt8.self) + headerSize
-        guard isal.inflateWhole(deflateData, count: deflateCount, into: output, size: size) else { return false }
+        guard decoder.inflateWhole(deflateData, count: deflateCount, into: output, size: size) else { return false }
         return crc32(0, UnsafeRawBufferPointer(start: output, count: size)) == GzipTrailer(ofMember: member).crc32
     }
 
-    /// Frees the inflate state; call only once the worker has no job left.
+    /// Frees the decoder; call only once the worker has no job left.
     func release() {
-        guard isal != nil else { return }
-        isal = nil
+        guard decoder != nil else { return }
+        decoder = nil
         Self.liveCount.subtract(1, ordering: .relaxed)
     }
 

@@ -199,12 +199,12 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// bytes and whose first header was `firstHeader`. Errors, member numbers, offsets, the
     /// output limit and the rules for what follows a member are then exactly those of one
     /// stream that read the whole input (with `membersBefore` 0 it is a fresh start: an empty
-    /// rest is ``GzipError/emptyInput``). The inner stream is not closed.
+    /// rest is ``GzipError/emptyInput``), decoding with `inflater`. The inner stream is not closed.
     convenience init(resuming inner: ByteInputStream, at offset: Int64, membersBefore: Int, bytesBefore: Int64,
                      firstHeader: GzipHeader?, chunkSize: Int, trailingGarbage: TrailingGarbagePolicy,
-                     maximumOutputSize: Int64?) {
+                     maximumOutputSize: Int64?, inflater: Inflater) {
         self.init(checkedInner: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
-                  maximumOutputSize: maximumOutputSize, inflater: .isal, closesInnerStream: false)
+                  maximumOutputSize: maximumOutputSize, inflater: inflater, closesInnerStream: false)
         bufferOffset = offset
         memberIndex = membersBefore
         memberCount = membersBefore

@@ -385,10 +385,10 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         // Without an offset property, so that the reader keeps its own copy to replay a member
         // (its offsets are the whole file's, which a seek of `file` would not be).
         let spliced = PeekingInputStream(prefix: [], then: file, failure: nil, offset: offset, alignment: chunkSize)
-        // TODO(inflater): pass `inflater` once GzipInputStream(resuming:) takes it.
         let sequential = GzipInputStream(resuming: spliced, at: offset, membersBefore: membersBefore,
                                          bytesBefore: plainBefore, firstHeader: firstHeader, chunkSize: chunkSize,
-                                         trailingGarbage: trailingGarbagePolicy, maximumOutputSize: maximumOutputSize)
+                                         trailingGarbage: trailingGarbagePolicy, maximumOutputSize: maximumOutputSize,
+                                         inflater: inflater)
         sequential.open()
         fallback = sequential
     }

@@ -2,10 +2,11 @@ import CLibdeflate
 
 /// One whole-buffer raw inflate (RFC 1951) through libdeflate, the fastest decoder of a deflate
 /// stream held whole in memory; it has no streaming interface, so it serves only as a
-/// ``WholeBufferInflater``. Not the BGZF reader's decoder: libdeflate accepts the reserved
-/// distance codes 30 and 31 and literal/length codes 286 and 287, which zlib and ISA-L reject
-/// (see ``BGZFInputStream``), so it suits data whose validity is checked otherwise. The
-/// decompressor (about 32 KiB) is allocated on first use and freed with the object.
+/// ``WholeBufferInflater``: ``BGZFInputStream``'s fast path. libdeflate accepts the reserved
+/// distance codes 30 and 31 and literal/length codes 286 and 287, which zlib rejects, so it
+/// suits only data whose validity is checked otherwise (a BGZF member's CRC-32 and ISIZE; see
+/// ``BGZFInputStream``). The decompressor (about 32 KiB) is allocated on first use and freed
+/// with the object.
 ///
 /// Used by one thread at a time.
 final class LibdeflateInflater: WholeBufferInflater {

@@ -93,3 +93,25 @@ extension ZStream: RawInflater {
         return RawInflateStep(consumed: consumed, produced: produced, outcome: outcome)
     }
 }
+
+extension ZStream: WholeBufferInflater {
+    /// ``WholeBufferInflater/inflateWhole(_:count:into:size:)``, after a reset: zlib's verdict
+    /// on the whole stream, for readers that must accept exactly what zlib accepts. Wraps
+    /// zlib's `inflate` with `Z_FINISH`.
+    /// - Precondition: The stream inflates (``ZStream/init(inflate:)``).
+    func inflateWhole(_ input: UnsafePointer<UInt8>, count: Int, into output: UnsafeMutablePointer<UInt8>,
+                      size: Int) -> Bool {
+        guard isLive, count <= UInt32.max, size <= UInt32.max else { return false }
+        reset()
+        let z = pointer
+        z.pointee.next_in = UnsafeMutablePointer(mutating: input)
+        z.pointee.avail_in = UInt32(count)
+        z.pointee.next_out = output
+        z.pointee.avail_out = UInt32(size)
+        let code = CZlib.inflate(z, Z_FINISH)
+        let whole = code == Z_STREAM_END && z.pointee.avail_in == 0 && z.pointee.avail_out == 0
+        z.pointee.next_in = nil
+        z.pointee.next_out = nil
+        return whole
+    }
+}

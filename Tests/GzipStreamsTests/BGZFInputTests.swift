@@ -34,22 +34,27 @@ func run(_ stream: any GzipDecodingStream, readSize: Int) -> ReaderRun {
     return result
 }
 
-/// Reads `bytes` with GzipInputStream and with BGZFInputStream on `threads` threads and
-/// expects the same run; returns the BGZF reader's run and whether it stayed parallel.
+/// Reads `bytes` with GzipInputStream and with BGZFInputStream on `threads` threads, both with
+/// `inflater`, and expects the same run; returns the BGZF reader's run and whether it stayed
+/// parallel. (With `.isal` they differ only on members that libdeflate alone accepts and whose
+/// CRC-32 and ISIZE match: BGZFInflaterTests.)
 @discardableResult
 func expectSameAsSequential(_ bytes: [UInt8], threads: Int = 4, chunkSize: Int = ByteStream.defaultChunkSize,
                             readSize: Int = 64 * 1024,
                             trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail,
-                            maximumOutputSize: Int64? = nil, _ comment: @autoclosure () -> String = "",
+                            maximumOutputSize: Int64? = nil, inflater: GzipInputStream.Inflater = .isal,
+                            _ comment: @autoclosure () -> String = "",
                             sourceLocation: SourceLocation = #_sourceLocation) -> (run: ReaderRun, parallel: Bool) {
     let sequential = run(try! GzipInputStream(wrapping: MemoryInputStream(bytes: bytes), chunkSize: chunkSize,
-                                              trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize),
+                                              trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize,
+                                              inflater: inflater),
                          readSize: readSize)
     let stream = try! BGZFInputStream(wrapping: MemoryInputStream(bytes: bytes), threads: threads, chunkSize: chunkSize,
-                                      trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize)
+                                      trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize,
+                                      inflater: inflater)
     let parallel = run(stream, readSize: readSize)
     if parallel != sequential {
-        let text = "\(comment()): sequential \(sequential.error.map(String.init(describing:)) ?? "ok") "
+        let text = "\(comment()), \(inflater): sequential \(sequential.error.map(String.init(describing:)) ?? "ok") "
             + "\(sequential.bytes.count) B, \(sequential.memberCount) members, at \(sequential.compressedByteCount); "
             + "BGZF \(parallel.error.map(String.init(describing:)) ?? "ok") \(parallel.bytes.count) B, "
             + "\(parallel.memberCount) members, at \(parallel.compressedByteCount)"
@@ -130,13 +135,15 @@ struct BGZFInputTests {
         }
     }
 
-    @Test("Every fixture (and the corpus's BGZF files) decodes exactly as GzipInputStream decodes it",
-          arguments: Fixture.all.filter { ($0.statedOutputSize ?? 0) <= 64 << 20 })
-    func fixtures(fixture: Fixture) throws {
+    @Test("Every fixture (and the corpus's BGZF files) decodes exactly as GzipInputStream decodes it, with either inflater",
+          arguments: Fixture.all.filter { ($0.statedOutputSize ?? 0) <= 64 << 20 }, [GzipInputStream.Inflater.zlib, .isal])
+    func fixtures(fixture: Fixture, inflater: GzipInputStream.Inflater) throws {
         if case .roundtrip = fixture.expectation { return }
+        // What the fast path alone accepts is asserted exactly in BGZFInflaterTests.
+        if inflater == .isal && BGZFInflaterTests.fastPathOnly.contains(fixture.file) { return }
         let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: fixture.path)))
         for policy in [GzipInputStream.TrailingGarbagePolicy.fail, .ignore] {
-            let (result, parallel) = expectSameAsSequential(bytes, trailingGarbage: policy, fixture.file)
+            let (result, parallel) = expectSameAsSequential(bytes, trailingGarbage: policy, inflater: inflater, fixture.file)
             if fixture.file.hasSuffix(".bgz"), case .ok = fixture.expectation {
                 #expect(parallel && result.error == nil, "\(fixture.file) is whole BGZF: decoded in parallel")
             }
@@ -173,9 +180,9 @@ struct BGZFInputTests {
 
     // MARK: Damage
 
-    @Test("A flipped byte in member N's header, BSIZE, deflate data, CRC-32 or ISIZE: GzipInputStream's error",
-          arguments: [0, 1, 3])
-    func damagedMember(memberIndex: Int) throws {
+    @Test("A flipped byte in member N's header, BSIZE, deflate data, CRC-32 or ISIZE: GzipInputStream's error, with either inflater",
+          arguments: [0, 1, 3], [GzipInputStream.Inflater.zlib, .isal])
+    func damagedMember(memberIndex: Int, inflater: GzipInputStream.Inflater) throws {
         let sample = try sampleBGZF(memberCount: 4)
         let member = sample.members[memberIndex]
         let size = member.size
@@ -187,7 +194,7 @@ struct BGZFInputTests {
                 var bytes = sample.bytes
                 bytes[member.offset + position] ^= mask
                 for threads in [1, 4] {
-                    let (result, _) = expectSameAsSequential(bytes, threads: threads,
+                    let (result, _) = expectSameAsSequential(bytes, threads: threads, inflater: inflater,
                                                              "member \(memberIndex + 1), byte \(position) ^ \(mask), \(threads) threads")
                     if position >= size - 8 {
                         #expect(result.error != nil, "a wrong trailer is always found")
@@ -197,8 +204,9 @@ struct BGZFInputTests {
         }
     }
 
-    @Test("The file cut at every prefix around member boundaries and at a stride elsewhere")
-    func prefixes() throws {
+    @Test("The file cut at every prefix around member boundaries and at a stride elsewhere, with either inflater",
+          arguments: [GzipInputStream.Inflater.zlib, .isal])
+    func prefixes(inflater: GzipInputStream.Inflater) throws {
         let sample = try sampleBGZF(memberCount: 3)
         var cuts = Set(stride(from: 0, to: sample.bytes.count, by: 211))
         for member in sample.members + [BGZFMemberInfo(offset: sample.bytes.count - 28, size: 28, plain: [])] {
@@ -207,7 +215,7 @@ struct BGZFInputTests {
         }
         for cut in cuts.sorted() where cut >= 0 && cut < sample.bytes.count {
             let (result, _) = expectSameAsSequential(Array(sample.bytes.prefix(cut)), threads: cut % 2 == 0 ? 4 : 1,
-                                                     "cut at \(cut)")
+                                                     inflater: inflater, "cut at \(cut)")
             // A cut at a member's end leaves whole members: a valid file without the EOF member.
             if cut > 0, cut < sample.bytes.count - 28, !sample.members.contains(where: { $0.offset + $0.size == cut }) {
                 #expect(result.error?.kind == "truncated", "cut at \(cut)")
@@ -245,10 +253,11 @@ struct BGZFInputTests {
     // MARK: Memory and lifecycle
 
     @Test("Batches held (each at most 256 KiB of plain or compressed bytes, or 64 members) never exceed the window of 2 x threads",
-          arguments: [1, 2, 4])
-    func boundedWindow(threads: Int) throws {
+          arguments: [1, 2, 4], [GzipInputStream.Inflater.zlib, .isal])
+    func boundedWindow(threads: Int, inflater: GzipInputStream.Inflater) throws {
         let sample = try sampleBGZF(memberCount: 40, seed: 9)
-        let stream = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: threads)
+        let stream = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: threads,
+                                         inflater: inflater)
         let result = drain(stream, readSize: 1000)
         #expect(result.bytes == sample.plain)
         #expect(stream.window == 2 * threads)
@@ -257,11 +266,16 @@ struct BGZFInputTests {
         stream.close()
     }
 
-    @Test("Decompressors are freed at close, also when closed early or never read; close twice is harmless")
-    func lifecycle() throws {
+    @Test("Decompressors are freed at close, also when closed early or never read; close twice is harmless",
+          arguments: [GzipInputStream.Inflater.zlib, .isal])
+    func lifecycle(inflater: GzipInputStream.Inflater) throws {
         let sample = try sampleBGZF(memberCount: 5)
-        let balanced = try countBalances({ MemberInflater.liveCount.load(ordering: .sequentiallyConsistent) }) {
-            let early = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: 4)
+        let live = {
+            MemberInflater.liveCount.load(ordering: .sequentiallyConsistent)
+                + ZStream.liveCount.load(ordering: .sequentiallyConsistent)
+        }
+        let balanced = try countBalances(live) {
+            let early = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: 4, inflater: inflater)
             early.open()
             var buffer = [UInt8](repeating: 0, count: 100)
             #expect(early.read(&buffer, maxLength: 100) == 100)
@@ -270,7 +284,7 @@ struct BGZFInputTests {
             #expect(early.read(&buffer, maxLength: 100) == -1)
             let unopened = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes))
             unopened.close()
-            let whole = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: 3)
+            let whole = try BGZFInputStream(wrapping: MemoryInputStream(bytes: sample.bytes), threads: 3, inflater: inflater)
             #expect(drain(whole).bytes == sample.plain)
             whole.close()
         }
