@@ -9,6 +9,8 @@ import Darwin
 package enum Errno {
     /// `ENOENT`: no such file or directory.
     package static let noSuchFile: Int32 = ENOENT
+    /// A name longer than the file system takes (`NAME_MAX`).
+    package static let nameTooLong: Int32 = ENAMETOOLONG
     /// `EPIPE`: the reading end of a pipe or socket is closed.
     package static let brokenPipe: Int32 = EPIPE
     /// `ELOOP`: a symbolic link where `O_NOFOLLOW` refused one, or too many links.

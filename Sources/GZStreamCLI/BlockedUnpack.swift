@@ -65,7 +65,7 @@ extension Command {
         let bgzf = try BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: options.chunkSize,
                                        trailingGarbage: .ignore,
                                        start: .init(compressedOffset: Int64(entry.compressedOffset), membersBefore: membersBefore),
-                                       closesInnerStream: false)
+                                       inflater: inflaterChoice, closesInnerStream: false)
         defer { bgzf.close() }
         var written: Int64 = 0
         do {

@@ -31,7 +31,8 @@ extension Command {
             } else {
                 opened = try OpenedInput(path: location.path, followsLinks: true)
             }
-        } catch where !location.explicit && isSystemError(error, Errno.noSuchFile) {
+        } catch where !location.explicit && (isSystemError(error, Errno.noSuchFile) || isSystemError(error, Errno.nameTooLong)) {
+            // No index; or the file's name is so long that no index name fits beside it.
             return nil
         }
         defer { opened.close() }

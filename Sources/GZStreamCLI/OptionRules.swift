@@ -112,7 +112,6 @@ extension Options {
                 throw UsageError(message: "--offset and --length do not go with --rm, -N or --max-output")
             }
             // The range is inflated by BGZFInputStream's members, with ISA-L only.
-            if strict { throw UsageError(message: "--offset and --length do not go with --strict") }
         }
         if mode == .index {
             if outputPath != nil || toStandardOutput || removeInput || maximumOutputSize != nil {

@@ -95,12 +95,11 @@ struct StrictCLITests {
         }
     }
 
-    @Test("--strict applies to unpack, test and list only, and not to unpack --offset", arguments: [
+    @Test("--strict applies to unpack, test and list only", arguments: [
         (["pack", "--strict", "a"], "--strict applies to unpack, test and list"),
         (["--strict", "a"], "--strict applies to unpack, test and list"),
         (["index", "--strict", "a"], "--strict applies to unpack, test and list"),
         (["send", "--strict", "127.0.0.1:9", "a"], "--strict applies to unpack, test and list"),
-        (["unpack", "--strict", "--offset", "1", "-c", "a"], "--offset and --length do not go with --strict"),
     ])
     func usage(_ arguments: [String], message: String) throws {
         try withScratch { scratch in

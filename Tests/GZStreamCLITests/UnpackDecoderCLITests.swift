@@ -11,7 +11,7 @@ import TestSupport
 @Suite("unpack of damaged files: zlib's bytes and error, from a file and from a pipe", .onDedicatedThreads)
 struct UnpackDecoderCLITests {
     @Test("Each damaged fixture: standard output and the error line equal zlib's decode",
-          arguments: FixtureManifest.rows(.error))
+          arguments: FixtureManifest.failingEverywhere)
     func damagedFixture(row: FixtureRow) throws {
         let reference = zlibDecode(row.path)
         guard let error = reference.error else {
@@ -54,6 +54,24 @@ struct UnpackDecoderCLITests {
                 return (bytes, count < 0 ? stream.streamError as? GzipError : nil)
             }
             bytes += buffer[0..<count]
+        }
+    }
+
+    @Test("A fixture only the fast path decodes: plain unpack keeps its bytes (CRC-32 and ISIZE match); --strict and test give zlib's error",
+          arguments: FixtureManifest.fastPathDecodes.sorted())
+    func fastPathOnly(file: String) throws {
+        let path = PackageLocations.fixtures.appendingPathComponent(file).path
+        let reference = zlibDecode(path)
+        let error = try #require(reference.error)
+        try withScratch { scratch in
+            let fast = try gzstream(["unpack", "-c", path], in: scratch)
+            #expect(fast.status == 0 && fast.err == "")
+            #expect(fast.stdout.count > reference.bytes.count && Array(fast.stdout.prefix(reference.bytes.count)) == reference.bytes)
+            let strict = try gzstream(["unpack", "-c", "--strict", path], in: scratch)
+            #expect(strict.status == 1 && strict.err == "gzstream: \(path): \(error)\n")
+            #expect(strict.stdout == reference.bytes)
+            let tested = try gzstream(["test", path], in: scratch)
+            #expect(tested.status == 1 && tested.err == "gzstream: \(path): \(error)\n")
         }
     }
 }

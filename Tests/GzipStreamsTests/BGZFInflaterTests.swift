@@ -13,7 +13,7 @@ import TestSupport
 struct BGZFInflaterTests {
     /// Fixtures that the fast path decodes although zlib rejects them (their CRC-32 and ISIZE
     /// match what libdeflate makes of them).
-    static let fastPathOnly: Set<String> = ["regressions/bgzf-reserved-distance-code.bgz"]
+    static let fastPathOnly = FixtureManifest.fastPathDecodes
 
     static func reservedDistanceFixture() throws -> [UInt8] {
         let fixture = try #require(Fixture.all.first { $0.file == "regressions/bgzf-reserved-distance-code.bgz" })
