@@ -10,15 +10,12 @@ extension Command {
     var inflateThreads: Int { options.threads ?? defaultThreadCount }
 
     /// `unpack --offset N [--length M] FILE.gz`: plain bytes [N, N + M) (to the end without M),
-    /// through a GZIDX index when there is one (``unpackIndexedRange(_:path:into:closesOutput:)``),
-    /// else found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N;
+    /// found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N
+    /// (a GZIDX index is tried first: ``unpackIndexedRange(_:path:into:closesOutput:)``);
     /// the members before it are not read. An offset at the end gives nothing; past it, an error.
     /// Closes `output` when `closesOutput`.
     func unpackRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
                      closesOutput: Bool) throws -> Outcome {
-        if let outcome = try unpackIndexedRange(input, path: file, into: output, closesOutput: closesOutput) {
-            return outcome
-        }
         let offset = options.rangeOffset ?? 0
         let indexFile = file.appending(".gzi")
         // Messages name both as the user reads them.

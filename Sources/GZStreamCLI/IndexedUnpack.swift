@@ -123,11 +123,8 @@ extension Command {
     /// when `closesOutput`.
     func unpackIndexedRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
                             closesOutput: Bool) throws -> Outcome? {
-        guard let location = indexLocation else { return nil }
-        guard let fileStream = input as? FileInputStream else {
-            throw Reported(status: reportError(file.description, "not a regular file: --offset reads it at offsets"))
-        }
-        guard let index = try readIndex(at: location, compressedSize: fileSize(fileStream)) else { return nil }
+        guard let location = indexLocation, let fileStream = input as? FileInputStream,
+              let index = try readIndex(at: location, compressedSize: fileSize(fileStream)) else { return nil }
         let offset = options.rangeOffset ?? 0
         let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, closesInnerStream: false)
@@ -173,6 +170,16 @@ final class ProgressedDecoder: ByteInputStream, GzipDecodingStream, @unchecked S
     override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = inner.read(buffer, maxLength: maxLength)
         if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        progress.counters.bytesIn.store(inner.compressedByteCount, ordering: .relaxed)
+        return count
+    }
+}
+
+extension ProgressedDecoder: LendingDecoder {
+    func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
+        if inner.streamStatus == .notOpen { inner.open() }
+        let count = try inner.readInPlace(maxLength: maxLength, body)
+        if count < 0 { fail(inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")) }
         progress.counters.bytesIn.store(inner.compressedByteCount, ordering: .relaxed)
         return count
     }

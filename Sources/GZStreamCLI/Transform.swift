@@ -47,14 +47,14 @@ extension Command {
     /// before a decoding error still reach `output` (standard output keeps them, as with gzip). Closes `output` when `closesOutput`.
     func inflate(_ decoder: any GzipDecodingStream, into output: ByteOutputStream, closesOutput: Bool) throws {
         let writeSize = options.chunkSizeGiven ? options.chunkSize : Self.unpackWriteSize
-        if let bgzf = decoder as? BGZFInputStream {
+        if let lending = decoder as? any LendingDecoder {
             do {
                 // Written straight from the buffers the workers inflated into: no copy.
-                if bgzf.streamStatus == .notOpen { try bgzf.openOrThrow() }
+                if decoder.streamStatus == .notOpen { try decoder.openOrThrow() }
                 if output.streamStatus == .notOpen { try output.openOrThrow() }
                 while true {
-                    let count = try bgzf.readInPlace(maxLength: writeSize) { try output.writeAll($0) }
-                    if count < 0 { throw bgzf.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                    let count = try lending.readInPlace(maxLength: writeSize) { try output.writeAll($0) }
+                    if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
                     if count == 0 { break }
                 }
             } catch {
@@ -154,7 +154,9 @@ extension Command {
             case .unpack:
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
                 if ranged {
-                    let outcome = try unpackRange(source, path: inputPath, into: sink, closesOutput: closesOutput)
+                    // Through a GZIDX index the file is read at offsets (its own stream, uncounted).
+                    let outcome = try unpackIndexedRange(input, path: inputPath, into: sink, closesOutput: closesOutput)
+                        ?? unpackRange(source, path: inputPath, into: sink, closesOutput: closesOutput)
                     progress?.end(completed: true)
                     return outcome
                 }
@@ -228,6 +230,14 @@ extension Command {
         return (inputInfo.accessTime, inputInfo.modificationTime)
     }
 }
+
+/// A decoder whose workers' buffers are written from directly (``Command/inflate(_:into:closesOutput:)``).
+protocol LendingDecoder {
+    func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int
+}
+
+extension BGZFInputStream: LendingDecoder {}
+extension IndexedGzipInputStream: LendingDecoder {}
 
 /// What pack needs of a compressing stream.
 protocol PackingOutputStream: ByteOutputStream {

@@ -267,8 +267,51 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     // MARK: Reading
 
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        while true {
-            if fallback != nil { return try readSequential(into: buffer, maxLength: maxLength) }
+        guard let lent = try lendPlainBytes(maxLength: maxLength) else {
+            return try readSequential(into: buffer, maxLength: maxLength)
+        }
+        if let base = lent.baseAddress { buffer.update(from: base.assumingMemoryBound(to: UInt8.self), count: lent.count) }
+        return lent.count
+    }
+
+    /// Lends the next plain bytes where the workers decoded them, without copying: calls `body`
+    /// with at most `maxLength` of them (valid only during the call), as a read would return
+    /// them. Once the sequential reader has taken over, they are read into a temporary buffer.
+    /// - Returns: The number of bytes lent; `0` at the end (and for `maxLength` 0), `body` not
+    ///   called; `-1` on error, with ``ByteStream/streamError`` set.
+    /// - Throws: Only what `body` throws (the bytes count as read).
+    public func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
+        precondition(maxLength >= 0, "maxLength must not be negative")
+        guard streamStatus == .open, maxLength > 0, fallback == nil else { return try readCopying(maxLength, body) }
+        setStatus(.reading)
+        let lent: UnsafeRawBufferPointer?
+        do {
+            lent = try lendPlainBytes(maxLength: maxLength)
+        } catch {
+            fail(error)
+            return -1
+        }
+        setStatus(.open)
+        // The end and the sequential reader go through read, which sets the status for them.
+        guard let lent, !lent.isEmpty else { return try readCopying(maxLength, body) }
+        try body(lent)
+        return lent.count
+    }
+
+    /// ``readInPlace(maxLength:_:)`` through ``ByteInputStream/read(_:maxLength:)`` and a
+    /// temporary buffer of at most 64 KiB.
+    private func readCopying(_ maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, min(maxLength, 64 * 1024))) { buffer in
+            let count = read(buffer.baseAddress!, maxLength: min(maxLength, buffer.count))
+            if count > 0 { try body(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)) }
+            return count
+        }
+    }
+
+    /// The next plain bytes of the parallel path, in place (valid until the next call): at
+    /// most `maxLength`, empty at the end; `nil` once the sequential reader has taken over.
+    private func lendPlainBytes(maxLength: Int) throws -> UnsafeRawBufferPointer? {
+        while fallback == nil {
             if var taken = current {
                 let left = taken.count - taken.position
                 if left > 0 {
@@ -283,21 +326,22 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                     if let rangeEnd { count = Int(min(Int64(count), rangeEnd - plainOffset)) }
                     if count > 0 {
                         count = try limitedCount(count)
-                        buffer.update(from: taken.chunk + taken.position, count: count)
+                        let bytes = UnsafeRawBufferPointer(start: taken.chunk + taken.position, count: count)
                         taken.position += count
                         current = taken
                         plainOffset += Int64(count)
                         returnedCount += Int64(count)
-                        return count
+                        return bytes
                     }
                 }
                 taken.pool.give(taken.chunk)
                 current = nil
             }
-            if ended { return 0 }
+            if ended { return UnsafeRawBufferPointer(start: nil, count: 0) }
             guard let run else { throw ByteStreamError(.notOpen, operation: "read") }
             try take(run.lane(of: span).next(), from: run)
         }
+        return nil
     }
 
     /// `count`, cut to the output limit; throws when no byte is left under it.
