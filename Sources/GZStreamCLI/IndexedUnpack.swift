@@ -34,6 +34,11 @@ extension Command {
         } catch where !location.explicit && (isSystemError(error, Errno.noSuchFile) || isSystemError(error, Errno.nameTooLong)) {
             // No index; or the file's name is so long that no index name fits beside it.
             return nil
+        } catch let error as ByteStreamError where !location.explicit {
+            // An index beside the file that cannot be opened (a symbolic link not followed, no
+            // permission) is said and not used: the file is decoded without it.
+            diagnostics.warning(location.path.description, "not used: \(describe(error))")
+            return nil
         }
         defer { opened.close() }
         let name = location.path.description
@@ -126,8 +131,9 @@ extension Command {
         guard let location = indexLocation, let fileStream = input as? FileInputStream,
               let index = try readIndex(at: location, compressedSize: fileSize(fileStream)) else { return nil }
         let offset = options.rangeOffset ?? 0
+        // The data after the range is not checked, trailing garbage included.
         let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: inflaterChoice,
-                                                chunkSize: options.chunkSize, closesInnerStream: false)
+                                                chunkSize: options.chunkSize, trailingGarbage: .ignore, closesInnerStream: false)
         defer { stream.close() }
         do {
             try stream.openOrThrow()

@@ -14,6 +14,10 @@ extension GzipIndex {
     /// The largest window gztool stores: 32768 bytes.
     private static let gztoolWindowLimit = Int(defaultWindowSize)
 
+    /// The most points of a gztool index that ``init(gztool:compressedSize:)`` reads: 2048 (64 MiB
+    /// of windows once inflated).
+    public static let maximumPoints = 2048
+
     /// Reads an index written by gztool (`gztool -i`, its `.gzi` file; versions 0 and 1, the
     /// second with line numbers, which are skipped), with every window in memory.
     ///
@@ -50,6 +54,12 @@ extension GzipIndex {
         // Every point takes at least 24 bytes: a count beyond that is damage, not a size to reserve.
         guard count <= UInt64(bytes.count / 24) else {
             throw GztoolIndexError(reason: "\(count) points cannot fit in \(bytes.count) bytes", offset: countOffset)
+        }
+        // Its windows are inflated into memory, 32 KiB each: a count bounds what a small file
+        // can make this take (gztool's default span of 10 MiB covers 20 GiB of data with them).
+        guard count <= UInt64(Self.maximumPoints) else {
+            throw GztoolIndexError(reason: "\(count) points, more than the \(Self.maximumPoints) read (windows are held in memory)",
+                                   offset: countOffset)
         }
         var points: [GzipAccessPoint] = []
         points.reserveCapacity(Int(count))

@@ -19,6 +19,12 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
     case pointMismatch(point: Int)
     /// The inflater refused point `point`'s window or bits.
     case badWindow(point: Int)
+    /// Reading the whole file, the window of point `point` is not the 32 KiB of data before it
+    /// (a sparse window, as rapidgzip writes by default, or a damaged one): the spans after it
+    /// would be decoded from the wrong history.
+    case windowDiffers(point: Int)
+    /// The index cannot be used for decoding: `reason`.
+    case unusable(String)
     /// Decoding from point `point` failed with `error` (damaged data, or an index that is not
     /// this file's); after a seek the member's start is not read, so this is the answer.
     case undecodable(point: Int, error: GzipError)
@@ -34,9 +40,13 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
         case .firstPointMisplaced(let headerEnd):
             "the index is not this file's: its first access point is not at byte \(headerEnd), where the deflate data starts"
         case .pointMismatch(let point):
-            "the index is not this file's: the data does not decode to access point \(point) as the index says"
+            "the data does not decode to access point \(point) as the index says (the file is damaged, or the index is not its)"
         case .badWindow(let point):
             "the index is not usable: the inflater refused the window of access point \(point)"
+        case .windowDiffers(let point):
+            "the window of access point \(point) is not the data before it (a sparse window, as rapidgzip writes by default, or a damaged one)"
+        case .unusable(let reason):
+            "the index is not usable: \(reason)"
         case .undecodable(let point, let error):
             "decoding from access point \(point) failed (a damaged file, or an index that is not this file's): \(error)"
         case .offsetPastEnd(let offset, let size):

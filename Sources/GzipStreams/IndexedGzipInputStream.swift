@@ -87,6 +87,9 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     private var membersRead = 0
     private var compressedPosition: Int64 = 0
     private var firstHeader: GzipHeader?
+    /// Reading from the start: the last 32 KiB of plain data taken (zeros before the data), to
+    /// check each point's window before any byte after the point is given.
+    private var tail = [UInt8](repeating: 0, count: Int(GzipIndex.defaultWindowSize))
     private var returnedCount: Int64 = 0
 
     private var fallback: GzipInputStream?
@@ -150,6 +153,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         guard UInt64(fileSize) == index.compressedSize else {
             throw IndexedGzipError.sizeMismatch(indexed: index.compressedSize, actual: fileSize)
         }
+        try Self.checkUsable(index)
         for _ in 0..<threads {
             let decoder: any PrimedInflater = switch inflater {
             case .isal: IsalInflater()
@@ -174,6 +178,18 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         }
         start(at: 0, plain: 0)
         memberStart = (0, 0)
+    }
+
+    /// Refuses what the decoders cannot take: windows other than 32 KiB (deflate's, RFC 1951
+    /// §2: a larger one would only cost memory), and offsets beyond what a file offset holds.
+    private static func checkUsable(_ index: GzipIndex) throws {
+        guard index.windowSize == GzipIndex.defaultWindowSize else {
+            throw IndexedGzipError.unusable("window size \(index.windowSize), not 32768")
+        }
+        let limit = UInt64(Int64.max / 2)
+        guard index.plainSize <= limit, index.points.allSatisfy({ $0.plainOffset <= limit }) else {
+            throw IndexedGzipError.unusable("a plain offset beyond 2^62")
+        }
     }
 
     override public func closeBacking() throws {
@@ -209,12 +225,12 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     ///   - offset: A plain offset, `0...plainSize` (at the end, reads return 0).
     ///   - length: How many bytes the caller will read from there: reads end after them, and
     ///     no span past them is decoded; `nil` to read to the end.
-    /// - Throws: ``IndexedGzipError/offsetPastEnd(offset:size:)``; ``ByteStreamError`` with
-    ///   `.notOpen` before the stream is opened.
+    /// - Throws: ``ByteStreamError`` with `.notOpen` before the stream is opened. An offset past
+    ///   the end is found by decoding the last span: the first read then throws
+    ///   ``IndexedGzipError/offsetPastEnd(offset:size:)``.
     public func seek(toPlainOffset offset: Int64, length: Int64? = nil) throws {
         guard streamStatus == .open || streamStatus == .atEnd else { throw ByteStreamError(.notOpen, operation: "seek") }
         precondition(offset >= 0 && (length ?? 0) >= 0, "offsets and lengths are not negative")
-        if let size = plainSize, offset > size { throw IndexedGzipError.offsetPastEnd(offset: offset, size: size) }
         stopRun()
         fallback?.close()
         fallback = nil
@@ -228,13 +244,17 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             let middle = (low + high) / 2
             if Int64(points[middle].plainOffset) <= offset { low = middle } else { high = middle }
         }
+        // A point at the end of the file is checked only by the span before it.
+        if low > 0 && Int64(points[low].compressedOffset) == fileSize { low -= 1 }
         fromStart = offset == 0 && length == nil
         memberStart = low == 0 ? (0, 0) : nil
-        rangeEnd = length.map { offset + $0 }
+        rangeEnd = length.map { length in
+            let (end, overflow) = offset.addingReportingOverflow(length)
+            return overflow ? Int64.max : end
+        }
         start(at: low, plain: Int64(points[low].plainOffset))
         skip = offset - Int64(points[low].plainOffset)
         plainOffset = offset
-        if let rangeEnd, rangeEnd == offset { ended = true }
         // A stream at its end reads again after a seek.
         if streamStatus == .atEnd { setStatus(.open) }
     }
@@ -242,6 +262,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// Starts workers on the spans from `first` (plain offset `plain`) to the last one a read
     /// may need.
     private func start(at first: Int, plain: Int64) {
+        if first == 0 { tail = [UInt8](repeating: 0, count: tail.count) }
         span = first
         chunkPlainEnd = plain
         plainOffset = plain
@@ -337,11 +358,25 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                 taken.pool.give(taken.chunk)
                 current = nil
             }
-            if ended { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            if ended {
+                if skip > 0 { throw IndexedGzipError.offsetPastEnd(offset: plainOffset, size: chunkPlainEnd) }
+                return UnsafeRawBufferPointer(start: nil, count: 0)
+            }
             guard let run else { throw ByteStreamError(.notOpen, operation: "read") }
             try take(run.lane(of: span).next(), from: run)
         }
         return nil
+    }
+
+    /// Keeps the last window-size plain bytes taken from the workers (reading from the start).
+    private func keepTail(_ bytes: UnsafeRawBufferPointer) {
+        let size = Int(GzipIndex.defaultWindowSize)
+        if bytes.count >= size {
+            tail.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.suffix(size))) }
+        } else if bytes.count > 0 {
+            tail.removeFirst(bytes.count)
+            tail.append(contentsOf: bytes)
+        }
     }
 
     /// `count`, cut to the output limit; throws when no byte is left under it.
@@ -358,6 +393,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         case .bytes(let chunk, let count, let crc):
             memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
             chunkPlainEnd += Int64(count)
+            if fromStart { keepTail(UnsafeRawBufferPointer(start: chunk, count: count)) }
             current = (chunk, count, 0, run.pool)
         case .memberEnd(let stored, let trailerOffset, let next):
             if let start = memberStart {
@@ -378,6 +414,11 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             if span == run.end {
                 ended = true
                 stopRun()
+            } else if fromStart, let window = try index.window(ofPoint: span), !window.elementsEqual(tail) {
+                // Reading from the start, every byte before the point is known: a window that
+                // differs would give the next span's bytes from the wrong history, so none of
+                // them is given; the sequential reader goes on from the member's start.
+                try failed(.mismatch(.windowDiffers(point: span)), trailerCheck: nil)
             }
         case .stop(let reason):
             try failed(reason, trailerCheck: nil)

@@ -74,10 +74,10 @@ final class SpanDecoder {
     /// Decodes span `span` (point `span` to point `span + 1`, or to the end of the file).
     /// - Parameters:
     ///   - takeChunk: Blocks until a chunk of ``IndexedGzipInputStream/chunkCapacity`` bytes is
-    ///     free; `nil` when the reader was cancelled.
+    ///     free for the span given; `nil` when the reader was cancelled.
     ///   - emit: Hands an item to the reader.
     /// - Returns: `false` when cancelled or stopped (the worker takes no further span).
-    func decode(span: Int, chunkCapacity: Int, takeChunk: () -> UnsafeMutablePointer<UInt8>?,
+    func decode(span: Int, chunkCapacity: Int, takeChunk: (_ span: Int) -> UnsafeMutablePointer<UInt8>?,
                 emit: (SpanItem) -> Void) -> Bool {
         var chunk: UnsafeMutablePointer<UInt8>?
         var chunkCount = 0
@@ -114,7 +114,7 @@ final class SpanDecoder {
         while true {
             let atTarget = target.map { produced == $0 } ?? false
             if !atTarget && chunk == nil {
-                guard let taken = takeChunk() else { return false }
+                guard let taken = takeChunk(span) else { return false }
                 chunk = taken
             }
             let output: UnsafeMutablePointer<UInt8>

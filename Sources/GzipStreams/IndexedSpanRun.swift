@@ -32,10 +32,12 @@ final class SpanLane: @unchecked Sendable {
 }
 
 /// The chunk buffers the workers of one run decode into, shared by all: at most `limit` exist,
-/// so memory does not grow with the span size or a slow reader. The worker of the oldest span
-/// the reader has not finished (the one it waits for) may take any free chunk; the others only
-/// while more than `reserve` are left, so that they cannot starve it. A worker with no chunk to
-/// take waits until the reader gives one back or moves on to another span.
+/// so memory does not grow with the span size or a slow reader. A chunk for the oldest span the
+/// reader has not finished (the one it waits for) may be any free chunk; a chunk for any other
+/// span only while more than `reserve` are left, so that later spans cannot starve it. (The
+/// right goes with the span, not the worker: a worker that finished the oldest span and went
+/// on to a later one must not take the last chunks while the reader waits for another worker.)
+/// A worker with no chunk to take waits until the reader gives one back or moves on.
 final class ChunkPool: @unchecked Sendable {
     let chunkCapacity: Int
     private let limit: Int
@@ -43,13 +45,14 @@ final class ChunkPool: @unchecked Sendable {
     private let guardQueue = DispatchQueue(label: "gzstream.indexed-chunks")
     private var free: [UnsafeMutablePointer<UInt8>] = []
     private var allChunks: [UnsafeMutablePointer<UInt8>] = []
-    private var oldestLane = 0
+    private var oldestSpan: Int
     private var waiting: [Bool]
     private let wake: [DispatchSemaphore]
     private let cancelled = Atomic<Bool>(false)
 
-    init(lanes: Int, limit: Int, reserve: Int, chunkCapacity: Int) {
+    init(lanes: Int, limit: Int, reserve: Int, chunkCapacity: Int, firstSpan: Int) {
         self.chunkCapacity = chunkCapacity
+        oldestSpan = firstSpan
         self.limit = limit
         self.reserve = reserve
         waiting = Array(repeating: false, count: lanes)
@@ -60,13 +63,14 @@ final class ChunkPool: @unchecked Sendable {
         for chunk in allChunks { chunk.deallocate() }
     }
 
-    /// A chunk for lane `lane`'s worker, once it may have one; `nil` when the run is cancelled.
-    func take(lane: Int) -> UnsafeMutablePointer<UInt8>? {
+    /// A chunk for span `span`, decoded by lane `lane`'s worker, once it may have one; `nil`
+    /// when the run is cancelled.
+    func take(lane: Int, span: Int) -> UnsafeMutablePointer<UInt8>? {
         while true {
             if cancelled.load(ordering: .acquiring) { return nil }
             let chunk: UnsafeMutablePointer<UInt8>? = guardQueue.sync {
                 let available = free.count + limit - allChunks.count
-                guard available > (lane == oldestLane ? 0 : reserve) else {
+                guard available > (span == oldestSpan ? 0 : reserve) else {
                     waiting[lane] = true
                     return nil
                 }
@@ -88,10 +92,10 @@ final class ChunkPool: @unchecked Sendable {
         }
     }
 
-    /// The reader now waits for lane `lane`.
-    func setOldest(lane: Int) {
+    /// The reader now waits for span `span`.
+    func setOldest(span: Int) {
         guardQueue.sync {
-            oldestLane = lane
+            oldestSpan = span
             wakeWaiting()
         }
     }
@@ -131,7 +135,8 @@ final class SpanRun: @unchecked Sendable {
         end = spans.upperBound
         let workers = min(decoders.count, max(1, spans.count))
         lanes = (0..<workers).map { _ in SpanLane() }
-        pool = ChunkPool(lanes: workers, limit: max(chunkLimit, workers + 2), reserve: 2, chunkCapacity: chunkCapacity)
+        pool = ChunkPool(lanes: workers, limit: max(chunkLimit, workers + 2), reserve: 2, chunkCapacity: chunkCapacity,
+                         firstSpan: first)
         let pool = pool
         for worker in 0..<workers {
             let lane = lanes[worker]
@@ -140,7 +145,7 @@ final class SpanRun: @unchecked Sendable {
             DispatchQueue(label: "gzstream.indexed-inflate.\(worker)").async(group: group) {
                 for span in Swift.stride(from: start, to: end, by: stride) {
                     let goOn = box.decoder.decode(span: span, chunkCapacity: chunkCapacity,
-                                                  takeChunk: { pool.take(lane: worker) }, emit: lane.emit)
+                                                  takeChunk: { pool.take(lane: worker, span: $0) }, emit: lane.emit)
                     if !goOn { break }
                 }
             }
@@ -151,7 +156,7 @@ final class SpanRun: @unchecked Sendable {
     func lane(of span: Int) -> SpanLane { lanes[(span - first) % lanes.count] }
 
     /// The reader now waits for span `span`: its worker may take any free chunk.
-    func readerWaits(for span: Int) { pool.setOldest(lane: (span - first) % lanes.count) }
+    func readerWaits(for span: Int) { pool.setOldest(span: span) }
 
     /// Stops every worker and waits until each has returned; the lanes (and their chunks)
     /// may go after this.

@@ -97,8 +97,9 @@ struct IndexedGzipTests {
                 let end = min(file.data.count, length.map { offset + $0 } ?? file.data.count)
                 #expect(read == Array(file.data[offset..<end]), "offset \(offset) length \(String(describing: length))")
             }
+            try stream.seek(toPlainOffset: Int64(file.data.count + 1))
             #expect(throws: IndexedGzipError.offsetPastEnd(offset: Int64(file.data.count + 1), size: Int64(file.data.count))) {
-                try stream.seek(toPlainOffset: Int64(file.data.count + 1))
+                try readAll(stream)
             }
         }
     }
@@ -179,5 +180,112 @@ struct IndexedGzipRegressionTests {
         let got = Result { try readAll(stream) }
         stream.close()
         #expect("\(got)" == "\(expected)")
+    }
+}
+
+/// Many small spans read slowly on several threads: a worker that finished the span the reader
+/// waits for and went on to later ones once took every chunk, while the reader waited for a
+/// span another worker could not finish without one (unpack of a 4 GiB `pack --index` file hung).
+@Suite("Indexed gzip input: many spans", .onDedicatedThreads)
+struct IndexedGzipManySpansTests {
+    @Test("a file of 400 window-less spans read in small pieces gives its data on 2 to 4 threads",
+          .timeLimit(.minutes(2)), arguments: [2, 3, 4])
+    func manySpans(threads: Int) throws {
+        try withTemporaryDirectory { directory in
+            let data = mixedBytes(count: 400 * 32768 + 1234, seed: 77)
+            let memory = MemoryOutputStream()
+            let packer = try GzipOutputStream(wrapping: memory, level: 1, threads: 2, blockSize: 32768, buildsIndex: true)
+            try packer.openOrThrow()
+            try packer.writeAll(data)
+            try packer.closeOrThrow()
+            var index = try #require(packer.index)
+            let packed = Array(memory.data)
+            let path = try makeFile("spans.gz", in: directory, bytes: packed)
+            index.compressedSize = UInt64(packed.count)
+            #expect(index.points.count > 300)
+            for round in 0..<5 {
+                let stream = try IndexedGzipInputStream(wrapping: FileInputStream(path: path), index: index, threads: threads)
+                stream.open()
+                defer { stream.close() }
+                #expect(try readAll(stream, size: 1000 + round * 3000) == data)
+                #expect(!stream.isSequential)
+            }
+        }
+    }
+}
+
+/// Indexes made wrong on purpose (the attack round): never wrong bytes from a whole read, never
+/// a trap, and a clear error from a seek.
+@Suite("Indexed gzip input: forged indexes", .onDedicatedThreads, .requiresPythonOracle)
+struct IndexedGzipForgedIndexTests {
+    @Test("a window with one byte zeroed: a whole read gives the data, decoded without the index from there")
+    func zeroedWindowByte() throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [2_000_000])
+            var index = file.index
+            let point = try #require(index.points.indices.dropFirst().first { index.points[$0].window != nil })
+            let window = try #require(index.points[point].window)
+            let nonzero = try #require(window.indices.last { window[$0] != 0 })
+            index.points[point].window![nonzero] = 0
+            for threads in [1, 2] {
+                let stream = try file.stream(threads: threads, index: index)
+                stream.open()
+                #expect(try readAll(stream) == file.data)
+                #expect(stream.indexMismatch == .windowDiffers(point: point))
+                stream.close()
+            }
+        }
+    }
+
+    @Test("offsets the decoder cannot hold, and windows other than 32 KiB, are refused when the stream opens")
+    func unusable() throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [300_000])
+            var huge = file.index
+            huge.plainSize = 0
+            huge.points[huge.points.count - 1].plainOffset = UInt64.max
+            var wide = file.index
+            wide.windowSize = 65536
+            for index in [huge, wide] {
+                let stream = try file.stream(threads: 2, index: index)
+                stream.open()
+                guard case .unusable = stream.streamError as? IndexedGzipError else {
+                    Issue.record("\(String(describing: stream.streamError))")
+                    continue
+                }
+            }
+        }
+    }
+
+    @Test("a seek with a length that overflows reads to the end; past the end of an index without a plain size is an error")
+    func seekLimits() throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [500_000])
+            var index = file.index
+            index.plainSize = 0
+            let stream = try file.stream(threads: 2, index: index)
+            stream.open()
+            defer { stream.close() }
+            try stream.seek(toPlainOffset: 1, length: Int64.max)
+            #expect(try readAll(stream) == Array(file.data[1...]))
+            try stream.seek(toPlainOffset: 999_999_999, length: 10)
+            #expect(throws: IndexedGzipError.offsetPastEnd(offset: 999_999_999, size: 500_000)) { try readAll(stream) }
+        }
+    }
+
+    @Test("a point forged at the end of the file does not cut a range short")
+    func forgedEndPoint() throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [500_000])
+            var index = file.index
+            index.points.removeAll { $0.compressedOffset == index.compressedSize }
+            index.points.append(GzipAccessPoint(compressedOffset: index.compressedSize, plainOffset: 480_000))
+            let stream = try file.stream(threads: 2, index: index)
+            stream.open()
+            defer { stream.close() }
+            try stream.seek(toPlainOffset: 485_000, length: 1000)
+            let got = Result { try readAll(stream) }
+            if case .success(let bytes) = got { #expect(bytes == Array(file.data[485_000..<486_000])) }
+        }
     }
 }
