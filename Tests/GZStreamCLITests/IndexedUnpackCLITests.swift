@@ -162,4 +162,43 @@ struct IndexedUnpackCLITests {
             }
         }
     }
+
+    @Test("an index beside the file that is a symbolic link is said and not used; a range ignores trailing garbage")
+    func linkAndGarbage() throws {
+        try withScratch { scratch in
+            try Self.makeIndexed("data.gz", in: scratch)
+            // -r follows no link, the index beside a file it finds included.
+            try FileManager.default.createDirectory(atPath: scratch.path("d"), withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: scratch.path("data.gz"), toPath: scratch.path("d/data.gz"))
+            try FileManager.default.createSymbolicLink(atPath: scratch.path("d/data.gz.gzidx"), withDestinationPath: "../data.gz.gzidx")
+            let tested = try gzstream(["test", "-r", "d"], in: scratch)
+            // The walk's own warning about the link follows (exit 2); the file itself passes.
+            #expect(tested.status == 2 && tested.errLines == [
+                "gzstream: d/data.gz.gzidx: not used: open failed: Too many levels of symbolic links",
+                "gzstream: d/data.gz.gzidx: is a symbolic link -- not followed",
+            ], "\(tested)")
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.path("data.gz")))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data("hello\n".utf8))
+            try handle.close()
+            // The index's compressed size is no longer the file's: --index PATH makes it an error.
+            let named = try gzstream(["unpack", "-c", "--index", "data.gz.gzidx", "--offset", "10", "--length", "5", "data.gz"],
+                                     in: scratch)
+            #expect(named.status == 1 && named.out == "", "\(named)")
+        }
+    }
+
+    @Test("a range of a file with trailing garbage, through an index made for it, exits 0")
+    func rangeWithGarbage() throws {
+        try withScratch { scratch in
+            try scratch.write("data.plain", Self.data)
+            try #require(try shell("gzip -6 -c data.plain > data.gz && printf 'hello\\n' >> data.gz", in: scratch).status == 0)
+            let exported = try run(try #require(PythonOracle.path), ["-c", exportIndexScript, scratch.path("data.gz"), "262144",
+                                                                     scratch.path("data.gz.gzidx")], in: scratch)
+            try #require(exported.status == 0, "\(exported)")
+            let size = Self.data.count
+            let range = try gzstream(["unpack", "-c", "--offset", "\(size - 1000)", "data.gz"], in: scratch)
+            #expect(range.status == 0 && range.stdout == Array(Self.data[(size - 1000)...]) && range.err == "", "\(range)")
+        }
+    }
 }
