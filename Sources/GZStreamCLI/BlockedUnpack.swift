@@ -122,7 +122,7 @@ extension Command {
     /// `opened` is the operand opened once (``Command/openOperand(_:)``), `nil` for `-`.
     func buildIndex(_ operand: Pathname, input opened: OpenedInput?) throws -> ExitStatus {
         guard let opened else {
-            throw Reported(status: reportError("standard input", "index needs a file: the .gzi is written beside it"))
+            throw Reported(status: reportError("standard input", "index needs a file: the index (.gzidx, or .gzi for BGZF) is written beside it"))
         }
         try checkKind(opened.info, of: operand)
         let file = try opened.stream()

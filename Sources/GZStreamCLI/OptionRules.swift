@@ -115,7 +115,7 @@ extension Options {
         }
         if mode == .index {
             if outputPath != nil || toStandardOutput || removeInput || maximumOutputSize != nil {
-                throw UsageError(message: "index writes FILE.gzi beside each FILE: -c, -o, --rm and --max-output do not apply")
+                throw UsageError(message: "index writes its index beside each FILE: -c, -o, --rm and --max-output do not apply")
             }
             if files.isEmpty { throw UsageError(message: "index needs a FILE") }
         }
