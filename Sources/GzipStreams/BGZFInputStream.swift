@@ -65,7 +65,7 @@ import Darwin
 ///
 /// Wraps libdeflate's `libdeflate_deflate_decompress_ex` or zlib's `inflate`, ISA-L's
 /// `crc32_gzip_refl`, and ``GzipInputStream`` for what is not whole, valid BGZF members.
-public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchecked Sendable {
+public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBytesLending, @unchecked Sendable {
     /// The bytes ``startsWithBGZFMember(_:)`` looks at: 16.
     public static let signatureLength = BGZFFormat.signatureLength
 
@@ -236,37 +236,14 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, @unchec
     ///   called; `-1` on error, with ``ByteStream/streamError`` set.
     /// - Throws: Only what `body` throws (the bytes count as read).
     public func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
-        precondition(maxLength >= 0, "maxLength must not be negative")
-        guard streamStatus == .open, maxLength > 0, fallback == nil else { return try readCopying(maxLength, body) }
-        setStatus(.reading)
-        let lent: UnsafeRawBufferPointer?
-        do {
-            lent = try lendPlainBytes(maxLength: maxLength)
-        } catch {
-            fail(error)
-            return -1
-        }
-        setStatus(.open)
-        // The end and the sequential reader go through read, which sets the status for them.
-        guard let lent, !lent.isEmpty else { return try readCopying(maxLength, body) }
-        post(.hasBytesAvailable)
-        try body(lent)
-        return lent.count
+        try lendInPlace(maxLength: maxLength, body)
     }
 
-    /// ``readInPlace(maxLength:_:)`` through ``ByteInputStream/read(_:maxLength:)`` and a
-    /// temporary buffer of at most 64 KiB.
-    private func readCopying(_ maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
-        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, min(maxLength, 64 * 1024))) { buffer in
-            let count = read(buffer.baseAddress!, maxLength: min(maxLength, buffer.count))
-            if count > 0 { try body(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)) }
-            return count
-        }
-    }
+    var lendsInPlace: Bool { fallback == nil }
 
     /// The next plain bytes of the parallel path, in place (valid until the next call): at
     /// most `maxLength`, empty at the end; `nil` once the sequential reader has taken over.
-    private func lendPlainBytes(maxLength: Int) throws -> UnsafeRawBufferPointer? {
+    func lendPlainBytes(maxLength: Int) throws -> UnsafeRawBufferPointer? {
         while fallback == nil {
             if let batch = current {
                 if currentPosition < batch.plainCount {

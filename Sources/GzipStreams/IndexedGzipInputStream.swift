@@ -36,7 +36,7 @@ import Darwin
 /// Not thread-safe: one thread reads (the workers are internal). Reads block while the oldest
 /// span is being inflated. ``ByteStream/close()`` returns after every worker has stopped, and
 /// closes `file` when `closesInnerStream`.
-public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, @unchecked Sendable {
+public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, PlainBytesLending, @unchecked Sendable {
     /// The size in bytes of the chunks workers decode into: 512 KiB.
     public static let chunkCapacity = 512 * 1024
     /// The plain bytes all workers together may hold decoded ahead of the reader: 10 MiB. The
@@ -297,41 +297,20 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
 
     /// Lends the next plain bytes where the workers decoded them, without copying: calls `body`
     /// with at most `maxLength` of them (valid only during the call), as a read would return
-    /// them. Once the sequential reader has taken over, they are read into a temporary buffer.
+    /// them, with a read's status, events and errors. Once the sequential reader has taken
+    /// over, they are read into a temporary buffer.
     /// - Returns: The number of bytes lent; `0` at the end (and for `maxLength` 0), `body` not
     ///   called; `-1` on error, with ``ByteStream/streamError`` set.
     /// - Throws: Only what `body` throws (the bytes count as read).
     public func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
-        precondition(maxLength >= 0, "maxLength must not be negative")
-        guard streamStatus == .open, maxLength > 0, fallback == nil else { return try readCopying(maxLength, body) }
-        setStatus(.reading)
-        let lent: UnsafeRawBufferPointer?
-        do {
-            lent = try lendPlainBytes(maxLength: maxLength)
-        } catch {
-            fail(error)
-            return -1
-        }
-        setStatus(.open)
-        // The end and the sequential reader go through read, which sets the status for them.
-        guard let lent, !lent.isEmpty else { return try readCopying(maxLength, body) }
-        try body(lent)
-        return lent.count
+        try lendInPlace(maxLength: maxLength, body)
     }
 
-    /// ``readInPlace(maxLength:_:)`` through ``ByteInputStream/read(_:maxLength:)`` and a
-    /// temporary buffer of at most 64 KiB.
-    private func readCopying(_ maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
-        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(1, min(maxLength, 64 * 1024))) { buffer in
-            let count = read(buffer.baseAddress!, maxLength: min(maxLength, buffer.count))
-            if count > 0 { try body(UnsafeRawBufferPointer(start: buffer.baseAddress, count: count)) }
-            return count
-        }
-    }
+    var lendsInPlace: Bool { fallback == nil }
 
     /// The next plain bytes of the parallel path, in place (valid until the next call): at
     /// most `maxLength`, empty at the end; `nil` once the sequential reader has taken over.
-    private func lendPlainBytes(maxLength: Int) throws -> UnsafeRawBufferPointer? {
+    func lendPlainBytes(maxLength: Int) throws -> UnsafeRawBufferPointer? {
         while fallback == nil {
             if var taken = current {
                 let left = taken.count - taken.position
