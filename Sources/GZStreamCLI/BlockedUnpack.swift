@@ -137,16 +137,7 @@ extension Command {
             throw Reported(status: reportError(error.target ?? operand.description, describe(error)))
         }
         let indexPath = operand.appending(".gzi")
-        // The index's directory is opened once: the check, the temporary file and the move
-        // all take names in it.
-        let directory: OutputDirectory
-        do {
-            directory = try openDirectory(containing: indexPath)
-            try refuseToReplaceIndex(indexPath, in: directory)
-        } catch {
-            file.close()
-            throw error
-        }
+        let directory = try openIndexDirectory(for: indexPath, closingOnFailure: file)
         let scan: BGZFIndex.Scan
         do {
             defer { file.close() }
@@ -161,11 +152,29 @@ extension Command {
         defer { temporary.discard() }
         try writeIndex(scan.bgzipEncoded, into: temporary, path: indexPath, mode: defaultPermissions(), owner: nil)
         try publishIndex(temporary, as: indexPath)
-        if options.verbose {
-            diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(scan.memberCount) members, "
-                + "\(scan.uncompressedSize) bytes -> \(escapingControlCharacters(indexPath.description)) "
-                + "(\(scan.index.entries.count) entries)\n")
-        }
+        reportIndexWritten(operand, members: scan.memberCount, plainSize: scan.uncompressedSize, indexPath: indexPath,
+                           detail: "\(scan.index.entries.count) entries")
         return .success
+    }
+
+    /// The directory that is to hold `indexPath`, opened once (the check, the temporary file and
+    /// the move all take names in it), after refusing to replace an index there without `-f`.
+    /// Closes `input` when it throws.
+    func openIndexDirectory(for indexPath: Pathname, closingOnFailure input: ByteInputStream) throws -> OutputDirectory {
+        do {
+            let directory = try openDirectory(containing: indexPath)
+            try refuseToReplaceIndex(indexPath, in: directory)
+            return directory
+        } catch {
+            input.close()
+            throw error
+        }
+    }
+
+    /// With `-v`, the line that says an index was written: `FILE: N members, S bytes -> INDEX (detail)`.
+    func reportIndexWritten(_ operand: Pathname, members: Int, plainSize: Int64, indexPath: Pathname, detail: String) {
+        guard options.verbose else { return }
+        diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(members) members, "
+            + "\(plainSize) bytes -> \(escapingControlCharacters(indexPath.description)) (\(detail))\n")
     }
 }

@@ -23,14 +23,7 @@ extension Command {
     /// file gets the error `test` gives and no index. Closes `input`.
     func buildGzipIndex(_ operand: Pathname, input: ByteInputStream) throws -> ExitStatus {
         let indexPath = operand.appending(".gzidx")
-        let directory: OutputDirectory
-        do {
-            directory = try openDirectory(containing: indexPath)
-            try refuseToReplaceIndex(indexPath, in: directory)
-        } catch {
-            input.close()
-            throw error
-        }
+        let directory = try openIndexDirectory(for: indexPath, closingOnFailure: input)
         let temporary: TemporaryFile
         do {
             temporary = try temporaryFile(in: directory, shownAs: indexPath)
@@ -60,11 +53,8 @@ extension Command {
             throw Reported(status: reportError(indexPath.description, describe(error)))
         }
         try publishIndex(temporary, as: indexPath)
-        if options.verbose {
-            diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(summary.memberCount) members, "
-                + "\(summary.plainSize) bytes -> \(escapingControlCharacters(indexPath.description)) "
-                + "(\(summary.pointCount) points, \(summary.indexSize) bytes)\n")
-        }
+        reportIndexWritten(operand, members: summary.memberCount, plainSize: summary.plainSize, indexPath: indexPath,
+                           detail: "\(summary.pointCount) points, \(summary.indexSize) bytes")
         return .success
     }
 }
