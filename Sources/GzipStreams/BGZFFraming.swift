@@ -1,15 +1,16 @@
 import ByteStreams
 
 /// Cuts an input stream into whole BGZF members without inflating them: reads the inner stream
-/// in `chunkSize` reads into a buffer allocated once (room for two largest members and a
-/// chunk), and lends out each member's bytes. Stops at the first point that is not a whole
+/// in reads of ``readSize(chunkSize:)`` bytes into a buffer allocated once (room for two largest
+/// members and a read), and lends out each member's bytes. Stops at the first point that is not a whole
 /// BGZF member (the end of the input, another kind of member, zero padding, garbage, a member
 /// cut short, or a failed read); the bytes from there on stay in ``unconsumed``.
 ///
 /// Used by one thread at a time. Does not open or close the inner stream.
 final class BGZFMemberFramer {
     private let inner: ByteInputStream
-    private let chunkSize: Int
+    /// The bytes asked of the inner stream per read.
+    private let readSize: Int
     private let capacity: Int
     private let storage: UnsafeMutablePointer<UInt8>
     private var stagedStart = 0
@@ -25,10 +26,18 @@ final class BGZFMemberFramer {
     ///   - offset: The offset of the inner stream's next byte in the whole input, in bytes.
     init(inner: ByteInputStream, chunkSize: Int, offset: Int64) {
         self.inner = inner
-        self.chunkSize = chunkSize
+        readSize = Self.readSize(chunkSize: chunkSize)
         self.offset = offset
-        capacity = 2 * BGZFFrame.maximumSize + chunkSize
+        capacity = 2 * BGZFFrame.maximumSize + readSize
         storage = .allocate(capacity: capacity)
+    }
+
+    /// The largest multiple of `chunkSize` not above 64 KiB (`chunkSize` itself when larger): a
+    /// 4 KiB read per BGZF member or so cost a system call per 14 KiB of plain bytes on the
+    /// reading thread, which also writes the output; reads stay multiples of `chunkSize`, so
+    /// that the sequential reader, when it takes over, reads on at a `GzipInputStream`'s offsets.
+    static func readSize(chunkSize: Int) -> Int {
+        max(1, 65536 / chunkSize) * chunkSize
     }
 
     deinit {
@@ -70,14 +79,14 @@ final class BGZFMemberFramer {
     private func stage(_ count: Int) -> Bool {
         while stagedEnd - stagedStart < count {
             if innerEnded || innerError != nil { return false }
-            if capacity - stagedEnd < chunkSize {
+            if capacity - stagedEnd < readSize {
                 // At most one member's bytes move per member consumed.
                 let unread = stagedEnd - stagedStart
                 storage.update(from: storage + stagedStart, count: unread)
                 stagedStart = 0
                 stagedEnd = unread
             }
-            let read = inner.read(storage + stagedEnd, maxLength: chunkSize)
+            let read = inner.read(storage + stagedEnd, maxLength: readSize)
             if read < 0 {
                 innerError = inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
             } else if read == 0 {
