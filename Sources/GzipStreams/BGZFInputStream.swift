@@ -6,10 +6,12 @@ import Darwin
 #endif
 
 /// Reads BGZF data (SAM/BAM specification §4.1) from an inner input stream and yields the plain
-/// bytes, inflating up to `threads` members at once: the reading thread cuts the input into
+/// bytes, inflating on `threads` threads at once: the reading thread cuts the input into
 /// whole members by their `BC` subfield (BSIZE + 1 bytes each, at most 64 KiB) without
-/// inflating, worker threads inflate them in batches (up to 256 KiB of plain bytes) with a
-/// whole-buffer decoder and check each member's CRC-32 and ISIZE, and the bytes are returned
+/// inflating, `threads - 1` worker threads (one when `threads` is 1) inflate them in batches
+/// (up to 512 KiB of plain bytes) with a whole-buffer decoder and check each member's CRC-32
+/// and ISIZE, the reading thread inflates batches no worker has started whenever it would
+/// otherwise wait for one, and the bytes are returned
 /// in order (``readInPlace(maxLength:_:)`` lends them where the workers wrote them).
 ///
 /// The decoder depends on `inflater`. With ``GzipInputStream/Inflater/zlib`` it is zlib's raw
@@ -46,9 +48,16 @@ import Darwin
 /// every error, the output limit's included). A failed read of the inner stream is reported
 /// once the bytes before it were decoded.
 ///
-/// Memory: `4 × threads` batches at most, each allocated once when first needed and reused
-/// (a batch closes at 256 KiB of plain or of compressed bytes, or 64 members, and has room
-/// for 320 KiB of each: 2.5 MiB per thread), a buffer of two members and one 64 KiB read for
+/// Why the reading thread helps rather than wait: it also frames the input and (in the command
+/// line) writes the output, and with `threads` workers beside it on `threads` cores the
+/// scheduler kept it off a core long enough for the workers to run out of framed batches.
+/// Unpacking the benchmark's 256 MiB BGZF file into a file took a median 0.31 s this way
+/// against 0.35 s with `threads` workers (bgzip -@ 2: 0.28 s), into a pipe 0.35 s against
+/// 0.50 s (bgzip 0.40 s): 7 to 11 interleaved runs on a 2-core machine.
+///
+/// Memory: `2 × threads` batches at most, each allocated once when first needed and reused
+/// (a batch closes at 512 KiB of plain bytes, 256 KiB of compressed bytes, or 64 members, and
+/// has room for 576 KiB and 320 KiB of them: 1.8 MiB per thread), a buffer of two members and one 64 KiB read for
 /// reading, and a decoder per worker (libdeflate's about 32 KiB, zlib's at most 44 KiB);
 /// whatever the input size or the speed of the caller. Each worker allocates its state on its first batch; all are freed
 /// when the stream closes. ``ByteStream/close()`` returns only after every worker has stopped.
@@ -101,19 +110,17 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
     /// Which verdict the members get: ``GzipInputStream/Inflater/zlib``'s exactly, or the fast
     /// path's (see the type's summary).
     public let inflater: GzipInputStream.Inflater
-    /// The most batches of members held at once: `4 × threads`. The thread that reads also
-    /// frames the next members and writes the output, so while it waits on a write (a full
-    /// pipe, the page cache's dirty limit) or for a core, the workers need batches framed ahead
-    /// of them: unpacking the benchmark's BGZF file into a file took a median 0.41 s with
-    /// `4 × threads` against 0.44 s with `2 × threads` (0.40 s with `8 × threads`; bgzip -@ 2
-    /// 0.36 s), 11 interleaved runs on a 2-core machine.
+    /// The most batches of members held at once: `2 × threads` (with the reading thread
+    /// helping, 4 × and 8 × `threads` measured the same).
     let window: Int
-    /// The plain bytes (ISIZE summed) after which a batch of members is closed: 256 KiB. A job
-    /// inflates a batch, not one member, so that the threads hand work over four times per
-    /// MiB rather than sixteen (measured: one member per job spent more time waking threads
+    /// The plain bytes (ISIZE summed) after which a batch of members is closed: 512 KiB. A job
+    /// inflates a batch, not one member, so that the threads hand work over twice per MiB
+    /// rather than sixteen times (measured: one member per job spent more time waking threads
     /// than the inflating saved; 256 KiB batches unpacked the benchmark's BGZF file in
-    /// 0.42-0.53 s against 0.52-0.61 s for 128 KiB ones, with the same window).
-    static let batchPlainSize = 256 * 1024
+    /// 0.42-0.53 s against 0.52-0.61 s for 128 KiB ones; with the reading thread helping,
+    /// 512 KiB ones took a median 0.286 s against 0.305 s for 256 KiB and 0.284 s for 1 MiB,
+    /// 11 interleaved runs).
+    static let batchPlainSize = 512 * 1024
     /// The most members in one batch: 64 (many tiny members, such as empty ones).
     static let batchMemberLimit = 64
 
@@ -150,7 +157,8 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
     /// A stream that inflates the BGZF (or any gzip) data in `inner` on `threads` threads.
     /// - Parameters:
     ///   - inner: The compressed input.
-    ///   - threads: Inflating worker threads, `1...256`; default ``defaultThreadCount``.
+    ///   - threads: Inflating threads, the reading thread included (see the type's summary),
+    ///     `1...256`; default ``defaultThreadCount``.
     ///   - chunkSize: The size in bytes of each read from `inner`,
     ///     `1...ByteStream.maximumChunkSize`; default 4096.
     ///   - trailingGarbage: What to do with non-gzip bytes after the last member (and, for
@@ -184,7 +192,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
         try requireArgument(start.membersBefore, in: 0...Int.max, "start.membersBefore", operation: operation)
         self.inner = inner
         self.threads = threads
-        self.window = 4 * threads
+        self.window = 2 * threads
         self.chunkSize = chunkSize
         self.trailingGarbagePolicy = trailingGarbage
         self.maximumOutputSize = maximumOutputSize
@@ -207,7 +215,10 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
     override public func openBacking() throws {
         try inner.openUnlessOpened()
         framer = BGZFMemberFramer(inner: inner, chunkSize: chunkSize, offset: start.compressedOffset)
-        pipeline = OrderedPipeline(workers: (0..<threads).map { [inflater] _ in MemberInflater(inflater: inflater) },
+        // The reading thread is one of the `threads`: it inflates listed batches while it waits.
+        let helps = threads > 1
+        pipeline = OrderedPipeline(workers: (0..<(helps ? threads - 1 : 1)).map { [inflater] _ in MemberInflater(inflater: inflater) },
+                                   helper: helps ? MemberInflater(inflater: inflater) : nil,
                                    maximumInFlight: window, label: "gzstream.bgzf-inflate")
     }
 

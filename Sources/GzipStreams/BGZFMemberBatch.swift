@@ -41,7 +41,8 @@ final class MemberBatch: @unchecked Sendable {
         plain.deallocate()
     }
 
-    /// Whether the batch takes no more members: 256 KiB of plain or of compressed bytes, or 64 members.
+    /// Whether the batch takes no more members: 512 KiB of plain bytes, 256 KiB of compressed
+    /// bytes, or 64 members.
     var isFull: Bool {
         statedPlainSize >= BGZFInputStream.batchPlainSize || compressedCount >= Self.compressedLimit
             || members.count >= BGZFInputStream.batchMemberLimit

@@ -13,6 +13,13 @@ import Synchronization
 /// when the window is full, so memory is bounded by the window, whatever the input size or the
 /// speed of whoever takes the results.
 ///
+/// With a `helper` state, the submitting thread does not wait for a job while one is listed
+/// that no worker has started: it runs that job itself, with the helper state (the awaited
+/// job first, since the list is oldest first). Then `workers.count + 1` threads inflate or
+/// deflate, and the submitting thread, which has its own work between jobs (reading, writing),
+/// is never one of more runnable threads than cores waiting for its turn while the workers
+/// run out of jobs.
+///
 /// Not thread-safe: one thread submits and collects. ``cancelAndJoin()`` (or ``finish(deliver:)``)
 /// must run before the owner's buffers go; deinitialisation also waits until every worker
 /// has gone idle.
@@ -60,6 +67,11 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
             box.queue.async(group: busy) { self.run(job, on: box) }
         }
 
+        /// Takes the oldest job no worker has started, for the submitting thread to run.
+        func takeListed() -> Job? {
+            guardQueue.sync { jobs.isEmpty ? nil : jobs.removeFirst() }
+        }
+
         /// Runs `first`, then every job listed meanwhile, then marks the worker idle.
         private func run(_ first: @escaping Job, on box: WorkerBox) {
             var next: Job? = first
@@ -77,6 +89,8 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
     }
 
     private let workers: [Worker]
+    /// The submitting thread's own state, with which it runs listed jobs while it waits.
+    private let helper: Worker?
     private let scheduler: Scheduler
     private let maximumInFlight: Int
     /// A ring of the jobs not yet collected, oldest at `pendingHead`.
@@ -95,9 +109,10 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
     ///     at once.
     ///   - maximumInFlight: The most jobs submitted and not yet collected; at least one.
     ///   - label: Names the worker queues (seen in debuggers and profiles).
-    init(workers: [Worker], maximumInFlight: Int, label: String) {
+    init(workers: [Worker], helper: Worker? = nil, maximumInFlight: Int, label: String) {
         precondition(!workers.isEmpty && maximumInFlight > 0)
         self.workers = workers
+        self.helper = helper
         self.maximumInFlight = maximumInFlight
         self.pending = Array(repeating: nil, count: maximumInFlight)
         scheduler = Scheduler(workers: workers.enumerated().map { index, worker in
@@ -166,11 +181,23 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
     func cancelAndJoin(releasing release: (Worker) -> Void) {
         cancelAndJoin()
         workers.forEach(release)
+        helper.map(release)
     }
 
     private func collectOldest() -> Output {
         let slot = pending[pendingHead]!
-        slot.done.wait()
+        if let helper {
+            // Rather than wait, run the oldest job no worker has started (the awaited one first).
+            while slot.done.wait(timeout: .now()) == .timedOut {
+                guard let job = scheduler.takeListed() else {
+                    slot.done.wait()
+                    break
+                }
+                job(helper)
+            }
+        } else {
+            slot.done.wait()
+        }
         pending[pendingHead] = nil
         pendingHead = (pendingHead + 1) % maximumInFlight
         inFlight -= 1

@@ -252,7 +252,7 @@ struct BGZFInputTests {
 
     // MARK: Memory and lifecycle
 
-    @Test("Batches held (each at most 256 KiB of plain or compressed bytes, or 64 members) never exceed the window of 4 x threads",
+    @Test("Batches held (each at most 512 KiB of plain or 256 KiB of compressed bytes, or 64 members) never exceed the window of 2 x threads",
           arguments: [1, 2, 4], [GzipInputStream.Inflater.zlib, .isal])
     func boundedWindow(threads: Int, inflater: GzipInputStream.Inflater) throws {
         let sample = try sampleBGZF(memberCount: 40, seed: 9)
@@ -260,7 +260,7 @@ struct BGZFInputTests {
                                          inflater: inflater)
         let result = drain(stream, readSize: 1000)
         #expect(result.bytes == sample.plain)
-        #expect(stream.window == 4 * threads)
+        #expect(stream.window == 2 * threads)
         #expect(stream.peakBatchesHeld <= stream.window)
         #expect(stream.peakBatchesHeld >= min(stream.window, 2), "the window is used")
         stream.close()

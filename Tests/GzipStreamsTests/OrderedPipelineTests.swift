@@ -70,4 +70,25 @@ struct OrderedPipelineTests {
         #expect(mostInFlight <= 5)
         #expect(pipeline.inFlight == 0)
     }
+
+    @Test("With a helper, the collecting thread runs a listed job itself instead of waiting for it")
+    func helperRunsListedJobs() throws {
+        let helper = IdleWorker()
+        let helperID = ObjectIdentifier(helper)
+        let pipeline = OrderedPipeline<IdleWorker, Int>(workers: [IdleWorker()], helper: helper,
+                                                        maximumInFlight: 4, label: "test")
+        // The only worker takes job 0, which waits until job 1 has run: job 1 can then only run
+        // on the collecting thread. Without the helper job 0 waits out its timeout (returns -1).
+        let secondRan = DispatchSemaphore(value: 0)
+        var results: [Int] = []
+        try pipeline.submit({ _, _ in
+            secondRan.wait(timeout: .now() + 30) == .success ? 0 : -1
+        }, deliver: { results.append($0) })
+        try pipeline.submit({ worker, _ in
+            secondRan.signal()
+            return ObjectIdentifier(worker) == helperID ? 1 : 2
+        }, deliver: { results.append($0) })
+        try pipeline.finish { results.append($0) }
+        #expect(results == [0, 1], "job 0 saw job 1 run; job 1 ran on the helper's state")
+    }
 }
