@@ -99,8 +99,11 @@ final class CacheCommand {
             input = environment.standardInput
         }
         let stored: CacheEntryInfo
+        let limits: PruneResult?
         do {
-            stored = try cache.store(from: input, forKey: key)
+            let result = try cache.storeApplyingLimits(from: input, forKey: key)
+            stored = result.entry
+            limits = result.limits
         } catch let refused as CacheDirectoryError {
             throw refused
         } catch {
@@ -113,6 +116,7 @@ final class CacheCommand {
             diagnostics.write("gzstream: \(escapingControlCharacters(entrySubject)): \(plain) -> \(stored.storedSize) bytes, "
                 + "\(percentSaved(packed: stored.storedSize, plain: plain)) saved -> \(stored.name)\n")
         }
+        if let limits, !limits.failures.isEmpty { return reportUnremoved(limits) }
         if let maximumSize = options.maximumSize, stored.storedSize > maximumSize {
             diagnostics.warning(entrySubject, "not kept: its \(stored.storedSize) bytes are more than --max-size \(maximumSize)")
             return .warning
@@ -192,6 +196,23 @@ final class CacheCommand {
             say("cache", "pruned \(result.expiredCount) expired, \(result.evictedCount) evicted, "
                 + "\(temporary) abandoned temporary file\(temporary == 1 ? "" : "s"); \(result.removedBytes) bytes freed")
         }
-        return .success
+        return result.failures.isEmpty ? .success : reportUnremoved(result)
+    }
+
+    /// Says in one line which files the limits could not remove, why, and which limits are
+    /// unmet: `gzstream: cache: cannot remove 2 files (DIR/NAME: Permission denied; and 1
+    /// more); 5120 bytes left, over --max-size 0`. - Returns: `.error`.
+    private func reportUnremoved(_ result: PruneResult) -> ExitStatus {
+        let count = result.failures.count
+        var problem = "cannot remove \(count) file\(count == 1 ? "" : "s") (\(result.failures[0])"
+            + (count > 1 ? "; and \(count - 1) more)" : ")")
+        var unmet: [String] = []
+        if let maximumSize = options.maximumSize, result.remainingBytes > maximumSize {
+            unmet.append("\(result.remainingBytes) bytes left, over --max-size \(maximumSize)")
+        }
+        let expired = result.remainingExpiredCount
+        if expired > 0 { unmet.append("\(expired) expired entr\(expired == 1 ? "y" : "ies") left") }
+        if !unmet.isEmpty { problem += "; " + unmet.joined(separator: "; ") }
+        return fail("cache", problem)
     }
 }

@@ -23,10 +23,33 @@ let progressStopped = Atomic<Bool>(false)
 /// ``progressStopped``: each side stores its flag, then reads the other's).
 let progressDrawing = Atomic<Bool>(false)
 
+// MARK: The terminal's size
+
+/// How many times SIGWINCH has arrived: the terminal's size changed. Counted by the handler
+/// (``watchTerminalSize()``); a timer that sees the count move redraws its line at once, to
+/// the new width.
+let terminalResizeCount = Atomic<Int>(0)
+
+/// Installs, once per process, the SIGWINCH handler, which only adds one to
+/// ``terminalResizeCount`` (async-signal-safe: an atomic, nothing else). With glibc's
+/// `signal(3)` the calls it interrupts are restarted (`SA_RESTART`); the system-call layer
+/// retries the others on `EINTR`.
+private let terminalSizeWatched: Bool = {
+    _ = terminalResizeCount.load(ordering: .relaxed)  // initialised here, not in the handler
+    signal(SIGWINCH) { _ in terminalResizeCount.wrappingAdd(1, ordering: .relaxed) }
+    return true
+}()
+
+/// Starts counting SIGWINCH (see ``terminalResizeCount``); calling it again does nothing.
+func watchTerminalSize() {
+    _ = terminalSizeWatched
+}
+
 /// Stops further draws, waits (at most about 200 ms: the draw may be the very thread this
 /// handler interrupted) for a draw under way to end, then writes `\r`, as many spaces as the
-/// progress line has columns, `\r` to standard error, when a line is shown.
-/// Async-signal-safe: atomics, no allocation, `nanosleep(2)` and `write(2)` only.
+/// progress line has columns (no more than the terminal has), `\r` to standard error, when a
+/// line is shown.
+/// Async-signal-safe: atomics, no allocation, `nanosleep(2)`, `ioctl(2)` and `write(2)` only.
 func eraseProgressLineFromSignalHandler() {
     progressStopped.store(true, ordering: .sequentiallyConsistent)
     var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
@@ -37,6 +60,12 @@ func eraseProgressLineFromSignalHandler() {
     }
     var remaining = progressColumnsShown.exchange(0, ordering: .sequentiallyConsistent)
     guard remaining > 0 else { return }
+    // A terminal shrunk since the last draw: spaces past its width would wrap onto a new row.
+    // (ioctl(2) here is the system call itself, as write(2) is.)
+    var size = winsize()
+    if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+        remaining = min(remaining, Int(size.ws_col))
+    }
     var carriageReturn = UInt8(ascii: "\r")
     _ = write(STDERR_FILENO, &carriageReturn, 1)
     let spaces: (UInt64, UInt64, UInt64, UInt64) = (0x2020_2020_2020_2020, 0x2020_2020_2020_2020,
@@ -77,10 +106,17 @@ final class StandardErrorConsole: @unchecked Sendable {
     /// The command's thread only: the display running, if any.
     private var current: ProgressReporter?
 
-    init(stream: ByteOutputStream, isTerminal: Bool) {
+    /// Reads the terminal's width in columns: ``terminalWidth(of:)`` unless a test gives its own.
+    private let readWidth: @Sendable () -> Int
+
+    /// - Parameter terminalWidth: Reads the width of the terminal (tests); by default
+    ///   ``terminalWidth(of:)`` of `stream`'s descriptor.
+    init(stream: ByteOutputStream, isTerminal: Bool, terminalWidth: (@Sendable () -> Int)? = nil) {
         self.stream = stream
         self.isTerminal = isTerminal
-        descriptor = (stream as? FileOutputStream)?.fileDescriptor
+        let descriptor = (stream as? FileOutputStream)?.fileDescriptor
+        self.descriptor = descriptor
+        readWidth = terminalWidth ?? { Self.terminalWidth(of: descriptor) }
     }
 
     /// Writes a diagnostic: ends the display running first (no last line), erases its line.
@@ -95,6 +131,7 @@ final class StandardErrorConsole: @unchecked Sendable {
     /// Starts the display of one job (ending one still running, which should not happen).
     func beginProgress(name: String) -> ProgressReporter {
         endProgress(completed: false)
+        if isTerminal && descriptor != nil { watchTerminalSize() }
         let reporter = ProgressReporter(name: name, console: self)
         current = reporter
         reporter.start()
@@ -109,12 +146,23 @@ final class StandardErrorConsole: @unchecked Sendable {
     }
 
     /// Draws `line`: on a terminal over the one shown (padded with spaces over a longer one),
-    /// else as a line of its own. Called by the timer thread, and at the end of a job.
+    /// else as a line of its own. Called by the tests; see ``draw(making:)``.
     func draw(_ line: String) {
+        draw(making: { _ in line })
+    }
+
+    /// Draws the line that `makeLine` makes for the terminal's width in columns (read now, so
+    /// a resized window is followed; `nil` where standard error is no terminal): on a terminal
+    /// over the line shown, with spaces over the rest of it up to the width at most
+    /// (``ProgressFormat/padding(after:over:width:)``), else as a line of its own. Called by
+    /// the timer thread, and at the end of a job.
+    func draw(making makeLine: (_ width: Int?) -> String) {
         guardQueue.sync {
             if isTerminal {
+                let width = readWidth()
+                let line = makeLine(width)
                 let count = ProgressFormat.columns(line)
-                let padding = String(repeating: " ", count: max(0, shownCount - count))
+                let padding = String(repeating: " ", count: ProgressFormat.padding(after: count, over: shownCount, width: width))
                 let gated = descriptor == STDERR_FILENO
                 if gated {
                     progressDrawing.store(true, ordering: .sequentiallyConsistent)
@@ -130,7 +178,7 @@ final class StandardErrorConsole: @unchecked Sendable {
                 shownCount = count
                 if gated { progressDrawing.store(false, ordering: .sequentiallyConsistent) }
             } else {
-                try? stream.writeAll(Array((line + "\n").utf8))
+                try? stream.writeAll(Array((makeLine(nil) + "\n").utf8))
             }
         }
     }
@@ -140,17 +188,19 @@ final class StandardErrorConsole: @unchecked Sendable {
         guardQueue.sync { eraseLine() }
     }
 
-    /// Only on guardQueue.
+    /// Only on guardQueue. As many spaces as the line has columns, up to the terminal's width
+    /// (it may have shrunk since the line was drawn).
     private func eraseLine() {
         guard shownCount > 0 else { return }
-        try? stream.writeAll(Array(("\r" + String(repeating: " ", count: shownCount) + "\r").utf8))
+        let count = ProgressFormat.padding(after: 0, over: shownCount, width: readWidth())
+        try? stream.writeAll(Array(("\r" + String(repeating: " ", count: count) + "\r").utf8))
         shownCount = 0
     }
 
-    /// The terminal's width in columns, or 80 when it cannot be had (a pseudo-terminal that
-    /// was given no size says 0). Asked at each draw, so a resized window is followed.
+    /// The width in columns of the terminal at `descriptor`, or 80 when it cannot be had (no
+    /// descriptor, or a pseudo-terminal that was given no size says 0).
     /// The corresponding C function is `ioctl(2)` with `TIOCGWINSZ`.
-    var width: Int {
+    static func terminalWidth(of descriptor: Int32?) -> Int {
         var size = winsize()
         if let descriptor, ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
             return Int(size.ws_col)
@@ -158,4 +208,3 @@ final class StandardErrorConsole: @unchecked Sendable {
         return 80
     }
 }
-

@@ -80,23 +80,40 @@ enum ProgressFormat {
     /// a rate), `gzstream: NAME: 1.2 GiB in, 300.0 MiB out, 85.2 MiB/s, done in 0:14` at its end.
     /// Control characters in `name` are shown escaped, as in diagnostics.
     /// - Parameter width: The terminal's width in columns, or `nil` for no limit. The line is
-    ///   kept to `width - 1` ``columns(_:)`` (so that it never wraps): the name loses its start
-    ///   first (`…` shows where), then the line its end.
+    ///   kept to `width - 1` ``columns(_:)`` (so that it never wraps). What says how far the job
+    ///   is stays longest: the name, the percent and the time left (without a percent, the bytes
+    ///   in). Dropped first, in this order until the line fits: the rate, the bytes out, the
+    ///   bytes in, the `gzstream: ` before the name; then the name loses its start (`…` shows
+    ///   where); last, the line its end.
     static func line(name: String, _ snapshot: ProgressSnapshot, width: Int? = nil) -> String {
-        var details = "\(byteCount(snapshot.bytesIn)) in, \(byteCount(snapshot.bytesOut)) out"
-        if let bytesPerSecond = snapshot.bytesPerSecond { details += ", " + rate(bytesPerSecond) }
+        var fields = ["\(byteCount(snapshot.bytesIn)) in", "\(byteCount(snapshot.bytesOut)) out"]
+        // Indices into fields, highest first, so that each removal leaves the next one valid.
+        var droppable = [1]
+        if let bytesPerSecond = snapshot.bytesPerSecond {
+            fields.append(rate(bytesPerSecond))
+            droppable.insert(2, at: 0)
+        }
         if let finishedAfter = snapshot.finishedAfter {
-            details += ", done in " + duration(seconds: finishedAfter)
+            fields.append("done in " + duration(seconds: finishedAfter))
         } else if let size = snapshot.inputSize {
-            details += ", \(percent(snapshot.bytesIn, of: size))%"
+            fields.append("\(percent(snapshot.bytesIn, of: size))%")
+            droppable.append(0)
             if let left = secondsLeft(snapshot.bytesIn, of: size, bytesPerSecond: snapshot.bytesPerSecond) {
-                details += ", " + duration(seconds: left) + " left"
+                fields.append(duration(seconds: left) + " left")
             }
         }
         let shownName = escapingControlCharacters(name)
-        let line = "gzstream: \(shownName): \(details)"
-        guard let width, columns(line) > width - 1 else { return line }
-        let room = width - 1 - (columns(line) - columns(shownName))
+        let full = "gzstream: \(shownName): " + fields.joined(separator: ", ")
+        guard let width, columns(full) > width - 1 else { return full }
+        let limit = width - 1
+        for index in droppable {
+            fields.remove(at: index)
+            let shorter = "gzstream: \(shownName): " + fields.joined(separator: ", ")
+            if columns(shorter) <= limit { return shorter }
+        }
+        let details = ": " + fields.joined(separator: ", ")
+        if columns(shownName + details) <= limit { return shownName + details }
+        let room = limit - columns(details)
         let ellipsis = "…"
         var cutName = ellipsis
         if room > columns(ellipsis) {
@@ -112,7 +129,18 @@ enum ProgressFormat {
             }
             cutName += String(scalars[start...])
         }
-        return prefix("gzstream: \(cutName): \(details)", columns: width - 1)
+        return prefix(cutName + details, columns: limit)
+    }
+
+    /// What redraws a line of `lineColumns` columns over the one shown before (`shownColumns`
+    /// wide, 0 for none) on a terminal `width` columns wide: how many spaces go after it. They
+    /// cover what is left of the old line, and never go past the last column: after the
+    /// terminal shrinks, a line drawn for the old width is cut at the new one (or wrapped onto
+    /// the rows above, which no count of spaces reaches), so spaces past the width would wrap
+    /// onto a new row and leave a stale copy above. Up to the last column itself, as terminals
+    /// wait for the next character to wrap (the next draw starts with `\r`).
+    static func padding(after lineColumns: Int, over shownColumns: Int, width: Int) -> Int {
+        max(0, min(shownColumns, width) - lineColumns)
     }
 
     /// The most columns `text` can take on a terminal: 1 for an ASCII character, 2 for any

@@ -3,7 +3,8 @@ import Dispatch
 
 /// The progress display of one job (pack, unpack or test of one file): its counters, and a
 /// timer thread that draws the line through the console once the job has run for
-/// ``delay``, then every ``terminalInterval`` on a terminal or ``plainInterval`` elsewhere.
+/// ``delay``, then every ``terminalInterval`` on a terminal (and at once, to the new width,
+/// when the terminal is resized) or ``plainInterval`` elsewhere.
 /// The rate is that of the input over the last ``rateWindow`` (so a stalled input shows it).
 ///
 /// Thread safety: ``end(completed:)`` from the command's thread; the counters from any thread.
@@ -14,6 +15,8 @@ final class ProgressReporter: @unchecked Sendable {
     static let terminalInterval: UInt64 = 250_000_000
     /// Between plain lines: 1 s.
     static let plainInterval: UInt64 = 1_000_000_000
+    /// How soon a line on a terminal is redrawn after SIGWINCH: within 50 ms.
+    static let resizeCheckInterval: UInt64 = 50_000_000
     /// The rate is measured over about the last 5 s.
     static let rateWindow: UInt64 = 5_000_000_000
 
@@ -40,10 +43,20 @@ final class ProgressReporter: @unchecked Sendable {
         DispatchQueue(label: "gzstream.progress").async(group: timer) { [self] in
             var next = startTime + Self.delay
             let interval = console.isTerminal ? Self.terminalInterval : Self.plainInterval
-            while stopSignal.wait(timeout: DispatchTime(uptimeNanoseconds: next)) == .timedOut {
+            // On a terminal the wait is cut in slices, so that a line shown is redrawn at once
+            // (within a slice) to a new width when SIGWINCH says the terminal was resized.
+            let slice = console.isTerminal ? Self.resizeCheckInterval : interval
+            var resizesSeen = terminalResizeCount.load(ordering: .relaxed)
+            var drawn = false
+            while true {
+                let wake = min(next, DispatchTime.now().uptimeNanoseconds + slice)
+                guard stopSignal.wait(timeout: DispatchTime(uptimeNanoseconds: wake)) == .timedOut else { break }
                 let now = DispatchTime.now().uptimeNanoseconds
-                console.draw(ProgressFormat.line(name: name, snapshot(at: now),
-                                                 width: console.isTerminal ? console.width : nil))
+                let resizes = terminalResizeCount.load(ordering: .relaxed)
+                guard now >= next || (drawn && resizes != resizesSeen) else { continue }
+                resizesSeen = resizes
+                console.draw { width in ProgressFormat.line(name: name, snapshot(at: now), width: width) }
+                drawn = true
                 next = now + interval
             }
         }

@@ -22,19 +22,15 @@ extension BGZFIndex {
         public var compressedSize: Int64
         /// The plain size in bytes, the sum of the ISIZE fields.
         public var uncompressedSize: Int64
-
-        /// The `.gzi` bytes exactly as `bgzip -r` (htslib 1.16) writes them: ``BGZFIndex/encoded``,
-        /// except that a file without any member holding data gets the count 2^64 − 1 (htslib
-        /// writes its count of entries minus one, unsigned), which htslib reads back as no entry.
-        public var bgzipEncoded: [UInt8] {
-            dataMemberCount == 0 ? [UInt8](repeating: 0xff, count: 8) : index.encoded
-        }
     }
 
     /// Builds the index of a whole BGZF file by walking its member headers (BSIZE) and reading
     /// each ISIZE from the trailer, without inflating anything (so CRC-32 and deflate data are
     /// not checked: `gzstream test` does that). Entries are what `bgzip -r` writes: the start of
-    /// every member that holds data, but the first such; empty members are not listed.
+    /// every member that holds data, but the first such; empty members are not listed. Its
+    /// ``BGZFIndex/encoded`` is the `.gzi` bgzip writes byte for byte, but for a file with no
+    /// data: the count 0, where htslib 1.16 wrote 2^64 − 1 (its count of entries minus one,
+    /// unsigned), a bug fixed since, and refused by htslib releases that check the count.
     /// - Parameters:
     ///   - input: The BGZF file from its first byte; opened if not open, not closed.
     ///   - chunkSize: The size in bytes of each read, `1...ByteStream.maximumChunkSize`; default 4096.
@@ -82,8 +78,9 @@ extension BGZFIndex {
         }
     }
 
-    /// Reads a `.gzi` file as bgzip writes it (see ``encoded``); the count 2^64 − 1 that htslib
-    /// writes for an empty file is read as no entry, as htslib reads it.
+    /// Reads a `.gzi` file as bgzip writes it (see ``encoded``); the count 2^64 − 1 with no entry
+    /// after it, which htslib 1.16 wrote for a file with no data, is read as no entry, as that
+    /// htslib read it.
     /// - Throws: ``BGZFIndexDecodingError`` when the size does not match the count or an
     ///   offset is smaller than the one before it.
     public init(decoding bytes: [UInt8]) throws {

@@ -301,8 +301,8 @@ public struct BGZFIndex: Equatable, Sendable {
 
     /// The `.gzi` bytes: the number of entries, then each entry's compressed and uncompressed
     /// offsets, all unsigned 64-bit little-endian: `8 + 16 × entries.count` bytes. Without
-    /// entries (at most one member) that is 8 zero bytes; for an empty file bgzip 1.16 writes
-    /// the count as 2^64 − 1 instead, which htslib reads back as no entry, as it reads 0.
+    /// entries (at most one member) that is 8 zero bytes, also for a file with no data, for
+    /// which bgzip 1.16 wrote the count 2^64 − 1 (``init(decoding:)`` reads both as no entry).
     public var encoded: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(8 + 16 * entries.count)

@@ -128,4 +128,37 @@ public struct PruneResult: Sendable, Equatable {
     public var abandonedTemporaryCount = 0
     /// The bytes freed.
     public var removedBytes: Int64 = 0
+    /// The files the limits said to remove that could not be removed (a directory that may
+    /// not be written, a file that may not be changed), in the order tried: when there are
+    /// any, the limits may be unmet (``remainingBytes``, ``remainingExpiredCount``).
+    public var failures: [CacheRemovalFailure] = []
+    /// The bytes of the entry files left, those that could not be removed included: more than
+    /// ``DiskCache/maximumSize`` only when some could not be.
+    public var remainingBytes: Int64 = 0
+    /// The entries left that are older than ``DiskCache/maximumAge``: they could not be removed.
+    public var remainingExpiredCount = 0
+}
+
+/// A file that ``DiskCache/prune()``, or the size limit after a store, could not remove.
+public struct CacheRemovalFailure: Sendable, Equatable, CustomStringConvertible {
+    /// The file's path: the cache directory, `/`, its name.
+    public var path: String
+    /// Why, in the system's words (`Permission denied`).
+    public var reason: String
+    /// The failing call's `errno`, when a system call failed.
+    public var errno: Int32?
+
+    public init(path: String, reason: String, errno: Int32? = nil) {
+        self.path = path
+        self.reason = reason
+        self.errno = errno
+    }
+
+    init(path: String, error: any Error) {
+        let failure = error as? ByteStreamError
+        self.init(path: path, reason: failure?.reason ?? "\(error)", errno: failure?.errno)
+    }
+
+    /// `PATH: REASON`.
+    public var description: String { path + ": " + reason }
 }

@@ -123,6 +123,17 @@ public final class DiskCache: Sendable {
     /// Memory: fixed buffers of the streams, whatever the input's size. Blocks.
     @discardableResult
     public func store(from input: ByteInputStream, forKey key: String) throws -> CacheEntryInfo {
+        try storeApplyingLimits(from: input, forKey: key).entry
+    }
+
+    /// Stores as ``store(from:forKey:)`` does, and says what applying the size limit then did.
+    /// - Returns: The stored entry, and what the size limit removed (`nil` without
+    ///   ``maximumSize``). A file it could not remove, or a directory it could not list, is in
+    ///   ``PruneResult/failures``, not thrown: the entry is stored all the same, and the limit
+    ///   may be unmet (``PruneResult/remainingBytes``).
+    /// - Throws: As ``store(from:forKey:)``.
+    public func storeApplyingLimits(from input: ByteInputStream, forKey key: String) throws
+        -> (entry: CacheEntryInfo, limits: PruneResult?) {
         let name = entryName(for: key)
         guard let directory = try CacheDirectory.open(directory, creating: true) else {
             preconditionFailure("a directory opened with creating: true is there")
@@ -163,10 +174,14 @@ public final class DiskCache: Sendable {
         published = true
         let info = CacheEntryInfo(name: name.fileName, storedSize: storedSize, plainSize: plainSize,
                                   lastUse: Date().timeIntervalSince1970, isEncrypted: isEncrypted)
-        // The entry is stored: a failure to apply the limits now is left for the next store or
-        // prune to meet, not reported as a failed store.
-        if maximumSize != nil { _ = try? enforceLimits(in: directory, justStored: name.fileName) }
-        return info
+        // The entry is stored: a failure to apply the limits now is said in the result, not
+        // thrown as a failed store.
+        guard maximumSize != nil else { return (info, nil) }
+        do {
+            return (info, try enforceLimits(in: directory, justStored: name.fileName))
+        } catch {
+            return (info, PruneResult(failures: [CacheRemovalFailure(path: directory.path.description, error: error)]))
+        }
     }
 
     /// Stores `bytes` under `key`; see ``store(from:forKey:)``.
@@ -256,7 +271,7 @@ public final class DiskCache: Sendable {
         }
     }
 
-    // MARK: Removing and limits
+    // MARK: Removing (the limits, prune among them: DiskCacheLimits.swift)
 
     /// Removes the entry under `key`. Returns whether there was one.
     /// - Throws: ``CacheDirectoryError``; the `unlinkat(2)` error other than a missing file.
@@ -313,65 +328,6 @@ public final class DiskCache: Sendable {
         return result.sorted { ($0.lastUse, $0.name) < ($1.lastUse, $1.name) }
     }
 
-    /// Applies the limits now: removes expired entries, then least-recently-used entries until
-    /// the files fit ``maximumSize``, and temporary files more than an hour old (left by
-    /// writers that stopped).
-    /// Files another user owns count as entries: they take room, and the directory is ours.
-    /// - Throws: ``CacheDirectoryError``; the file system's errors.
-    @discardableResult
-    public func prune() throws -> PruneResult {
-        guard let directory = try CacheDirectory.open(directory, creating: false) else { return PruneResult() }
-        return try enforceLimits(in: directory, justStored: nil)
-    }
-
-    @discardableResult
-    private func enforceLimits(in directory: CacheDirectory, justStored: String?) throws -> PruneResult {
-        var result = PruneResult()
-        let now = Date().timeIntervalSince1970
-        var live: [(name: String, size: Int64, lastUse: Double, device: UInt, inode: UInt)] = []
-        for fileName in try directory.names() {
-            let name = fileName.description
-            let isEntry = EntryName(fileName: name) != nil
-            guard isEntry || TemporaryEntry.isTemporary(name), let info = try directory.status(of: fileName),
-                  info.st_mode & S_IFMT == S_IFREG else { continue }
-            let size = Int64(info.st_size)
-            let lastUse = info.modificationSeconds
-            if !isEntry {
-                if now - lastUse > 3600, try directory.unlink(fileName) {
-                    result.abandonedTemporaryCount += 1
-                    result.removedBytes += size
-                }
-            } else if let maximumAgeSeconds, now - lastUse > maximumAgeSeconds, name != justStored {
-                if Self.removeIfStill(fileName, in: directory, device: UInt(info.st_dev), inode: UInt(info.st_ino)) {
-                    result.expiredCount += 1
-                    result.removedBytes += size
-                }
-            } else {
-                live.append((name, size, lastUse, UInt(info.st_dev), UInt(info.st_ino)))
-            }
-        }
-        guard let maximumSize else { return result }
-        // An entry that alone is over the limit is not kept, and costs no other entry its place.
-        if let index = live.firstIndex(where: { $0.name == justStored }), live[index].size > maximumSize {
-            if Self.removeIfStill(Pathname(live[index].name), in: directory, device: live[index].device, inode: live[index].inode) {
-                result.evictedCount += 1
-                result.removedBytes += live[index].size
-            }
-            live.remove(at: index)
-        }
-        var total = live.reduce(Int64(0)) { $0 + $1.size }
-        // Oldest first; the entry just stored goes last, evicted only when it alone is too large.
-        live.sort { ($0.name == justStored ? 1 : 0, $0.lastUse, $0.name) < ($1.name == justStored ? 1 : 0, $1.lastUse, $1.name) }
-        for entry in live where total > maximumSize {
-            if Self.removeIfStill(Pathname(entry.name), in: directory, device: entry.device, inode: entry.inode) {
-                result.evictedCount += 1
-                result.removedBytes += entry.size
-            }
-            total -= entry.size
-        }
-        return result
-    }
-
     // MARK: Names
 
     /// The file name of `key`'s entry: 64 hexadecimal digits.
@@ -379,14 +335,8 @@ public final class DiskCache: Sendable {
 
     private func entryName(for key: String) -> EntryName { EntryName(key: key, hashKey: hashKey) }
 
-    /// Removes the entry `name` only if it is still the file that was listed: another
-    /// process's store renamed into place meanwhile is newer, and stays.
-    private static func removeIfStill(_ name: Pathname, in directory: CacheDirectory, device: UInt, inode: UInt) -> Bool {
-        EntryFile.remove(name, in: directory) { UInt($0.st_dev) == device && UInt($0.st_ino) == inode }
-    }
-
     /// ``maximumAge`` in seconds.
-    private var maximumAgeSeconds: Double? {
+    var maximumAgeSeconds: Double? {
         maximumAge.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
     }
 }

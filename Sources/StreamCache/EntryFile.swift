@@ -104,16 +104,30 @@ final class EntryFile: @unchecked Sendable {
     /// there: the damaged file is removed; anything else (a newer entry) is put back with
     /// `linkat(2)`, unless yet another file has been renamed into place meanwhile, which is
     /// newer still and stays. Meanwhile a lookup of `name` finds nothing: a miss. Best effort:
-    /// a failure leaves things as they are (or a temporary name, pruned after an hour). Every
-    /// name is taken relative to the directory's descriptor.
+    /// a failure leaves things as they are (or a temporary name, pruned after an hour); see
+    /// ``removeOrThrow(_:in:ifStill:)`` to learn of it. Every name is taken relative to the
+    /// directory's descriptor.
     /// Returns whether the file was removed.
     @discardableResult
     static func remove(_ name: Pathname, in directory: CacheDirectory, ifStill isDamaged: (stat) -> Bool) -> Bool {
+        (try? removeOrThrow(name, in: directory, ifStill: isDamaged)) ?? false
+    }
+
+    /// ``remove(_:in:ifStill:)``, saying why a file to remove stays.
+    /// - Returns: Whether the file was removed: `false` when there is no such name, or it is
+    ///   not (or no longer) what `isDamaged` says to remove.
+    /// - Throws: ``ByteStreamError`` of the `fstatat(2)` or `renameat(2)` of `name` (a directory
+    ///   that may not be written, a file that may not be changed), or of the `unlinkat(2)` of
+    ///   the file taken aside (left there under a temporary name, pruned after an hour).
+    static func removeOrThrow(_ name: Pathname, in directory: CacheDirectory, ifStill isDamaged: (stat) -> Bool) throws -> Bool {
         let fd = directory.descriptor
-        guard let asideName = try? TemporaryEntry.randomName() else { return false }
-        let aside = Pathname(asideName)
-        guard let seen = try? directory.status(of: name), isDamaged(seen),
-              (try? SystemCalls.rename(name, in: fd, to: aside, in: fd)) != nil else { return false }
+        let aside = Pathname(try TemporaryEntry.randomName())
+        guard let seen = try directory.status(of: name), isDamaged(seen) else { return false }
+        do {
+            try SystemCalls.rename(name, in: fd, to: aside, in: fd, target: directory.display(name))
+        } catch where (error as? ByteStreamError)?.errno == ENOENT {
+            return false  // gone meanwhile: removed by another process
+        }
         guard let taken = try? directory.status(of: aside) else { return false }
         if !isDamaged(taken) {
             if taken.st_mode & S_IFMT == S_IFDIR {
@@ -125,7 +139,7 @@ final class EntryFile: @unchecked Sendable {
             _ = try? directory.unlink(aside)
             return false
         }
-        _ = try? directory.unlink(aside)
+        try directory.unlink(aside)
         return true
     }
 }

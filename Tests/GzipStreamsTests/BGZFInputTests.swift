@@ -356,7 +356,7 @@ struct BGZFIndexScanTests {
         }
     }
 
-    @Test("scan's .gzi equals bgzip -r's byte for byte, also with empty members and concatenated files",
+    @Test("scan's .gzi equals bgzip -r's byte for byte, also with empty members and concatenated files; with no data, 0 entries",
           .requires(.bgzip))
     func scanMatchesBgzip() throws {
         let bgzip = try #require(Tool.bgzip.path)
@@ -370,7 +370,14 @@ struct BGZFIndexScanTests {
                 let result = try runProcess(bgzip, ["-r", path])
                 #expect(result.status == 0, "\(result.stderrText)")
                 let theirs = try Array(Data(contentsOf: URL(fileURLWithPath: path + ".gzi")))
-                #expect(try BGZFIndex.scan(MemoryInputStream(bytes: bytes)).bgzipEncoded == theirs, "\(name)")
+                let scan = try BGZFIndex.scan(MemoryInputStream(bytes: bytes))
+                if scan.dataMemberCount == 0 {
+                    // htslib 1.16 writes 2^64 - 1 here (a bug fixed since); the count is 0.
+                    #expect(theirs == [UInt8](repeating: 0xff, count: 8) || theirs == [UInt8](repeating: 0, count: 8), "\(name)")
+                    #expect(scan.index.encoded == [UInt8](repeating: 0, count: 8), "\(name)")
+                } else {
+                    #expect(scan.index.encoded == theirs, "\(name)")
+                }
             }
         }
     }
@@ -401,6 +408,9 @@ struct BGZFIndexScanTests {
     @Test("A .gzi of the wrong size or with offsets going backwards is refused; 2^64 - 1 entries read as none")
     func decoding() throws {
         #expect(try BGZFIndex(decoding: [UInt8](repeating: 0xff, count: 8)).entries.isEmpty)
+        #expect(try BGZFIndex(decoding: [UInt8](repeating: 0, count: 8)).entries.isEmpty)
+        // 2^64 - 1 is no entry only with nothing after it.
+        #expect(throws: BGZFIndexDecodingError.self) { try BGZFIndex(decoding: [UInt8](repeating: 0xff, count: 24)) }
         #expect(throws: BGZFIndexDecodingError.self) { try BGZFIndex(decoding: [1, 0, 0]) }
         #expect(throws: BGZFIndexDecodingError.self) { try BGZFIndex(decoding: [1, 0, 0, 0, 0, 0, 0, 0]) }
         let backwards = BGZFIndex(entries: [.init(compressedOffset: 100, uncompressedOffset: 10),
