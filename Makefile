@@ -33,11 +33,11 @@ deps:
 
 # The tests and the benchmark also compare against GNU gzip, pigz, bgzip and igzip (Debian:
 # gzip, pigz, tabix, isal), gztool to read its indexes (Debian: gztool) and python3's zlib, use script(1) for a pseudo-terminal (Debian:
-# bsdutils) and rsync to check pack --rsyncable (Debian: rsync), and the benchmark measures peak memory with /usr/bin/time (Debian: time). Without
+# bsdutils), rsync to check pack --rsyncable (Debian: rsync) and strace to check --synchronous's order (Debian: strace), and the benchmark measures peak memory with /usr/bin/time (Debian: time). Without
 # root a missing one is reported, not installed: the tests that need it are skipped and say so.
 test-deps: deps
 	@missing=""; \
-	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal gztool:gztool python3:python3 script:bsdutils sha256sum:coreutils rsync:rsync; do \
+	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal gztool:gztool python3:python3 script:bsdutils sha256sum:coreutils rsync:rsync strace:strace; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
 	[ -x /usr/bin/time ] || missing="$$missing time"; \

@@ -69,6 +69,19 @@ extension SystemCalls {
         return duplicate
     }
 
+    /// Flushes an open file's or directory's data and metadata to the storage device, so that
+    /// they survive a crash of the system. A file system that cannot (`EINVAL`: a pipe, or
+    /// one with no such notion) is no error, as GNU gzip's `--synchronous` takes it.
+    /// - Throws: ``ByteStreamError`` with `fsync`'s `errno` (operation "sync"), such as `EIO`.
+    /// Blocks until the device has the data. The corresponding C function is `fsync(2)`.
+    package static func synchronize(_ fd: Int32, target: String) throws {
+        while fsync(fd) != 0 {
+            if errno == EINTR { continue }
+            if errno == EINVAL { return }
+            throw ByteStreamError(.system(errno: errno), operation: "sync", target: target)
+        }
+    }
+
     /// Whether `fd` is an open descriptor of a terminal. Does not block.
     /// The corresponding C function is `isatty(3)`.
     package static func isTerminal(_ fd: Int32) -> Bool {

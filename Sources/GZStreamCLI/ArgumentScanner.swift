@@ -6,7 +6,7 @@ import ByteStreams
 ///
 /// Each argument is the bytes the system passed. Operands and values are handed back as those
 /// bytes (a file name or `-S`'s suffix keeps them all, UTF-8 or not); option names are read as
-/// UTF-8. Both `gzstream`'s own parser (``parseCommandLine(_:programName:)``) and the cache's
+/// UTF-8. Both `gzstream`'s own parser (``parseCommandLine(_:programName:gzipVariable:warn:)``) and the cache's
 /// (``parseCacheCommandLine(_:)``) read through one scanner, so that both accept the same
 /// spellings. Not thread-safe: a value type used by one parse.
 struct ArgumentScanner {
@@ -31,12 +31,12 @@ struct ArgumentScanner {
     /// Whether the argument just returned was a long option (its value is then `=VALUE` or the
     /// next argument, never the rest of a group).
     private var lastWasLong = false
-    /// The usage lines every error of this scanner prints (``UsageError/usage``).
-    let usage: String?
+    /// The help every error of this scanner points to (``UsageError/helpCommand``).
+    let helpCommand: String
 
-    init(_ arguments: some Sequence<[UInt8]>, usage: String? = nil) {
+    init(_ arguments: some Sequence<[UInt8]>, helpCommand: String = "--help") {
         rest = Array(arguments)[...]
-        self.usage = usage
+        self.helpCommand = helpCommand
     }
 
     /// The next option letter, long option or operand; `nil` once every argument is read.
@@ -79,7 +79,8 @@ struct ArgumentScanner {
     /// The value of the option just returned, as bytes: a long option's `=VALUE`, else the rest
     /// of a group of short flags (`-p4`, `-ofile`), else the next argument.
     /// - Parameter name: The option as messages name it (`-p`, `--level`).
-    /// - Throws: ``UsageError`` "option NAME needs a value" when there is none.
+    /// - Throws: ``UsageError`` in getopt's words ("option requires an argument -- 'p'",
+    ///   "option '--level' requires an argument") when there is none.
     mutating func value(for name: String) throws(UsageError) -> ArraySlice<UInt8> {
         if lastWasLong, let inlineValue {
             self.inlineValue = nil
@@ -92,7 +93,10 @@ struct ArgumentScanner {
             letters = ""
             return group.raw[offset...]
         }
-        guard let next = rest.popFirst() else { throw error("option \(name) needs a value") }
+        guard let next = rest.popFirst() else {
+            throw error(name.hasPrefix("--") ? "option '\(name)' requires an argument"
+                                             : "option requires an argument -- '\(name.dropFirst())'")
+        }
         return next[...]
     }
 
@@ -103,11 +107,24 @@ struct ArgumentScanner {
 
     /// Refuses `=VALUE` after the long flag `--name` just returned.
     func refuseValue(_ name: String) throws(UsageError) {
-        if inlineValue != nil { throw error("option --\(name) takes no value") }
+        if inlineValue != nil { throw error("option '--\(name)' doesn't allow an argument") }
     }
 
-    /// A usage error with this scanner's usage lines.
+    /// The short option `letter` just returned, which the command does not take, in getopt's
+    /// words as GNU gzip and coreutils print them: "invalid option -- 'x'".
+    func invalidOption(_ letter: Character) -> UsageError {
+        error("invalid option -- '\(letter)'")
+    }
+
+    /// The long option `--name` just returned, which the command does not take, in getopt's
+    /// words: "unrecognized option '--name'", with its `=VALUE` as given.
+    func unrecognizedOption(_ name: String) -> UsageError {
+        let value = inlineValue.map { "=" + String(decoding: $0, as: UTF8.self) } ?? ""
+        return error("unrecognized option '--\(name)\(value)'")
+    }
+
+    /// A usage error that points to this scanner's help.
     func error(_ message: String) -> UsageError {
-        UsageError(message: message, usage: usage)
+        UsageError(message: message, helpCommand: helpCommand)
     }
 }

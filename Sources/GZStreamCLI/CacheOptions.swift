@@ -36,18 +36,6 @@ struct CacheOptions: Equatable {
     var verbose = false
 }
 
-let cacheUsageText = """
-Usage: gzstream cache put KEY [FILE]
-       gzstream cache get KEY [-o FILE] [-f]
-       gzstream cache list [--json]
-       gzstream cache remove KEY [-f]
-       gzstream cache clear
-       gzstream cache prune
-Options: --dir DIR, --key-file FILE, --max-size SIZE, --max-age AGE, -0 ... -12, -p N, -q, -v
-Try 'gzstream cache --help' for more information.
-
-"""
-
 let cacheHelpText = """
 Usage: gzstream cache put KEY [FILE]       store FILE (- or none: standard input) under KEY
        gzstream cache get KEY [-o FILE]    write KEY's bytes to standard output, or to FILE
@@ -93,16 +81,16 @@ entry alone is larger than --max-size (stored, then removed at once).
 
 /// Parses what follows `gzstream cache`: options anywhere, read by an ``ArgumentScanner`` as
 /// the other commands read them; the first operand is the action, then its KEY and FILE. Every
-/// error prints the cache's usage lines (but `-p`'s, which has always printed the command's).
+/// error points to `gzstream cache --help`.
 func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedCommand {
-    var scanner = ArgumentScanner(arguments, usage: cacheUsageText)
+    var scanner = ArgumentScanner(arguments, helpCommand: cacheHelpCommand)
     var options = CacheOptions(action: .list)
     var operands: [[UInt8]] = []
     var outputGiven = false
 
-    /// A value parsed by a value parser (ValueParsers.swift), its error given the cache's usage.
+    /// A value parsed by a value parser (ValueParsers.swift), its error pointing to the cache's help.
     func parsed<Value>(_ parse: () throws(UsageError) -> Value) throws(UsageError) -> Value {
-        do { return try parse() } catch { throw error.withUsage(cacheUsageText) }
+        do { return try parse() } catch { throw error.pointing(to: cacheHelpCommand) }
     }
     /// A path the cache library takes as a `String`: UTF-8, not empty, no NUL.
     func textPath(for name: String) throws(UsageError) -> String {
@@ -132,7 +120,9 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
             case "level":
                 let text = try scanner.text(for: "--level")
                 options.level = try parsed { () throws(UsageError) in try parseLevel(text) }
-            case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
+            case "threads", "processes":
+                let text = try scanner.text(for: "--\(name)")
+                options.threads = try parsed { () throws(UsageError) in try parseThreads(text) }
             case "output":
                 let raw = try scanner.value(for: "--output")
                 options.outputPath = try parsed { () throws(UsageError) in try pathname(raw) }
@@ -143,7 +133,7 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
             case "verbose": try flag(); options.verbose = true; options.quiet = false
             case "help": try flag(); return .cacheHelp
             case "version": try flag(); return .version
-            default: throw cacheUsageError("unknown option '--\(name)'")
+            default: throw scanner.unrecognizedOption(name)
             }
         case .short(let letter):
             if let level = try compressionLevel(flag: letter, in: &scanner) {
@@ -156,12 +146,14 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
             case "f": options.force = true
             case "q": options.quiet = true; options.verbose = false
             case "v": options.verbose = true; options.quiet = false
-            case "p": options.threads = try parseThreads(try scanner.text(for: "-p"))
+            case "p":
+                let text = try scanner.text(for: "-p")
+                options.threads = try parsed { () throws(UsageError) in try parseThreads(text) }
             case "o":
                 let raw = try scanner.value(for: "-o")
                 options.outputPath = try parsed { () throws(UsageError) in try pathname(raw) }
                 outputGiven = true
-            default: throw cacheUsageError("unknown option '-\(letter)'")
+            default: throw scanner.invalidOption(letter)
             }
         }
     }
@@ -200,7 +192,10 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
     return .cache(options)
 }
 
-/// A usage error of `gzstream cache`: the message, then the cache's usage lines.
+/// What a usage error of `gzstream cache` tells the user to run for help.
+let cacheHelpCommand = "cache --help"
+
+/// A usage error of `gzstream cache`, pointing to the cache's help.
 func cacheUsageError(_ message: String) -> UsageError {
-    UsageError(message: message, usage: cacheUsageText)
+    UsageError(message: message, helpCommand: cacheHelpCommand)
 }

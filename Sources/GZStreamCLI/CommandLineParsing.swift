@@ -1,18 +1,28 @@
 import ByteStreams
 import GzipStreams
 
-/// The program names that run as gzip's gunzip (`gzip -d`) and zcat (`gzip -dc`), each with
-/// whether it writes to standard output: the last path component of `argv[0]`, as a link to
-/// the binary gives it.
-private let decompressingNames: [Pathname: Bool] = ["gunzip": false, "zcat": true, "gzcat": true]
+/// The program names that run as GNU gzip whatever the first argument (no command is
+/// recognised, so `gzip test` packs the file `test`), each with whether it decompresses and
+/// whether it writes to standard output: `gzip`, gzip's `gunzip` (`gzip -d`) and `zcat`
+/// (`gzip -dc`): the last path component of `argv[0]`, as a link to the binary gives it.
+private let gzipNames: [Pathname: (decompress: Bool, toStandardOutput: Bool)] = [
+    "gzip": (false, false), "gunzip": (true, false), "zcat": (true, true), "gzcat": (true, true),
+]
 
 /// Parses `gzstream pack|unpack|test|list|index [OPTIONS] [FILE ...]`, or, when the first
 /// argument is none of these (nor `help`), GNU gzip's command line `gzstream [OPTIONS] [FILE ...]`,
-/// which also serves `gunzip` and `zcat` (`programName`, the last path component of `argv[0]`).
-/// Options are read by an ``ArgumentScanner``, as GNU gzip reads them. Each argument is the
-/// bytes the system passed: file names and `-S`'s suffix keep them all (UTF-8 or not); the
-/// other options are read as UTF-8. The rules between options are ``Options/validate(keepOrRemoveGiven:)``'s.
-func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstream") throws(UsageError) -> ParsedCommand {
+/// which also serves `gzip`, `gunzip` and `zcat` (`programName`, the last path component of
+/// `argv[0]`). Options are read by an ``ArgumentScanner``, as GNU gzip reads them. Each argument
+/// is the bytes the system passed: file names and `-S`'s suffix keep them all (UTF-8 or not);
+/// the other options are read as UTF-8. The rules between options are
+/// ``Options/validate(keepOrRemoveGiven:)``'s.
+/// - Parameters:
+///   - gzipVariable: The `GZIP` environment variable, read in gzip mode only, as gzip 1.12
+///     reads it (``gzipVariableArguments(_:)``): its options come before the command line's.
+///   - warn: Called with a warning line to print (`GZIP`'s deprecation), even when the command
+///     line is then refused.
+func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstream", gzipVariable: [UInt8]? = nil,
+                      warn: (String) -> Void = { _ in }) throws(UsageError) -> ParsedCommand {
     let first = rawArguments.first.map { String(decoding: $0, as: UTF8.self) }
     var options: Options
     var arguments = rawArguments[...]
@@ -21,10 +31,10 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     var test = false
     var list = false
     var networkCommand: NetworkCommand?
-    if let toStandardOutput = decompressingNames[programName] {
-        options = Options(mode: .unpack, gzipMode: true)
-        options.toStandardOutput = toStandardOutput
-        decompress = true
+    if let gzipName = gzipNames[programName] {
+        options = Options(mode: .pack, gzipMode: true)
+        options.toStandardOutput = gzipName.toStandardOutput
+        decompress = gzipName.decompress
     } else if first == "help" {
         return .help
     } else if first == "cache" {
@@ -38,6 +48,14 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         arguments = arguments.dropFirst()
     } else {
         options = Options(mode: .pack, gzipMode: true)
+    }
+    if options.gzipMode, let gzipVariable {
+        let taken = try gzipVariableArguments(gzipVariable)
+        if taken.warns { warn("warning: GZIP environment variable is deprecated; use an alias or script") }
+        arguments = (taken.arguments + arguments)[...]
+    }
+    if options.gzipMode, gzipNames[programName] == nil, let first = rawArguments.first {
+        try refuseMistypedCommand(first)
     }
     // `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
     var removal: Bool?
@@ -65,6 +83,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "max-output": options.maximumOutputSize = try parseByteCount(try scanner.text(for: "--max-output"), option: "--max-output")
             case "no-name": try flag(); options.useName = false
             case "name": try flag(); options.useName = true
+            case "synchronous": try flag(); options.synchronous = true
             case "rm": try flag(); removal = true
             case "keep": try flag(); removal = false
             case "suffix": options.suffix = try parseSuffix(try scanner.value(for: "--suffix"))
@@ -91,6 +110,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             // `-S -h` names a file or a suffix.
             case "help": try flag(); return .help
             case "version": try flag(); return .version
+            case "license": try flag(); return .license
             case "timeout":
                 if networkCommand == nil { throw UsageError(message: "--timeout applies to send and receive") }
                 options.timeout = try parseTimeout(try scanner.text(for: "--timeout"))
@@ -104,9 +124,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
                 options.keyFile = file
             case "progress": try flag(); options.progress = true
             case "no-progress": try flag(); options.progress = false
-            case "quiet": try flag(); options.quiet = true; options.verbose = false
+            case "quiet", "silent": try flag(); options.quiet = true; options.verbose = false
             case "verbose": try flag(); options.verbose = true; options.quiet = false
-            default: throw UsageError(message: "unknown option '--\(name)'")
+            default: throw scanner.unrecognizedOption(name)
             }
         case .short(let letter):
             if let level = try compressionLevel(flag: letter, in: &scanner) {
@@ -116,6 +136,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             switch letter {
             case "h": return .help
             case "V": return .version
+            case "L": return .license
             case "c": options.toStandardOutput = true
             case "f": options.force = true
             case "r": options.recursive = true
@@ -131,7 +152,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "p": options.threads = try parseThreads(try scanner.text(for: "-p"))
             case "b": options.blockSize = try parseBlockSize(try scanner.text(for: "-b"))
             case "S": options.suffix = try parseSuffix(try scanner.value(for: "-S"))
-            default: throw UsageError(message: "unknown option '-\(letter)'")
+            default: throw scanner.invalidOption(letter)
             }
         }
     }

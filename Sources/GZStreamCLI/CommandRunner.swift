@@ -15,10 +15,14 @@ public struct CommandEnvironment {
     public var reportsBrokenPipe: Bool
     /// Whether standard error is a terminal: the progress display is then shown (ProgressReporter.swift).
     public var errorIsTerminal: Bool
+    /// The `GZIP` environment variable's bytes, `nil` when it is not set (``process()`` leaves
+    /// it `nil`; the program sets it): gzip mode takes the options in it that only tune the
+    /// output, as gzip 1.12 does (GzipVariable.swift).
+    public var gzipVariable: [UInt8]?
 
     public init(standardInput: ByteInputStream, standardOutput: ByteOutputStream,
                 standardError: ByteOutputStream, inputIsTerminal: Bool = false, outputIsTerminal: Bool = false,
-                errorIsTerminal: Bool = false, reportsBrokenPipe: Bool = false) {
+                errorIsTerminal: Bool = false, reportsBrokenPipe: Bool = false, gzipVariable: [UInt8]? = nil) {
         self.standardInput = standardInput
         self.standardOutput = standardOutput
         self.standardError = standardError
@@ -26,6 +30,7 @@ public struct CommandEnvironment {
         self.outputIsTerminal = outputIsTerminal
         self.reportsBrokenPipe = reportsBrokenPipe
         self.errorIsTerminal = errorIsTerminal
+        self.gzipVariable = gzipVariable
     }
 
     /// The process's descriptors 0, 1 and 2 (none is closed by the run).
@@ -62,22 +67,29 @@ public struct CommandResult: Sendable {
 /// - Parameters:
 ///   - arguments: Each argument's bytes as the system passed them (`argv` without the program
 ///     name), so that a file name that is not UTF-8 names its file.
-///   - programName: `argv[0]`'s bytes: when its last path component is `gunzip`, `zcat` or
-///     `gzcat` (a link to the binary), the run is gzip's `-d` or `-dc`.
+///   - programName: `argv[0]`'s bytes: when its last path component is `gzip`, `gunzip`, `zcat`
+///     or `gzcat` (a link to the binary), the run is gzip, gzip's `-d` or `-dc`. Usage errors
+///     and warnings about the command line are signed with that component.
 ///   - environment: The standard streams; none is closed.
 /// - Returns: The exit status, and whether an output turned out to be a closed pipe.
 public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstream".utf8),
                        environment: CommandEnvironment) -> CommandResult {
     let parsed: ParsedCommand
+    let baseName = (Pathname(bytes: programName) ?? "gzstream").baseName
+    // As coreutils and gzip sign their messages: the name the program was called by.
+    let signature = baseName.isEmpty ? "gzstream" : escapingControlCharacters(baseName.description)
+    let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
     do throws(UsageError) {
-        parsed = try parseCommandLine(arguments, programName: (Pathname(bytes: programName) ?? "gzstream").baseName)
+        parsed = try parseCommandLine(arguments, programName: baseName, gzipVariable: environment.gzipVariable,
+                                      warn: { diagnostics.write("\(signature): \($0)\n") })
         if case .run(let options) = parsed, let outputPath = options.outputPath, options.files.count > 1,
            FileInfo(path: outputPath)?.isDirectory != true {
             throw UsageError(message: "-o takes one input file, or an existing directory for several")
         }
     } catch {
-        let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
-        diagnostics.write("gzstream: Error: \(error.message)\n" + (error.usage ?? usageText))
+        // One line and where help is, as gzip and coreutils print a usage error.
+        diagnostics.write("\(signature): \(escapingControlCharacters(error.message))\n"
+            + (error.helpCommand.map { "Try '\(signature) \($0)' for more information.\n" } ?? ""))
         return CommandResult(status: .error, brokenPipe: false)
     }
     let status: ExitStatus
@@ -87,6 +99,8 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
         (status, closedPipe) = printOrFail(helpText, environment: environment)
     case .version:
         (status, closedPipe) = printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
+    case .license:
+        (status, closedPipe) = printOrFail(licenseText, environment: environment)
     case .run(let options):
         let command = Command(options: options, environment: environment)
         status = command.run()

@@ -1,16 +1,11 @@
 let toolVersion = "0.1.0"
 
-let usageText = """
-Usage: gzstream [-cdfklnNqrtv0-9] [-S SUF] [FILE ...]  (as gzip)
-       gzstream pack [OPTIONS] [FILE ...]
-       gzstream unpack [OPTIONS] [FILE ...]
-       gzstream test [OPTIONS] [FILE ...]
-       gzstream list [--json] [FILE ...]
-       gzstream index [-f] FILE.gz ...
-       gzstream send [OPTIONS] HOST:PORT [FILE]
-       gzstream receive [OPTIONS] [HOST:]PORT [-o FILE]
-       gzstream cache put|get|list|remove|clear|prune [OPTIONS] [KEY] [FILE]
-Try 'gzstream --help' for more information.
+/// What `-L` and `--license` print, in the shape of GNU gzip's `-L`.
+let licenseText = """
+gzstream \(toolVersion)
+This is free software: you may redistribute copies of it under the terms of
+the Apache License, Version 2.0 <https://www.apache.org/licenses/LICENSE-2.0>.
+There is NO WARRANTY, to the extent permitted by law.
 
 """
 
@@ -32,10 +27,11 @@ Usage: gzstream [OPTIONS] [FILE ...]          as GNU gzip: compress each FILE to
 
 With no FILE, or when FILE is -, read standard input and write standard output.
 The commands keep their inputs unless --rm is given. Without a command (and when called
-as gunzip, i.e. gzip -d, or as zcat or gzcat, i.e. gzip -dc), gzstream runs as gzip:
-inputs are removed once their output is in place, unless -k, -c or -o. A file named like
-a command (pack, unpack, test, list, index, send, receive, cache, help) is given as ./pack
-or after --. An existing output is never replaced without -f.
+as gzip, as gunzip, i.e. gzip -d, or as zcat or gzcat, i.e. gzip -dc), gzstream runs as
+gzip: inputs are removed once their output is in place, unless -k, -c or -o. A file named
+like a command (pack, unpack, test, list, index, send, receive, cache, help) is given as
+./pack or after --; a first word that names no file and is a letter or two from a command
+(tset) is refused. An existing output is never replaced without -f.
 
 Options:
   -d, --decompress      as gzip: decompress (also --uncompress), as unpack
@@ -87,6 +83,8 @@ Options:
   -N, --name            pack: store the file name and modification time (the default);
                         unpack: restore them from the header
   -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)
+      --synchronous     fsync each output file and its directory once it is in place,
+                        before the input is removed (safer if the system crashes; slower)
       --rm              remove each input after it was processed without error
   -k, --keep            keep the inputs (the commands' default)
   -q, --quiet           no warnings, and no progress unless --progress is given
@@ -105,6 +103,7 @@ Options:
                         (the cache's format); give both sides the same key
   -h, --help            show this help
   -V, --version         show the version
+  -L, --license         show the licence
 
 send packs as pack does (-0 ... -12, -p, -b, --engine, --rsyncable, --bgzf, -n) and half-closes the connection at the
 end; it then waits for receive's acknowledgement, sent once receive has read, checked and
@@ -120,6 +119,10 @@ connects first supplies the data (receive warns when HOST is not loopback): give
 With --key-file, receive sends a fresh challenge the data key depends on, and authenticates each
 64 KiB chunk before unpacking it: a wrong key, a replayed session or a cut leaves no -o FILE
 (standard output gets only authenticated data, and a cut exits 1).
+
+In gzip mode the GZIP environment variable may hold options that tune the output (-1 ... -9,
+--fast, --best, -n, -N, -q, -v, --rsyncable), read before the command line, with gzip's
+warning that it is deprecated; any other option there is refused. The commands ignore it.
 
 Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after the last member,
 which is ignored once the data before it has been written).

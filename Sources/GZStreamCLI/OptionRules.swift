@@ -125,7 +125,7 @@ extension Options {
 extension CacheOptions {
     /// Refuses the options that do not apply to the action; `-o -` is standard output.
     /// - Parameter outputGiven: Whether `-o` or `--output` was given.
-    /// - Throws: ``UsageError`` with the cache's usage lines.
+    /// - Throws: ``UsageError`` pointing to the cache's help.
     mutating func validate(outputGiven: Bool) throws(UsageError) {
         if outputGiven, action != .get { throw cacheUsageError("-o applies to cache get") }
         if force, action != .get, action != .remove { throw cacheUsageError("-f applies to cache get and remove") }

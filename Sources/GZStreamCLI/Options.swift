@@ -6,8 +6,8 @@ struct Options: Equatable {
     enum Mode: String { case pack, unpack, test, list, index }
 
     var mode: Mode
-    /// GNU gzip's command line (no subcommand, or called `gunzip`, `zcat` or `gzcat`): the mode
-    /// comes from `-d`, `-t`, `-l`; pack and unpack remove each input unless `-k`, `-c` or `-o`;
+    /// GNU gzip's command line (no subcommand, or called `gzip`, `gunzip`, `zcat` or `gzcat`):
+    /// the mode comes from `-d`, `-t`, `-l`; pack and unpack remove each input unless `-k`, `-c` or `-o`;
     /// `-l` prints gzip's table; a name with a known suffix and an existing output are skipped
     /// as gzip skips them.
     var gzipMode = false
@@ -59,6 +59,9 @@ struct Options: Equatable {
     var rangeOffset: Int64?
     /// `unpack --length M`: the most plain bytes to write from ``rangeOffset``; `nil` to the end.
     var rangeLength: Int64?
+    /// `--synchronous`: as gzip's, each output file and then its directory are flushed to the
+    /// disk (`fsync(2)`) once it is in place, before the input is removed.
+    var synchronous = false
     /// `-S`/`--suffix`: what pack appends and unpack also recognises; `nil` is `.gz`. Bytes as
     /// given (UTF-8 or not), as the end of a name.
     var suffix: Pathname?
@@ -93,21 +96,28 @@ enum ParsedCommand: Equatable {
     case run(Options)
     case help
     case version
+    /// `-L`, `--license`: the licence, as gzip's `-L` prints its own.
+    case license
     /// `gzstream cache …` (Cache.swift).
     case cache(CacheOptions)
     /// `gzstream cache --help`.
     case cacheHelp
 }
 
-/// A command line that cannot be run; printed as `Error: …` plus the usage.
+/// A command line that cannot be run; printed as GNU gzip and coreutils print one, on two
+/// lines: `PROGRAM: MESSAGE`, then `Try 'PROGRAM --help' for more information.`
 struct UsageError: Error, Equatable {
     var message: String
-    /// The usage lines printed after the message; `nil` for the command's (``usageText``).
-    var usage: String? = nil
+    /// What the second line tells the user to run after the program's name: `--help`, or
+    /// `cache --help` for the cache's errors; `nil` prints no second line (gzip's
+    /// "invalid suffix" and "suffix contains '/'" come alone).
+    var helpCommand: String? = "--help"
 
-    /// This error with `usage` for its usage lines, unless it has its own already.
-    func withUsage(_ usage: String?) -> UsageError {
-        UsageError(message: message, usage: self.usage ?? usage)
+    /// This error pointing to `helpCommand`, unless it points to a help of its own already.
+    func pointing(to helpCommand: String) -> UsageError {
+        var error = self
+        if error.helpCommand == "--help" { error.helpCommand = helpCommand }
+        return error
     }
 }
 

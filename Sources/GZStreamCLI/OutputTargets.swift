@@ -126,7 +126,7 @@ extension Command {
         }
         do {
             try temporary.finish(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
-                                 owner: owner)
+                                 owner: owner, synchronous: options.synchronous)
         } catch {
             throw Reported(status: reportError(outputPath.description, describe(error)))
         }
@@ -144,6 +144,14 @@ extension Command {
             // Found only now (unpack -N's stored name, a file made meanwhile): as if found first.
             if error.alreadyExists { throw Reported(status: refuseExisting(shownPath)) }
             throw Reported(status: reportError(shownPath, error.message))
+        }
+        // --synchronous, as gzip's: the new name is on the disk before the input is removed.
+        if options.synchronous {
+            do {
+                try publishDirectory.synchronize()
+            } catch {
+                throw Reported(status: reportError(shownPath, describe(error)))
+            }
         }
         report(outcome, inputName: inputName, outputName: shownPath)
         return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: outcome.status)
@@ -341,7 +349,7 @@ extension Command {
     }
 
     /// Writes the `.gzi` bytes into the index's temporary file, then sets its mode and owner
-    /// (``TemporaryFile/finish(mode:times:owner:)``), which closes it.
+    /// (``TemporaryFile/finish(mode:times:owner:synchronous:)``), which closes it.
     func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname, mode: UInt32,
                     owner: (UInt32, UInt32)?) throws {
         let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,

@@ -66,13 +66,27 @@ final class OutputDirectory {
     func info(of name: Pathname, followsLinks: Bool) -> FileInfo? {
         try? SystemCalls.info(of: name, in: descriptor, followsLinks: followsLinks)
     }
+
+    /// Flushes the directory's entries to the disk (`--synchronous`), so that a name published
+    /// in it survives a crash: the directory is opened for reading through ``descriptor`` (a
+    /// lookup-only descriptor cannot be flushed) and closed again.
+    /// - Throws: ``ByteStreamError`` when it cannot be opened or flushed.
+    /// Blocks until the device has the data. The corresponding C functions are `openat(2)` and
+    /// `fsync(2)`.
+    func synchronize() throws {
+        let target = path.isEmpty ? "." : path.description
+        let readable = try SystemCalls.open(".", in: descriptor, flags: OpenFlag.readOnly | OpenFlag.directory,
+                                            target: target)
+        defer { try? SystemCalls.close(readable, target: target) }
+        try SystemCalls.synchronize(readable, target: target)
+    }
 }
 
 /// An output written beside its final name and moved into place only when complete, so that
 /// a failure or an interruption never leaves a partial file under the final name.
 ///
 /// Lifecycle: ``init(in:)`` creates `.gzstream-XXXXXX` (mode 0600) in the directory; the
-/// caller writes ``descriptor`` (through a stream that does not close it); ``finish(mode:times:owner:)``
+/// caller writes ``descriptor`` (through a stream that does not close it); ``finish(mode:times:owner:synchronous:)``
 /// sets the attributes on the descriptor and closes it; ``publish(as:replacing:)`` moves it into
 /// place. ``discard()`` (also on release) closes the descriptor if still open and removes the
 /// file unless it was published, and only while its name still refers to it.
@@ -87,7 +101,7 @@ final class TemporaryFile {
     /// The file's name in ``directory``: `.gzstream-` and six random letters or digits, a name
     /// of fixed length, so that a final name of up to `NAME_MAX` bytes still works.
     let name: Pathname
-    /// The open file (write only), or `-1` once ``finish(mode:times:owner:)`` or ``discard()``
+    /// The open file (write only), or `-1` once ``finish(mode:times:owner:synchronous:)`` or ``discard()``
     /// closed it.
     private(set) var descriptor: Int32
     /// The device and inode of the file created, to recognise it by its name later.
@@ -160,13 +174,15 @@ final class TemporaryFile {
     ///   - mode: the permission bits.
     ///   - times: access and modification times, to the nanosecond; `nil` leaves them.
     ///   - owner: user and group; `nil` leaves them.
-    /// - Throws: ``ByteStreamError`` when closing reports an error (a write that failed late,
-    ///   on NFS or a full quota).
-    /// Does not block beyond `close(2)`. The corresponding C functions are `fchown(2)`,
-    /// `fchmod(2)`, `futimens(2)` and `close(2)`.
+    ///   - synchronous: Whether to flush the data and attributes to the disk before closing
+    ///     (`--synchronous`).
+    /// - Throws: ``ByteStreamError`` when flushing or closing reports an error (a write that
+    ///   failed late, on NFS or a full quota).
+    /// Does not block beyond `close(2)` (and `fsync(2)` when `synchronous`). The corresponding
+    /// C functions are `fchown(2)`, `fchmod(2)`, `futimens(2)`, `fsync(2)` and `close(2)`.
     func finish(mode: UInt32, times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?,
-                owner: (UInt32, UInt32)?) throws {
-        precondition(descriptor >= 0, "finish(mode:times:owner:) twice")
+                owner: (UInt32, UInt32)?, synchronous: Bool = false) throws {
+        precondition(descriptor >= 0, "finish(mode:times:owner:synchronous:) twice")
         let target = path.description
         if let (user, group) = owner {
             try? SystemCalls.changeOwner(of: descriptor, owner: user, group: group, target: target)
@@ -176,6 +192,7 @@ final class TemporaryFile {
             try? SystemCalls.setTimes(of: descriptor, access: times.access, modification: times.modification,
                                       target: target)
         }
+        if synchronous { try SystemCalls.synchronize(descriptor, target: target) }
         let fd = descriptor
         descriptor = -1
         try SystemCalls.close(fd, target: target)

@@ -2,8 +2,8 @@ import ByteStreams
 import GzipStreams
 
 // The values options take, each range defined once: what a command line may say, and the
-// message a mistake prints. Each parser throws ``UsageError`` without usage lines; a parser
-// whose errors print other usage lines (the cache's) sets them with ``UsageError/withUsage(_:)``.
+// message a mistake prints. Each parser throws ``UsageError`` pointing to `--help`; the cache
+// points its errors to its own help with ``UsageError/pointing(to:)``.
 
 // MARK: Ranges
 
@@ -72,11 +72,17 @@ func parseThreads(_ text: String) throws(UsageError) -> Int {
     return count
 }
 
-/// `-S`'s suffix: its bytes, UTF-8 or not (a name's last bytes), 1 to 30 of them, no NUL.
+/// `-S`'s suffix: its bytes, UTF-8 or not (a name's last bytes), 1 to 30 of them, no NUL and
+/// no `/`, refused in GNU gzip's words and, as gzip, without a pointer to `--help`: a suffix
+/// with a `/` would send the output into another directory (gzip refuses it since 1.13), an
+/// empty one would make the output the input's own name.
 func parseSuffix(_ bytes: ArraySlice<UInt8>) throws(UsageError) -> Pathname {
     guard let suffix = Pathname(bytes: bytes) else { throw UsageError(message: "a suffix cannot hold a NUL byte") }
+    if suffix.bytes.contains(UInt8(ascii: "/")) {
+        throw UsageError(message: "suffix contains '/'", helpCommand: nil)
+    }
     guard !suffix.isEmpty, suffix.bytes.count <= maximumSuffixLength else {
-        throw UsageError(message: "suffix must be 1 to \(maximumSuffixLength) bytes, not '\(suffix)'")
+        throw UsageError(message: "invalid suffix '\(suffix)'", helpCommand: nil)
     }
     return suffix
 }

@@ -32,7 +32,8 @@ let arguments = (0..<Int(CommandLine.argc)).map { index in
 }
 var environment = CommandEnvironment.process()
 environment.reportsBrokenPipe = !brokenPipeIsFatal
-// Called through a link named gunzip, zcat or gzcat, it acts as that program.
+environment.gzipVariable = getenv("GZIP").map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
+// Called through a link named gzip, gunzip, zcat or gzcat, it acts as that program.
 let result = runCommand(arguments: Array(arguments.dropFirst()), programName: arguments.first ?? Array("gzstream".utf8),
                         environment: environment)
 if result.brokenPipe && brokenPipeIsFatal { dieOfBrokenPipe() }

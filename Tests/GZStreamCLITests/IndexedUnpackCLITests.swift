@@ -82,7 +82,7 @@ struct IndexedUnpackCLITests {
             for (arguments, message) in [(["pack", "--index=x", "f"], "--index PATH applies to unpack and test"),
                                          (["unpack", "--index", "x", "-c", "a", "b"], "--index PATH needs one FILE (the index is that file's)")] {
                 let usage = try gzstream(arguments, in: scratch)
-                #expect(usage.status == 1 && usage.errLines.first == "gzstream: Error: \(message)", "\(arguments)")
+                #expect(usage.status == 1 && usage.err == usageError(message), "\(arguments): \(usage)")
             }
         }
     }

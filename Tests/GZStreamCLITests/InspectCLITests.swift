@@ -226,7 +226,7 @@ struct InspectCLITests {
 
     // MARK: Usage and odd inputs
 
-    @Test("usage errors: exit 1, Error: line and the usage on stderr, nothing on stdout", arguments: [
+    @Test("usage errors: exit 1, a line and where help is on stderr, nothing on stdout", arguments: [
         (["test", "-c", "a.gz"], "test writes no output: -c, -o and --rm do not apply"),
         (["list", "-o", "x", "a.gz"], "list writes no output: -c, -o and --rm do not apply"),
         (["test", "--rm", "a.gz"], "test writes no output: -c, -o and --rm do not apply"),

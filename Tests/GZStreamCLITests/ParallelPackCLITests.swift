@@ -71,7 +71,7 @@ struct ParallelPackCLITests {
         try withScratch { scratch in
             let result = try gzstream(arguments, in: scratch, input: .bytes([1, 2, 3]))
             #expect(result.status == 1)
-            #expect(result.errLines.first == "gzstream: Error: \(message)", "\(result)")
+            #expect(result.err == usageError(message), "\(result)")
             #expect(result.stdout.isEmpty)
         }
     }

@@ -207,5 +207,5 @@ func cliText(_ name: String) -> String {
     (try? PackageLocations.fixtureText("cli/" + name)) ?? "<fixtures/cli/\(name) cannot be read>"
 }
 
-/// The usage lines that follow every `gzstream: Error: …` line.
-let usageLines = cliText("usage.txt")
+/// The line that follows every usage error's.
+let tryHelpLine = "Try 'gzstream --help' for more information.\n"

@@ -54,6 +54,8 @@ public struct Tool: Sendable {
     public static let rsync = Tool(name: "rsync", debianPackage: "rsync")
     /// util-linux's, for a pseudo-terminal.
     public static let script = Tool(name: "script", debianPackage: "bsdutils")
+    /// To see the system calls a run makes, and in what order (`--synchronous`).
+    public static let strace = Tool(name: "strace", debianPackage: "strace")
 }
 
 extension Trait where Self == ConditionTrait {
