@@ -12,7 +12,7 @@ import Dispatch
 /// leave the first error in place.
 ///
 /// Events reach the ``delegate`` only while the stream is scheduled on a dispatch queue
-/// (``schedule(on:)``), as in Cocoa events reach only streams scheduled on a run loop. Polling
+/// (``schedule(on:)-(DispatchQueue)``), as in Cocoa events reach only streams scheduled on a run loop. Polling
 /// (`hasBytesAvailable`, `read`, `write`) works whether or not the stream is scheduled.
 /// A scheduled stream over a pipe, FIFO, terminal or socket is driven by readiness and never
 /// blocks; see ``schedule(on:)-(DispatchQueue)``.

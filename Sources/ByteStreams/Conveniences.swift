@@ -90,8 +90,9 @@ extension ByteInputStream {
     ///
     /// Memory: one buffer of `chunkSize` bytes, whatever the size of the input; none into a
     /// ``WriteBehindOutputStream``, whose buffers are read into directly (no copy).
-    /// - Parameter chunkSize: The most bytes per read, `1...ByteStream.maximumChunkSize`;
-    ///   default 4096.
+    /// - Parameters:
+    ///   - output: Where the bytes go; opened if it is not open yet, not closed.
+    ///   - chunkSize: The most bytes per read, `1...ByteStream.maximumChunkSize`; default 4096.
     /// - Returns: The number of bytes copied.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   `chunkSize` out of range (nothing is opened); ``ByteStreamError/Code-swift.enum/wouldBlock``

@@ -1,7 +1,7 @@
 import ByteStreams
 import Foundation
 
-/// A Foundation `InputStream` that reads one of our ``ByteStreams/ByteInputStream``s, so code
+/// A Foundation `InputStream` that reads one of our `ByteInputStream`s, so code
 /// that takes a Foundation stream can read gunzipped bytes (`BridgedInputStream(gzipInput)`).
 /// "Bridged": a Foundation stream in front of a byte stream; ``FoundationInputStream`` is the
 /// other way round.
@@ -42,7 +42,7 @@ public final class BridgedInputStream: InputStream {
     override public func open() { byteStream.open() }
     override public func close() { byteStream.close() }
 
-    /// Reads as ``ByteStreams/ByteInputStream/read(_:maxLength:)`` does: `1...len` bytes, `0`
+    /// Reads as `ByteInputStream.read(_:maxLength:)` does: `1...len` bytes, `0`
     /// at the end, `-1` on error with `streamError` set.
     override public func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         byteStream.read(buffer, maxLength: len)
@@ -81,7 +81,7 @@ public final class BridgedInputStream: InputStream {
     }
 }
 
-/// A Foundation `OutputStream` that writes one of our ``ByteStreams/ByteOutputStream``s, so
+/// A Foundation `OutputStream` that writes one of our `ByteOutputStream`s, so
 /// code that takes a Foundation stream can write into a gzip stream
 /// (`BridgedOutputStream(gzipOutput)`); ``FoundationOutputStream`` is the other way round.
 ///
@@ -90,7 +90,7 @@ public final class BridgedInputStream: InputStream {
 /// and forwards them to ``byteStream``. Errors and events as for ``BridgedInputStream``.
 ///
 /// `OutputStream.toMemory()` and `init(toMemory:)` (required of every subclass) give a bridge
-/// over a new growing ``ByteStreams/MemoryOutputStream``, whose bytes
+/// over a new growing `MemoryOutputStream`, whose bytes
 /// `property(forKey: .dataWrittenToMemoryStreamKey)` returns as `NSData`.
 ///
 /// Ownership: closing the bridge closes ``byteStream`` (a gzip stream then writes its
@@ -110,7 +110,7 @@ public final class BridgedOutputStream: OutputStream {
         stream.delegate = forwarder
     }
 
-    /// A bridge over a new growing ``ByteStreams/MemoryOutputStream``.
+    /// A bridge over a new growing `MemoryOutputStream`.
     public required convenience init(toMemory: ()) {
         self.init(MemoryOutputStream())
     }
@@ -118,7 +118,7 @@ public final class BridgedOutputStream: OutputStream {
     override public func open() { byteStream.open() }
     override public func close() { byteStream.close() }
 
-    /// Writes as ``ByteStreams/ByteOutputStream/write(_:maxLength:)`` does: `0...len` bytes
+    /// Writes as `ByteOutputStream.write(_:maxLength:)` does: `0...len` bytes
     /// taken, `-1` on error with `streamError` set.
     override public func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
         byteStream.write(buffer, maxLength: len)

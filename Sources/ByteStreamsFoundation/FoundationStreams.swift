@@ -2,10 +2,10 @@ import ByteStreams
 import Foundation
 
 /// Reads a Foundation `InputStream` (`InputStream(data:)`, `InputStream(url:)`, a socket
-/// stream on Darwin) as a ``ByteStreams/ByteInputStream``, so it can feed a `GzipInputStream`
+/// stream on Darwin) as a `ByteInputStream`, so it can feed a `GzipInputStream`
 /// or any of our conveniences. The backing is named first, as in `FileInputStream`.
 ///
-/// Status: ``ByteStreams/ByteStream/open()`` opens the Foundation stream unless it is open
+/// Status: `ByteStream.open()` opens the Foundation stream unless it is open
 /// already; if the Foundation stream then reports `.error`, this stream fails with its error.
 /// A Foundation read of `0` is the end of the stream; `-1` is an error.
 ///
@@ -14,7 +14,7 @@ import Foundation
 /// the bridged stream's own error.
 ///
 /// Ownership: closing this stream closes the Foundation stream unless `closesInnerStream` is
-/// `false`. Property ``ByteStreams/ByteStream/PropertyKey/fileCurrentOffset`` reads and sets
+/// `false`. Property `ByteStream.PropertyKey.fileCurrentOffset` reads and sets
 /// Foundation's `fileCurrentOffsetKey` (an `Int64` here, an `NSNumber` there).
 ///
 /// Blocks when the Foundation stream blocks. Thread safety: as for any stream, one thread at a
@@ -72,21 +72,21 @@ public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
 }
 
 /// Writes a Foundation `OutputStream` (`OutputStream(toMemory:)`, `OutputStream(url:append:)`,
-/// `OutputStream(toBuffer:capacity:)`) as a ``ByteStreams/ByteOutputStream``, so a
+/// `OutputStream(toBuffer:capacity:)`) as a `ByteOutputStream`, so a
 /// `GzipOutputStream` or our conveniences can write into it.
 ///
-/// Status: ``ByteStreams/ByteStream/open()`` opens the Foundation stream unless it is open
+/// Status: `ByteStream.open()` opens the Foundation stream unless it is open
 /// already; if it then reports `.error`, this stream fails with its error. A Foundation write
 /// of `-1` is an error: swift-corelibs-foundation reports a full `toBuffer:capacity:` stream
 /// so, with `ENOMEM`. A Foundation stream that goes to `.atEnd` instead (Darwin's full buffer)
 /// puts this stream at its end, and a further write fails with
-/// ``ByteStreams/ByteStreamError/Code-swift.enum/noSpaceAvailable``.
+/// `ByteStreamError.Code.noSpaceAvailable`.
 ///
 /// Errors: a ``FoundationStreamError`` that keeps the Foundation stream's `streamError`
 /// unchanged; over a ``BridgedOutputStream``, the bridged stream's own error.
 ///
 /// Ownership: closing this stream closes the Foundation stream unless `closesInnerStream` is
-/// `false`. Property ``ByteStreams/ByteStream/PropertyKey/dataWrittenToMemoryStream`` gives
+/// `false`. Property `ByteStream.PropertyKey.dataWrittenToMemoryStream` gives
 /// Foundation's `dataWrittenToMemoryStreamKey` as `Data`.
 ///
 /// Blocks when the Foundation stream blocks. Thread safety: one thread at a time. Wraps

@@ -25,7 +25,7 @@ import ByteStreams
 /// `2 × threads` members are in flight, until the oldest is written; close and flush block
 /// until every member is written.
 ///
-/// Members are deflated by libdeflate's whole-buffer compressor (``LibdeflateDeflater``), one
+/// Members are deflated by libdeflate's whole-buffer compressor (`LibdeflateDeflater`), one
 /// per worker thread (allocated by the worker on its first member, freed when the stream closes), and
 /// their CRC-32 is computed on the worker too. The output depends only on the input, the level
 /// and where ``flush()`` was called, never on the thread count or on how the input was split
