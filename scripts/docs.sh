@@ -3,9 +3,10 @@
 # fetched (no swift-docc-plugin):
 #   1. the five modules in a build of their own (.build/docs/build, so the normal build is left
 #      alone);
-#   2. their symbol graphs with swift-symbolgraph-extract (public symbols, extensions of other
-#      modules' types, and the modules each one re-exports: `import GzipStreams` gives the
-#      ByteStreams types, so its documentation holds them too);
+#   2. their symbol graphs with swift-symbolgraph-extract: public symbols (an override without a
+#      comment of its own shows its superclass's), extensions of other modules' types, and the
+#      modules each one re-exports (`import GzipStreams` gives the ByteStreams types, so its
+#      documentation holds them too);
 #   3. `docc convert` of each Sources/<Module>/<Module>.docc catalog into
 #      .build/docs/<Module>.doccarchive, ready for static hosting;
 #   4. a type check of every ```swift block of the articles, each wrapped in a function, against
@@ -55,7 +56,7 @@ for module in "${modules[@]}"; do
   mkdir -p "$graphs"
   "$EXTRACT" -module-name "$module" -target "$triple" -I "$module_dir" "${c_modules[@]}" \
     -output-dir "$graphs" -minimum-access-level public -emit-extension-block-symbols \
-    -skip-inherited-docs ${reexported:+-experimental-allowed-reexported-modules=$reexported}
+    ${reexported:+-experimental-allowed-reexported-modules=$reexported}
   log=$out/$module.log
   if ! "$DOCC" convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$graphs" \
       --output-path "$out/$module.doccarchive" --fallback-display-name "$module" \

@@ -25,8 +25,25 @@ import Dispatch
 open class ByteStream: @unchecked Sendable {
     /// The NSStream states (`NSStreamStatus`).
     public enum Status: Sendable, Equatable, CustomStringConvertible {
-        case notOpen, opening, open, reading, writing, atEnd, closed, error
+        /// Made, not opened yet; ``ByteStream/open()`` has not been called.
+        case notOpen
+        /// Inside ``ByteStream/open()``, while the backing opens.
+        case opening
+        /// Open: reads and writes may be made.
+        case open
+        /// Inside a read.
+        case reading
+        /// Inside a write.
+        case writing
+        /// An input stream that has returned its last byte: reads return `0`.
+        case atEnd
+        /// Closed by ``ByteStream/close()``; the backing is released.
+        case closed
+        /// Failed; ``ByteStream/streamError`` holds the first error, and reads and writes
+        /// return `-1`.
+        case error
 
+        /// The status in words, for messages: "not open", "at end", ….
         public var description: String {
             switch self {
             case .notOpen: "not open"
@@ -43,15 +60,25 @@ open class ByteStream: @unchecked Sendable {
 
     /// The events a stream posts to its delegate (`NSStreamEvent`).
     public struct Event: OptionSet, Sendable, Hashable, CustomStringConvertible {
+        /// The bits of the set, one per event.
         public let rawValue: UInt
+        /// The events whose bits are set in `rawValue`.
         public init(rawValue: UInt) { self.rawValue = rawValue }
 
+        /// The stream has opened.
         public static let openCompleted = Event(rawValue: 1 << 0)
+        /// An input stream has bytes to read: read in the handler; it comes again while there
+        /// is more.
         public static let hasBytesAvailable = Event(rawValue: 1 << 1)
+        /// An output stream can take bytes; it comes again after each write that leaves more
+        /// room.
         public static let hasSpaceAvailable = Event(rawValue: 1 << 2)
+        /// The stream failed; its ``ByteStream/streamError`` says why.
         public static let errorOccurred = Event(rawValue: 1 << 3)
+        /// An input stream reached its end; posted once.
         public static let endEncountered = Event(rawValue: 1 << 4)
 
+        /// The events in words, for logs: "has bytes available, end encountered".
         public var description: String {
             var names: [String] = []
             if contains(.openCompleted) { names.append("open completed") }
@@ -65,7 +92,9 @@ open class ByteStream: @unchecked Sendable {
 
     /// Keys for ``property(forKey:)`` and ``setProperty(_:forKey:)`` (`NSStream.PropertyKey`).
     public struct PropertyKey: RawRepresentable, Hashable, Sendable {
+        /// The key's name.
         public let rawValue: String
+        /// A key by name; the streams answer only the two keys below.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The bytes a growing ``MemoryOutputStream`` holds, as `Data`
@@ -115,6 +144,7 @@ open class ByteStream: @unchecked Sendable {
     /// Set while a scheduled, open stream watches its pipe, FIFO, terminal or socket.
     private(set) var descriptorReadiness: DescriptorReadiness?
 
+    /// A stream in ``Status-swift.enum/notOpen``, for subclasses (the backings) to call.
     public init() {}
 
     deinit {
@@ -305,10 +335,10 @@ open class ByteStream: @unchecked Sendable {
 
     // MARK: For subclasses
 
-    /// Opens the backing. Called once by ``open()``; throw to put the stream in `.error`.
+    /// Opens the backing. Called once by ``ByteStream/open()``; throw to put the stream in `.error`.
     open func openBacking() throws {}
 
-    /// Releases the backing. Called once by ``close()``, also when the stream was never
+    /// Releases the backing. Called once by ``ByteStream/close()``, also when the stream was never
     /// opened; a thrown error is recorded (the backing must still be released).
     open func closeBacking() throws {}
 
@@ -389,10 +419,13 @@ public protocol ByteStreamScheduler: Sendable {
 /// Delivers events with `queue.async`. Use a serial queue: the delegate calls of one stream
 /// must not run at once.
 public struct DispatchQueueScheduler: ByteStreamScheduler {
+    /// The queue the events are delivered on.
     public let queue: DispatchQueue
 
+    /// A scheduler that delivers on `queue`, which should be serial.
     public init(queue: DispatchQueue) { self.queue = queue }
 
+    /// Runs `work` on ``queue`` with `async`.
     public func perform(_ work: @escaping @Sendable () -> Void) {
         queue.async(execute: work)
     }

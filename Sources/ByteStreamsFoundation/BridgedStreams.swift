@@ -39,7 +39,9 @@ public final class BridgedInputStream: InputStream {
         stream.delegate = forwarder
     }
 
+    /// Opens ``byteStream`` (`ByteStream.open()`).
     override public func open() { byteStream.open() }
+    /// Closes ``byteStream`` (`ByteStream.close()`).
     override public func close() { byteStream.close() }
 
     /// Reads as `ByteInputStream.read(_:maxLength:)` does: `1...len` bytes, `0`
@@ -48,14 +50,19 @@ public final class BridgedInputStream: InputStream {
         byteStream.read(buffer, maxLength: len)
     }
 
+    /// Whether ``byteStream`` says a read may return bytes.
     override public var hasBytesAvailable: Bool { byteStream.hasBytesAvailable }
 
+    /// Lends ``byteStream``'s buffer when it has one (a memory stream); `false` otherwise.
     override public func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>,
                                    length len: UnsafeMutablePointer<Int>) -> Bool {
         byteStream.getBuffer(buffer, length: len)
     }
 
+    /// ``byteStream``'s status as Foundation's `Stream.Status`.
     override public var streamStatus: Stream.Status { byteStream.streamStatus.foundationStatus }
+    /// ``byteStream``'s error as an `NSError`: `NSPOSIXErrorDomain` and `errno` for a system
+    /// failure, with the byte stream's error under `NSUnderlyingErrorKey`.
     override public var streamError: (any Error)? { byteStream.streamError.map(foundationError(from:)) }
 
     /// `fileCurrentOffsetKey` as an `NSNumber`; other keys are `nil`.
@@ -72,10 +79,12 @@ public final class BridgedInputStream: InputStream {
         return byteStream.setProperty(number.int64Value, forKey: .fileCurrentOffset)
     }
 
+    /// Schedules ``byteStream`` on `aRunLoop` in `mode`; the bridge's delegate hears its events.
     override public func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.schedule(in: aRunLoop, forMode: mode)
     }
 
+    /// Removes ``byteStream`` from `aRunLoop` in `mode`.
     override public func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.remove(from: aRunLoop, forMode: mode)
     }
@@ -115,7 +124,9 @@ public final class BridgedOutputStream: OutputStream {
         self.init(MemoryOutputStream())
     }
 
+    /// Opens ``byteStream`` (`ByteStream.open()`).
     override public func open() { byteStream.open() }
+    /// Closes ``byteStream`` (`ByteStream.close()`).
     override public func close() { byteStream.close() }
 
     /// Writes as `ByteOutputStream.write(_:maxLength:)` does: `0...len` bytes
@@ -124,8 +135,12 @@ public final class BridgedOutputStream: OutputStream {
         byteStream.write(buffer, maxLength: len)
     }
 
+    /// Whether ``byteStream`` says a write may take bytes.
     override public var hasSpaceAvailable: Bool { byteStream.hasSpaceAvailable }
+    /// ``byteStream``'s status as Foundation's `Stream.Status`.
     override public var streamStatus: Stream.Status { byteStream.streamStatus.foundationStatus }
+    /// ``byteStream``'s error as an `NSError`: `NSPOSIXErrorDomain` and `errno` for a system
+    /// failure, with the byte stream's error under `NSUnderlyingErrorKey`.
     override public var streamError: (any Error)? { byteStream.streamError.map(foundationError(from:)) }
 
     /// `dataWrittenToMemoryStreamKey` as `NSData` when the byte stream keeps its bytes in
@@ -136,12 +151,15 @@ public final class BridgedOutputStream: OutputStream {
         return NSData(data: data)
     }
 
+    /// Sets nothing: an output bridge has no settable property. Returns `false`.
     override public func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
 
+    /// Schedules ``byteStream`` on `aRunLoop` in `mode`; the bridge's delegate hears its events.
     override public func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.schedule(in: aRunLoop, forMode: mode)
     }
 
+    /// Removes ``byteStream`` from `aRunLoop` in `mode`.
     override public func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.remove(from: aRunLoop, forMode: mode)
     }

@@ -285,6 +285,8 @@ public struct BGZFIndex: Equatable, Sendable {
         /// The member's first plain byte, in bytes from the start of the plain data.
         public var uncompressedOffset: UInt64
 
+        /// An entry for a member at `compressedOffset` whose data starts at plain offset
+        /// `uncompressedOffset`.
         public init(compressedOffset: UInt64, uncompressedOffset: UInt64) {
             self.compressedOffset = compressedOffset
             self.uncompressedOffset = uncompressedOffset
@@ -295,6 +297,7 @@ public struct BGZFIndex: Equatable, Sendable {
     /// listed; nor is the end-of-file member).
     public var entries: [Entry]
 
+    /// An index of `entries`, in file order.
     public init(entries: [Entry] = []) {
         self.entries = entries
     }

@@ -102,10 +102,13 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
         state.deallocate()
     }
 
+    /// Opens the inner stream unless it is open; the prefix and header are read by the first
+    /// read.
     override public func openBacking() throws {
         try inner.openUnlessOpened()
     }
 
+    /// Releases the buffers and closes the inner stream when `closesInnerStream`.
     override public func closeBacking() throws {
         releaseBuffers()
         if closesInnerStream {
@@ -114,6 +117,8 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
         }
     }
 
+    /// Gives out plaintext of chunks that have authenticated, reading and decrypting the next
+    /// chunk when none is left; `0` only after the final chunk.
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         while true {
             switch phase {

@@ -87,6 +87,8 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
         ciphertext.deallocate()
     }
 
+    /// Opens the inner stream unless it is open and writes the prefix and the secretstream
+    /// header.
     override public func openBacking() throws {
         try inner.openUnlessOpened()
         var header = [UInt8](repeating: 0, count: SecretStreamFraming.headerByteCount)
@@ -97,6 +99,7 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
         try emit(SecretStreamFraming.prefix(chunkSize: chunkSize) + header)
     }
 
+    /// Takes all `maxLength` bytes, encrypting and writing each chunk as soon as it is full.
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         var taken = 0
         while taken < maxLength {
@@ -119,6 +122,8 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
         close()
     }
 
+    /// Writes the final chunk (unless abandoned or failed), zeroes the state and the plaintext
+    /// buffer, and closes the inner stream when `closesInnerStream`; throws the first error.
     override public func closeBacking() throws {
         var firstError: (any Error)?
         if streamStatus != .error, !abandoned, pushing {

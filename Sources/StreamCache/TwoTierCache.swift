@@ -30,6 +30,7 @@ public final class TwoTierCache: Sendable {
     /// removals and promotions change memory under this lock.
     private let generation = QueueGuarded<UInt64>(0, label: "gzstream.cache.generation")
 
+    /// A cache that looks in `memory`, then in `disk`.
     /// - Parameters:
     ///   - memory: The memory tier; default: 64 MiB of values, any count.
     ///   - disk: The disk tier.
