@@ -154,6 +154,7 @@ public struct CacheRemovalFailure: Sendable, Equatable, CustomStringConvertible 
     /// The failing call's `errno`, when a system call failed.
     public var errno: Int32?
 
+    /// The failure to remove the file at `path`, for `reason`, with the call's `errno` if any.
     public init(path: String, reason: String, errno: Int32? = nil) {
         self.path = path
         self.reason = reason
