@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
-.PHONY: all build test demo bench bench-cache fuzz fuzz-build install deps test-deps test-venv clean
+.PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install deps test-deps test-venv clean
 
 all: build
 
@@ -126,6 +126,14 @@ fuzz: deps
 # Builds the fuzzer without running it (.build/fuzz/gzip-input-fuzzer).
 fuzz-build: deps
 	scripts/fuzz.sh --build
+
+# DocC documentation of the library modules, built with the toolchain's own docc (nothing is
+# fetched): .build/docs/<Module>.doccarchive for ByteStreams, ByteStreamsFoundation,
+# GzipStreams, SecretStreams and StreamCache, each ready for static hosting. Fails on any docc
+# warning and on any article example that does not compile. The modules are built in
+# .build/docs/build, apart from the normal build.
+docs: deps
+	scripts/docs.sh
 
 # Only the gzstream product is built: a build of every target would include the tests'
 # TestSupport, which imports Testing, of which the toolchain has no static library.

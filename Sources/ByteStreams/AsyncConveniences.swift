@@ -12,7 +12,7 @@ import Dispatch
 // - the writes of `writeAll` run on a Dispatch queue, in pieces, whatever the stream.
 
 extension ByteOutputStream {
-    /// The most bytes the asynchronous ``writeAll(_:)-(Bytes)`` hands to one `write` call: 64 KiB.
+    /// The most bytes the asynchronous ``writeAll(_:)-5fk87`` hands to one `write` call: 64 KiB.
     /// Cancellation is checked between pieces.
     public static let asyncWritePieceSize = 64 * 1024
 

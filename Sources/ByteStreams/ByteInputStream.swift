@@ -4,6 +4,7 @@
 /// Subclasses override ``readBytes(into:maxLength:)`` and, where they can say more than
 /// "try a read", ``hasBytesAvailable``.
 open class ByteInputStream: ByteStream, @unchecked Sendable {
+    /// An input stream in `.notOpen`, for subclasses to call.
     override public init() { super.init() }
 
     /// Reads up to `maxLength` bytes into `buffer`.
@@ -73,7 +74,7 @@ open class ByteInputStream: ByteStream, @unchecked Sendable {
         false
     }
 
-    /// The hook behind ``read(_:maxLength:)``: read `1...maxLength` bytes, or return `0` only at
+    /// The hook behind ``ByteInputStream/read(_:maxLength:)``: read `1...maxLength` bytes, or return `0` only at
     /// the end of the stream; throw on failure. Called only while the stream is open, with
     /// `maxLength > 0`. A backing that cannot block (one scheduled over a non-blocking
     /// descriptor) throws the package's `WouldBlock` when it has nothing yet.

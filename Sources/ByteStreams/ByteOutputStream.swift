@@ -4,6 +4,7 @@
 /// Subclasses override ``writeBytes(from:maxLength:)`` and, where space can run out,
 /// ``hasSpaceAvailable``.
 open class ByteOutputStream: ByteStream, @unchecked Sendable {
+    /// An output stream in `.notOpen`, for subclasses to call.
     override public init() { super.init() }
 
     /// Writes up to `maxLength` bytes from `buffer`.
@@ -66,7 +67,7 @@ open class ByteOutputStream: ByteStream, @unchecked Sendable {
     /// `true` once a stream of fixed capacity can take no more bytes; `false` for the rest.
     open var isFull: Bool { false }
 
-    /// The hook behind ``write(_:maxLength:)``: write `0...maxLength` bytes and return how many;
+    /// The hook behind ``ByteOutputStream/write(_:maxLength:)``: write `0...maxLength` bytes and return how many;
     /// throw on failure. Called only while the stream is open, with `maxLength > 0`.
     open func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         preconditionFailure("\(type(of: self)) must override writeBytes(from:maxLength:)")

@@ -12,7 +12,7 @@ import Dispatch
 /// leave the first error in place.
 ///
 /// Events reach the ``delegate`` only while the stream is scheduled on a dispatch queue
-/// (``schedule(on:)``), as in Cocoa events reach only streams scheduled on a run loop. Polling
+/// (``schedule(on:)-(DispatchQueue)``), as in Cocoa events reach only streams scheduled on a run loop. Polling
 /// (`hasBytesAvailable`, `read`, `write`) works whether or not the stream is scheduled.
 /// A scheduled stream over a pipe, FIFO, terminal or socket is driven by readiness and never
 /// blocks; see ``schedule(on:)-(DispatchQueue)``.
@@ -23,59 +23,6 @@ import Dispatch
 ///
 /// Thread safety: a stream is not thread-safe; use it from one thread or queue at a time.
 open class ByteStream: @unchecked Sendable {
-    /// The NSStream states (`NSStreamStatus`).
-    public enum Status: Sendable, Equatable, CustomStringConvertible {
-        case notOpen, opening, open, reading, writing, atEnd, closed, error
-
-        public var description: String {
-            switch self {
-            case .notOpen: "not open"
-            case .opening: "opening"
-            case .open: "open"
-            case .reading: "reading"
-            case .writing: "writing"
-            case .atEnd: "at end"
-            case .closed: "closed"
-            case .error: "error"
-            }
-        }
-    }
-
-    /// The events a stream posts to its delegate (`NSStreamEvent`).
-    public struct Event: OptionSet, Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: UInt
-        public init(rawValue: UInt) { self.rawValue = rawValue }
-
-        public static let openCompleted = Event(rawValue: 1 << 0)
-        public static let hasBytesAvailable = Event(rawValue: 1 << 1)
-        public static let hasSpaceAvailable = Event(rawValue: 1 << 2)
-        public static let errorOccurred = Event(rawValue: 1 << 3)
-        public static let endEncountered = Event(rawValue: 1 << 4)
-
-        public var description: String {
-            var names: [String] = []
-            if contains(.openCompleted) { names.append("open completed") }
-            if contains(.hasBytesAvailable) { names.append("has bytes available") }
-            if contains(.hasSpaceAvailable) { names.append("has space available") }
-            if contains(.errorOccurred) { names.append("error occurred") }
-            if contains(.endEncountered) { names.append("end encountered") }
-            return names.joined(separator: ", ")
-        }
-    }
-
-    /// Keys for ``property(forKey:)`` and ``setProperty(_:forKey:)`` (`NSStream.PropertyKey`).
-    public struct PropertyKey: RawRepresentable, Hashable, Sendable {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-
-        /// The bytes a growing ``MemoryOutputStream`` holds, as `Data`
-        /// (`NSStreamDataWrittenToMemoryStreamKey`). Read-only.
-        public static let dataWrittenToMemoryStream = PropertyKey(rawValue: "dataWrittenToMemoryStream")
-        /// The current offset in bytes of a file stream, as `Int64`
-        /// (`NSStreamFileCurrentOffsetKey`). Setting it seeks; it is `nil` for pipes and terminals.
-        public static let fileCurrentOffset = PropertyKey(rawValue: "fileCurrentOffset")
-    }
-
     /// The size in bytes of one chunk when a caller gives none: 4096.
     public static let defaultChunkSize = 4096
     /// The largest chunk or buffer size in bytes any stream accepts: 1 GiB (zlib and ISA-L count
@@ -115,6 +62,7 @@ open class ByteStream: @unchecked Sendable {
     /// Set while a scheduled, open stream watches its pipe, FIFO, terminal or socket.
     private(set) var descriptorReadiness: DescriptorReadiness?
 
+    /// A stream in ``Status-swift.enum/notOpen``, for subclasses (the backings) to call.
     public init() {}
 
     deinit {
@@ -305,10 +253,10 @@ open class ByteStream: @unchecked Sendable {
 
     // MARK: For subclasses
 
-    /// Opens the backing. Called once by ``open()``; throw to put the stream in `.error`.
+    /// Opens the backing. Called once by ``ByteStream/open()``; throw to put the stream in `.error`.
     open func openBacking() throws {}
 
-    /// Releases the backing. Called once by ``close()``, also when the stream was never
+    /// Releases the backing. Called once by ``ByteStream/close()``, also when the stream was never
     /// opened; a thrown error is recorded (the backing must still be released).
     open func closeBacking() throws {}
 
@@ -389,10 +337,13 @@ public protocol ByteStreamScheduler: Sendable {
 /// Delivers events with `queue.async`. Use a serial queue: the delegate calls of one stream
 /// must not run at once.
 public struct DispatchQueueScheduler: ByteStreamScheduler {
+    /// The queue the events are delivered on.
     public let queue: DispatchQueue
 
+    /// A scheduler that delivers on `queue`, which should be serial.
     public init(queue: DispatchQueue) { self.queue = queue }
 
+    /// Runs `work` on ``queue`` with `async`.
     public func perform(_ work: @escaping @Sendable () -> Void) {
         queue.async(execute: work)
     }

@@ -15,6 +15,7 @@ import Darwin
 /// precondition: a wrong one is a bug in the calling code, and checking it could not make the
 /// memory valid.
 public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What kind of failure: a system call's `errno`, a misuse, or a value out of range.
     public enum Code: Equatable, Sendable {
         /// Read or write on a stream that is not open (before ``ByteStream/open()`` or after
         /// ``ByteStream/close()``).
@@ -50,6 +51,7 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
     /// The path, or a name such as `"standard input"` or `"descriptor 5"`, or `nil` for memory.
     public var target: String?
 
+    /// An error of `code` in `operation` on `target` (a path or peer; `nil` for memory).
     public init(_ code: Code, operation: String, target: String? = nil) {
         self.code = code
         self.operation = operation
@@ -76,6 +78,7 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         }
     }
 
+    /// The message a user reads: `"open notes.txt: No such file or directory"`.
     public var description: String {
         if let target { return "\(operation) \(target): \(reason)" }
         return "\(operation): \(reason)"

@@ -90,8 +90,9 @@ extension ByteInputStream {
     ///
     /// Memory: one buffer of `chunkSize` bytes, whatever the size of the input; none into a
     /// ``WriteBehindOutputStream``, whose buffers are read into directly (no copy).
-    /// - Parameter chunkSize: The most bytes per read, `1...ByteStream.maximumChunkSize`;
-    ///   default 4096.
+    /// - Parameters:
+    ///   - output: Where the bytes go; opened if it is not open yet, not closed.
+    ///   - chunkSize: The most bytes per read, `1...ByteStream.maximumChunkSize`; default 4096.
     /// - Returns: The number of bytes copied.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   `chunkSize` out of range (nothing is opened); ``ByteStreamError/Code-swift.enum/wouldBlock``
@@ -162,14 +163,18 @@ extension ByteInputStream {
 /// Each element holds `1...maxLength` bytes; the sequence ends at the end of the stream and
 /// throws the stream's error.
 public struct ByteChunks: AsyncSequence, Sendable {
+    /// A chunk: `1...maxLength` bytes.
     public typealias Element = [UInt8]
     let stream: ByteInputStream
     let maxLength: Int
 
+    /// Reads the chunks; made by ``makeAsyncIterator()``.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let stream: ByteInputStream
         let maxLength: Int
 
+        /// The next chunk, or `nil` at the end of the stream (which is then closed).
+        /// - Throws: The stream's error (the stream is then closed), or `CancellationError`.
         public mutating func next() async throws -> [UInt8]? {
             if stream.streamStatus == .closed { return nil }
             do {
@@ -187,6 +192,7 @@ public struct ByteChunks: AsyncSequence, Sendable {
         }
     }
 
+    /// An iterator over the stream's chunks; iterate the sequence once.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(stream: stream, maxLength: maxLength)
     }

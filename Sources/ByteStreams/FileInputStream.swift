@@ -36,6 +36,8 @@ public final class FileInputStream: ByteInputStream, @unchecked Sendable {
 
     /// A stream that reads `fileDescriptor`, which must stay open until the stream is closed.
     /// - Parameters:
+    ///   - fileDescriptor: An open descriptor to read; the caller keeps owning it unless
+    ///     `closesDescriptor` is `true`.
     ///   - closesDescriptor: Close the descriptor on ``ByteStream/close()``; default `false`.
     ///   - displayName: The name errors give (a path); default "standard input" or "descriptor N".
     public init(fileDescriptor: Int32, closesDescriptor: Bool = false, displayName: String? = nil) {

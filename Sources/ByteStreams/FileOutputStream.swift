@@ -36,6 +36,8 @@ public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
 
     /// A stream that writes `fileDescriptor`, which must stay open until the stream is closed.
     /// - Parameters:
+    ///   - fileDescriptor: An open descriptor to write; the caller keeps owning it unless
+    ///     `closesDescriptor` is `true`.
     ///   - closesDescriptor: Close the descriptor on ``ByteStream/close()``; default `false`.
     ///   - displayName: The name errors give (a path); default "standard output",
     ///     "standard error" or "descriptor N".

@@ -22,6 +22,7 @@ public struct Pathname: Hashable, Sendable, CustomStringConvertible, Expressible
         bytes = Array(string.utf8.prefix { $0 != 0 })
     }
 
+    /// The UTF-8 bytes of a string literal, as ``init(_:)``.
     public init(stringLiteral value: String) {
         self.init(value)
     }

@@ -3,9 +3,10 @@
 /// - ``init(peeking:length:)`` reads the inner stream's first bytes at creation, to be looked
 ///   at (is this gzip? BGZF?), and returns them again before the rest: works for pipes, which
 ///   cannot seek back.
-/// - ``init(prefix:then:failure:offset:alignment:)`` puts bytes already read from the inner
-///   stream (by a reader that stopped part way) back in front of it, in reads that keep a
-///   whole-input chunk grid, so that the next reader sees what it would have seen alone.
+/// - `init(prefix:then:failure:offset:alignment:)` (package access) puts bytes already read
+///   from the inner stream (by a reader that stopped part way) back in front of it, in reads
+///   that keep a whole-input chunk grid, so that the next reader sees what it would have seen
+///   alone.
 ///
 /// Property ``ByteStream/PropertyKey/fileCurrentOffset`` (peeking only): the inner stream's
 /// offset less the peeked bytes not yet returned; setting it seeks the inner stream and drops them.
@@ -34,7 +35,10 @@ public final class PeekingInputStream: ByteInputStream, @unchecked Sendable {
     public var peekedBytes: [UInt8] { peeked }
 
     /// Reads up to `length` bytes of `inner`, opening it if needed.
-    /// - Parameter length: The bytes to peek, `0...ByteStream.maximumChunkSize`.
+    /// - Parameters:
+    ///   - inner: The stream to read; opened if it is not open yet, never closed by this stream
+    ///     (its owner closes it).
+    ///   - length: The bytes to peek, `0...ByteStream.maximumChunkSize`.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   `length` out of range (then `inner` is neither opened nor read). An error opening or
     ///   reading `inner` is not thrown here: the first read after the peeked bytes reports it.

@@ -1,7 +1,7 @@
 import ByteStreams
 import Foundation
 
-/// A Foundation `InputStream` that reads one of our ``ByteStreams/ByteInputStream``s, so code
+/// A Foundation `InputStream` that reads one of our `ByteInputStream`s, so code
 /// that takes a Foundation stream can read gunzipped bytes (`BridgedInputStream(gzipInput)`).
 /// "Bridged": a Foundation stream in front of a byte stream; ``FoundationInputStream`` is the
 /// other way round.
@@ -39,23 +39,30 @@ public final class BridgedInputStream: InputStream {
         stream.delegate = forwarder
     }
 
+    /// Opens ``byteStream`` (`ByteStream.open()`).
     override public func open() { byteStream.open() }
+    /// Closes ``byteStream`` (`ByteStream.close()`).
     override public func close() { byteStream.close() }
 
-    /// Reads as ``ByteStreams/ByteInputStream/read(_:maxLength:)`` does: `1...len` bytes, `0`
+    /// Reads as `ByteInputStream.read(_:maxLength:)` does: `1...len` bytes, `0`
     /// at the end, `-1` on error with `streamError` set.
     override public func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         byteStream.read(buffer, maxLength: len)
     }
 
+    /// Whether ``byteStream`` says a read may return bytes.
     override public var hasBytesAvailable: Bool { byteStream.hasBytesAvailable }
 
+    /// Lends ``byteStream``'s buffer when it has one (a memory stream); `false` otherwise.
     override public func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>,
                                    length len: UnsafeMutablePointer<Int>) -> Bool {
         byteStream.getBuffer(buffer, length: len)
     }
 
+    /// ``byteStream``'s status as Foundation's `Stream.Status`.
     override public var streamStatus: Stream.Status { byteStream.streamStatus.foundationStatus }
+    /// ``byteStream``'s error as an `NSError`: `NSPOSIXErrorDomain` and `errno` for a system
+    /// failure, with the byte stream's error under `NSUnderlyingErrorKey`.
     override public var streamError: (any Error)? { byteStream.streamError.map(foundationError(from:)) }
 
     /// `fileCurrentOffsetKey` as an `NSNumber`; other keys are `nil`.
@@ -72,16 +79,18 @@ public final class BridgedInputStream: InputStream {
         return byteStream.setProperty(number.int64Value, forKey: .fileCurrentOffset)
     }
 
+    /// Schedules ``byteStream`` on `aRunLoop` in `mode`; the bridge's delegate hears its events.
     override public func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.schedule(in: aRunLoop, forMode: mode)
     }
 
+    /// Removes ``byteStream`` from `aRunLoop` in `mode`.
     override public func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.remove(from: aRunLoop, forMode: mode)
     }
 }
 
-/// A Foundation `OutputStream` that writes one of our ``ByteStreams/ByteOutputStream``s, so
+/// A Foundation `OutputStream` that writes one of our `ByteOutputStream`s, so
 /// code that takes a Foundation stream can write into a gzip stream
 /// (`BridgedOutputStream(gzipOutput)`); ``FoundationOutputStream`` is the other way round.
 ///
@@ -90,7 +99,7 @@ public final class BridgedInputStream: InputStream {
 /// and forwards them to ``byteStream``. Errors and events as for ``BridgedInputStream``.
 ///
 /// `OutputStream.toMemory()` and `init(toMemory:)` (required of every subclass) give a bridge
-/// over a new growing ``ByteStreams/MemoryOutputStream``, whose bytes
+/// over a new growing `MemoryOutputStream`, whose bytes
 /// `property(forKey: .dataWrittenToMemoryStreamKey)` returns as `NSData`.
 ///
 /// Ownership: closing the bridge closes ``byteStream`` (a gzip stream then writes its
@@ -110,22 +119,28 @@ public final class BridgedOutputStream: OutputStream {
         stream.delegate = forwarder
     }
 
-    /// A bridge over a new growing ``ByteStreams/MemoryOutputStream``.
+    /// A bridge over a new growing `MemoryOutputStream`.
     public required convenience init(toMemory: ()) {
         self.init(MemoryOutputStream())
     }
 
+    /// Opens ``byteStream`` (`ByteStream.open()`).
     override public func open() { byteStream.open() }
+    /// Closes ``byteStream`` (`ByteStream.close()`).
     override public func close() { byteStream.close() }
 
-    /// Writes as ``ByteStreams/ByteOutputStream/write(_:maxLength:)`` does: `0...len` bytes
+    /// Writes as `ByteOutputStream.write(_:maxLength:)` does: `0...len` bytes
     /// taken, `-1` on error with `streamError` set.
     override public func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
         byteStream.write(buffer, maxLength: len)
     }
 
+    /// Whether ``byteStream`` says a write may take bytes.
     override public var hasSpaceAvailable: Bool { byteStream.hasSpaceAvailable }
+    /// ``byteStream``'s status as Foundation's `Stream.Status`.
     override public var streamStatus: Stream.Status { byteStream.streamStatus.foundationStatus }
+    /// ``byteStream``'s error as an `NSError`: `NSPOSIXErrorDomain` and `errno` for a system
+    /// failure, with the byte stream's error under `NSUnderlyingErrorKey`.
     override public var streamError: (any Error)? { byteStream.streamError.map(foundationError(from:)) }
 
     /// `dataWrittenToMemoryStreamKey` as `NSData` when the byte stream keeps its bytes in
@@ -136,12 +151,15 @@ public final class BridgedOutputStream: OutputStream {
         return NSData(data: data)
     }
 
+    /// Sets nothing: an output bridge has no settable property. Returns `false`.
     override public func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
 
+    /// Schedules ``byteStream`` on `aRunLoop` in `mode`; the bridge's delegate hears its events.
     override public func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.schedule(in: aRunLoop, forMode: mode)
     }
 
+    /// Removes ``byteStream`` from `aRunLoop` in `mode`.
     override public func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.remove(from: aRunLoop, forMode: mode)
     }

@@ -2,10 +2,10 @@ import ByteStreams
 import Foundation
 
 /// Reads a Foundation `InputStream` (`InputStream(data:)`, `InputStream(url:)`, a socket
-/// stream on Darwin) as a ``ByteStreams/ByteInputStream``, so it can feed a `GzipInputStream`
+/// stream on Darwin) as a `ByteInputStream`, so it can feed a `GzipInputStream`
 /// or any of our conveniences. The backing is named first, as in `FileInputStream`.
 ///
-/// Status: ``ByteStreams/ByteStream/open()`` opens the Foundation stream unless it is open
+/// Status: `ByteStream.open()` opens the Foundation stream unless it is open
 /// already; if the Foundation stream then reports `.error`, this stream fails with its error.
 /// A Foundation read of `0` is the end of the stream; `-1` is an error.
 ///
@@ -14,7 +14,7 @@ import Foundation
 /// the bridged stream's own error.
 ///
 /// Ownership: closing this stream closes the Foundation stream unless `closesInnerStream` is
-/// `false`. Property ``ByteStreams/ByteStream/PropertyKey/fileCurrentOffset`` reads and sets
+/// `false`. Property `ByteStream.PropertyKey.fileCurrentOffset` reads and sets
 /// Foundation's `fileCurrentOffsetKey` (an `Int64` here, an `NSNumber` there).
 ///
 /// Blocks when the Foundation stream blocks. Thread safety: as for any stream, one thread at a
@@ -35,9 +35,12 @@ public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
         super.init()
     }
 
+    /// Opens the Foundation stream unless it is open already; throws its error if it fails.
     override public func openBacking() throws { try backing.open() }
+    /// Closes the Foundation stream when this stream owns it (`closesInnerStream`).
     override public func closeBacking() throws { try backing.close() }
 
+    /// Reads from the Foundation stream: its `0` is the end, its `-1` a ``FoundationStreamError``.
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = innerStream.read(buffer, maxLength: maxLength)
         if count < 0 { throw byteStreamError(from: innerStream.streamError, operation: "read") }
@@ -56,11 +59,15 @@ public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
         streamStatus == .open && innerStream.getBuffer(buffer, length: length)
     }
 
+    /// `.fileCurrentOffset`: the Foundation stream's `fileCurrentOffsetKey` as an `Int64`;
+    /// other keys are `nil`.
     override public func property(forKey key: ByteStream.PropertyKey) -> Any? {
         guard key == .fileCurrentOffset else { return nil }
         return (innerStream.property(forKey: .fileCurrentOffsetKey) as? NSNumber)?.int64Value
     }
 
+    /// Sets `.fileCurrentOffset` (an `Int64` or `Int`) as the Foundation stream's
+    /// `fileCurrentOffsetKey`, which seeks; `false` for other keys or when it cannot seek.
     override public func setProperty(_ value: Any?, forKey key: ByteStream.PropertyKey) -> Bool {
         guard key == .fileCurrentOffset, let offset = value as? Int64 ?? (value as? Int).map(Int64.init) else {
             return false
@@ -72,21 +79,21 @@ public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
 }
 
 /// Writes a Foundation `OutputStream` (`OutputStream(toMemory:)`, `OutputStream(url:append:)`,
-/// `OutputStream(toBuffer:capacity:)`) as a ``ByteStreams/ByteOutputStream``, so a
+/// `OutputStream(toBuffer:capacity:)`) as a `ByteOutputStream`, so a
 /// `GzipOutputStream` or our conveniences can write into it.
 ///
-/// Status: ``ByteStreams/ByteStream/open()`` opens the Foundation stream unless it is open
+/// Status: `ByteStream.open()` opens the Foundation stream unless it is open
 /// already; if it then reports `.error`, this stream fails with its error. A Foundation write
 /// of `-1` is an error: swift-corelibs-foundation reports a full `toBuffer:capacity:` stream
 /// so, with `ENOMEM`. A Foundation stream that goes to `.atEnd` instead (Darwin's full buffer)
 /// puts this stream at its end, and a further write fails with
-/// ``ByteStreams/ByteStreamError/Code-swift.enum/noSpaceAvailable``.
+/// `ByteStreamError.Code.noSpaceAvailable`.
 ///
 /// Errors: a ``FoundationStreamError`` that keeps the Foundation stream's `streamError`
 /// unchanged; over a ``BridgedOutputStream``, the bridged stream's own error.
 ///
 /// Ownership: closing this stream closes the Foundation stream unless `closesInnerStream` is
-/// `false`. Property ``ByteStreams/ByteStream/PropertyKey/dataWrittenToMemoryStream`` gives
+/// `false`. Property `ByteStream.PropertyKey.dataWrittenToMemoryStream` gives
 /// Foundation's `dataWrittenToMemoryStreamKey` as `Data`.
 ///
 /// Blocks when the Foundation stream blocks. Thread safety: one thread at a time. Wraps
@@ -103,15 +110,19 @@ public final class FoundationOutputStream: ByteOutputStream, @unchecked Sendable
         super.init()
     }
 
+    /// Opens the Foundation stream unless it is open already; throws its error if it fails.
     override public func openBacking() throws { try backing.open() }
+    /// Closes the Foundation stream when this stream owns it (`closesInnerStream`).
     override public func closeBacking() throws { try backing.close() }
 
+    /// Writes to the Foundation stream: its count, or its `-1` as a ``FoundationStreamError``.
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = innerStream.write(buffer, maxLength: maxLength)
         if count < 0 { throw byteStreamError(from: innerStream.streamError, operation: "write") }
         return count
     }
 
+    /// `true` while this stream is open and the Foundation stream says it has space.
     override public var hasSpaceAvailable: Bool {
         streamStatus == .open && innerStream.hasSpaceAvailable
     }
@@ -121,6 +132,8 @@ public final class FoundationOutputStream: ByteOutputStream, @unchecked Sendable
         innerStream.streamStatus == .atEnd
     }
 
+    /// `.dataWrittenToMemoryStream`: the bytes of a Foundation memory stream as `Data`; other
+    /// keys are `nil`.
     override public func property(forKey key: ByteStream.PropertyKey) -> Any? {
         guard key == .dataWrittenToMemoryStream else { return nil }
         let value = innerStream.property(forKey: .dataWrittenToMemoryStreamKey)

@@ -28,7 +28,7 @@ import Foundation
 ///
 /// While scheduled, the scheduler keeps a source in each of its modes, so
 /// `run(mode:before:)` sleeps rather than returning `false` for an empty mode. When the stream
-/// drops the scheduler (``ByteStreams/ByteStream/removeFromSchedule()``, `close()`, another
+/// drops the scheduler (`ByteStream.removeFromSchedule()`, `close()`, another
 /// scheduling), the source leaves the run loop the next time the loop runs in one of its modes,
 /// after the blocks still queued have run (a loop that never runs again keeps it).
 ///
@@ -211,7 +211,7 @@ extension ByteStream {
     ///
     /// A stream scheduled on `runLoop` already is scheduled in `mode` too; a stream scheduled
     /// elsewhere (a dispatch queue, another run loop) is moved here, as a stream has one
-    /// scheduler. Events then follow ``ByteStream/schedule(on:)-(any ByteStreamScheduler)``:
+    /// scheduler. Events then follow `schedule(on:)` with a scheduler:
     /// an open stream is told at once that it has bytes or space, and again after each read or
     /// write that leaves more to do. The delegate runs on the run loop's thread, so use the
     /// stream on that thread (streams are not thread-safe).
@@ -228,7 +228,7 @@ extension ByteStream {
     /// Stops delivering events on `runLoop` in `mode` (Cocoa's `remove(from:forMode:)`).
     ///
     /// Does nothing unless the stream is scheduled on `runLoop` in `mode`. When that was the
-    /// last mode, the stream is no longer scheduled (``ByteStream/scheduler`` is `nil`) and
+    /// last mode, the stream is no longer scheduled (`ByteStream.scheduler` is `nil`) and
     /// its delegate hears nothing more: "has bytes/space available" already queued is dropped;
     /// an end or error event queued before the call is still delivered, as with a queue.
     /// Does not block.

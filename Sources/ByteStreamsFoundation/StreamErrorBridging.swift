@@ -14,6 +14,7 @@ public struct FoundationStreamError: Error, CustomStringConvertible {
     /// The Foundation stream's `streamError`, unchanged; `nil` when it failed without one.
     public var underlying: (any Error)?
 
+    /// The failure of `operation` with the Foundation stream's `underlying` error.
     public init(operation: String, underlying: (any Error)?) {
         self.operation = operation
         self.underlying = underlying
@@ -25,6 +26,8 @@ public struct FoundationStreamError: Error, CustomStringConvertible {
         return Int32(exactly: error.code)
     }
 
+    /// The message a user reads: the operation and `strerror`'s text, or the Foundation
+    /// error's description, domain and code.
     public var description: String {
         let reason: String
         if let errno {

@@ -6,6 +6,7 @@ public struct BGZFIndexDecodingError: Error, Equatable, Sendable, CustomStringCo
     /// What is wrong, for a message.
     public var reason: String
 
+    /// The message a user reads: "not a valid .gzi index: " and the reason.
     public var description: String { "not a valid .gzi index: \(reason)" }
 }
 

@@ -97,6 +97,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
         /// How many members come before it (for member numbers in errors; 0 or more).
         public var membersBefore: Int
 
+        /// A start at `compressedOffset`, with `membersBefore` members before it.
         public init(compressedOffset: Int64, membersBefore: Int) {
             self.compressedOffset = compressedOffset
             self.membersBefore = membersBefore

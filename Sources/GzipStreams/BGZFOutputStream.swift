@@ -25,7 +25,7 @@ import ByteStreams
 /// `2 × threads` members are in flight, until the oldest is written; close and flush block
 /// until every member is written.
 ///
-/// Members are deflated by libdeflate's whole-buffer compressor (``LibdeflateDeflater``), one
+/// Members are deflated by libdeflate's whole-buffer compressor (`LibdeflateDeflater`), one
 /// per worker thread (allocated by the worker on its first member, freed when the stream closes), and
 /// their CRC-32 is computed on the worker too. The output depends only on the input, the level
 /// and where ``flush()`` was called, never on the thread count or on how the input was split
@@ -285,6 +285,8 @@ public struct BGZFIndex: Equatable, Sendable {
         /// The member's first plain byte, in bytes from the start of the plain data.
         public var uncompressedOffset: UInt64
 
+        /// An entry for a member at `compressedOffset` whose data starts at plain offset
+        /// `uncompressedOffset`.
         public init(compressedOffset: UInt64, uncompressedOffset: UInt64) {
             self.compressedOffset = compressedOffset
             self.uncompressedOffset = uncompressedOffset
@@ -295,6 +297,7 @@ public struct BGZFIndex: Equatable, Sendable {
     /// listed; nor is the end-of-file member).
     public var entries: [Entry]
 
+    /// An index of `entries`, in file order.
     public init(entries: [Entry] = []) {
         self.entries = entries
     }

@@ -7,7 +7,7 @@ public enum DeflateEngine: String, Sendable, CaseIterable {
     /// last has its final block's BFINAL cleared and ends with an empty stored block, so every
     /// chunk starts byte-aligned and refers to nothing before it (an access point that needs no
     /// window). About twice zlib's speed per core at a size no larger than zlib's at the same
-    /// level (the table at ``chunkSettings(level:)``). The default with threads.
+    /// level (the table at `chunkSettings(level:)`). The default with threads.
     case chunks
     /// zlib's deflate (levels 0 to 9), as pigz does it with threads: blocks with the 32 KiB
     /// before each as preset dictionary, each ended by a sync flush; one continuous deflate

@@ -7,7 +7,12 @@
 public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Where in a member the input ended.
     public enum MemberPart: String, Sendable {
-        case header, deflateData = "deflate data", trailer
+        /// The member's header (RFC 1952 §2.3).
+        case header
+        /// The member's compressed blocks (RFC 1951).
+        case deflateData = "deflate data"
+        /// The member's CRC-32 and ISIZE.
+        case trailer
     }
 
     /// The input held no bytes at all, so not even one member (RFC 1952 §2.2).
@@ -77,6 +82,7 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The message a user reads: what, in which member, where, and the values that differ.
     public var description: String {
         switch self {
         case .emptyInput:

@@ -31,6 +31,7 @@ public struct GzipHeader: Equatable, Sendable {
     /// was present and checked.
     public var hasHeaderCRC = false
 
+    /// A header with these fields; by default no name, no comment, MTIME 0, OS 3 (Unix).
     public init(isText: Bool = false, modificationTime: UInt32 = 0, extraFlags: UInt8? = nil,
                 operatingSystem: UInt8 = 3, extraField: [UInt8]? = nil, fileName: [UInt8]? = nil,
                 comment: [UInt8]? = nil, hasHeaderCRC: Bool = false) {

@@ -25,6 +25,8 @@ public struct GzipAccessPoint: Sendable, Equatable {
     /// on refers to nothing before it.
     public var window: [UInt8]?
 
+    /// A point at `compressedOffset` (and `bitOffset` bits into that byte) in the compressed
+    /// file, plain offset `plainOffset`, with its `window` when it needs one.
     public init(compressedOffset: UInt64, bitOffset: UInt8 = 0, plainOffset: UInt64, window: [UInt8]? = nil) {
         self.compressedOffset = compressedOffset
         self.bitOffset = bitOffset
@@ -93,6 +95,8 @@ public struct GzipIndex: Sendable, Equatable {
     /// the points' own `window` is then `nil`, and ``window(ofPoint:)`` reads them from there.
     var windowFile: GzipIndexWindowFile?
 
+    /// An index of a file of `compressedSize` bytes that decodes to `plainSize` bytes, with
+    /// `points` about `spacing` plain bytes apart and windows of `windowSize` bytes.
     public init(compressedSize: UInt64, plainSize: UInt64, spacing: UInt32, windowSize: UInt32 = defaultWindowSize,
                 points: [GzipAccessPoint]) {
         self.compressedSize = compressedSize
@@ -155,6 +159,7 @@ public struct GzipIndex: Sendable, Equatable {
 public enum GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What the index ended inside of.
     public enum Part: Equatable, Sendable {
+        /// The fixed header, from the magic to the point count.
         case header
         /// The 18-byte (version 0: 17-byte) entry of a point.
         case pointEntry(point: Int)
@@ -196,6 +201,7 @@ public enum GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible 
         }
     }
 
+    /// The message a user reads, with the byte offset in the index.
     public var description: String {
         let reason = switch self {
         case .truncated(.header, _): "the index ends inside its 35-byte header"

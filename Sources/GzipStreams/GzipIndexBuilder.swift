@@ -41,6 +41,7 @@ public struct GzipIndexBuilder: Sendable {
     /// The plain bytes between one point and the next boundary that may become a point.
     public let span: Int
 
+    /// A builder that puts a point about every `span` plain bytes.
     /// - Parameter span: The plain distance in bytes between points,
     ///   `minimumSpan...UInt32.max` (the GZIDX header stores it in 4 bytes); default ``defaultSpan``.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a span out of range.

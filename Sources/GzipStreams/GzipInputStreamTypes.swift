@@ -20,7 +20,9 @@ extension GzipInputStream {
 
     /// Where the trailing garbage is: its offset in the compressed input and its length, in bytes.
     public struct TrailingGarbage: Equatable, Sendable {
+        /// The offset in bytes of the first such byte in the compressed input.
         public var offset: Int64
+        /// How many bytes follow the last member, in bytes.
         public var length: Int64
     }
 
@@ -30,6 +32,7 @@ extension GzipInputStream {
         public var index: Int
         /// The offset in bytes of the member's first header byte in the compressed input.
         public var offset: Int64
+        /// The member's header fields.
         public var header: GzipHeader
         /// The member's size in bytes in the compressed input: header, deflate data and trailer.
         public var compressedSize: Int64

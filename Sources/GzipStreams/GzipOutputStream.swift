@@ -23,7 +23,7 @@ import ByteStreams
 /// size no larger than zlib's at the same level; ``DeflateEngine/zlib`` deflates 128 KiB blocks
 /// with zlib, each with the 32 KiB before it as preset dictionary (pigz's design: within about
 /// 0.1% of one continuous deflate's size). Memory: up to `2 × threads` blocks in flight, each
-/// twice its size, plus one deflater per thread (see ``BlockDeflate``): measured, about 5.5 MiB
+/// twice its size, plus one deflater per thread (see `BlockDeflate`): measured, about 5.5 MiB
 /// per thread with 1 MiB chunks at levels 1 to 9, 12 MiB at 10 to 12.
 /// Every worker is joined before ``ByteStream/close()`` and ``abandon()`` return.
 ///
@@ -117,7 +117,7 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     ///     memory). Give an engine or a block size with `threads: 1` for output identical to
     ///     any other thread count.
     ///   - rsyncable: Cut the chunks where the content says (a rolling hash of the last 64
-    ///     bytes, ``ContentDefinedChunker``), at least a quarter and at most twice `blockSize`,
+    ///     bytes, `ContentDefinedChunker`), at least a quarter and at most twice `blockSize`,
     ///     about `blockSize` on average, as gzip's and pigz's `--rsyncable`: inserting or
     ///     deleting bytes then changes only the compressed bytes of the chunks around the
     ///     change, so rsync and deduplicating backups find the rest. ``DeflateEngine/chunks``

@@ -7,6 +7,7 @@ public struct GztoolIndexError: Error, Equatable, Sendable, CustomStringConverti
     /// The byte offset in the index file where the fault was found.
     public var offset: Int
 
+    /// The message a user reads: the reason and the byte offset in the index.
     public var description: String { "not a valid gztool index: \(reason) (at byte \(offset))" }
 }
 

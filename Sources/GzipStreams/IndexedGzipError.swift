@@ -31,6 +31,7 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
     /// A seek to `offset`, past the end of the plain data (`size` bytes).
     case offsetPastEnd(offset: Int64, size: Int64)
 
+    /// The message a user reads: what did not fit, and where.
     public var description: String {
         switch self {
         case .notRegularFile:

@@ -14,7 +14,7 @@ import CSodium
 /// chunk, in order, but only reaching the end (a read returning `0`, status `.atEnd`) proves
 /// that nothing was cut off. A reader that stops at an error must discard what it read.
 ///
-/// Errors (sticky, in ``ByteStream/streamError``), each with the byte offset in the encrypted
+/// Errors (sticky, in `ByteStream.streamError`), each with the byte offset in the encrypted
 /// input: ``SecretStreamError/notSecretStream(offset:)`` (not this format: bad magic),
 /// ``SecretStreamError/unsupportedVersion(_:offset:)``,
 /// ``SecretStreamError/invalidChunkSize(_:offset:)``,
@@ -30,8 +30,8 @@ import CSodium
 /// whatever the size of the input. The secretstream state and the plaintext buffer are zeroed
 /// at close.
 ///
-/// Ownership: opens `inner` at ``ByteStream/open()`` if it is not open yet; closes it at
-/// ``ByteStream/close()`` unless `closesInnerStream` is `false`. Reads block as the inner
+/// Ownership: opens `inner` at `ByteStream.open()` if it is not open yet; closes it at
+/// `ByteStream.close()` unless `closesInnerStream` is `false`. Reads block as the inner
 /// stream's do. Scheduled, it does not follow its inner stream's readiness: the delegate is
 /// told "has bytes available" after every read (do not schedule the inner stream; if it is
 /// scheduled and has nothing yet, a read returns `0` with the status left `.open`, and a later
@@ -81,7 +81,7 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
     ///     ``SecretStreamError/chunkSizeOverLimit(_:limit:offset:)`` before anything is
     ///     allocated, so a peer that is not yet authenticated cannot make this reader buffer
     ///     more than about twice that.
-    /// - Throws: ``ByteStreamError``'s `invalidArgument` for a `maximumChunkSize` out of range;
+    /// - Throws: `ByteStreamError`'s `invalidArgument` for a `maximumChunkSize` out of range;
     ///   ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start.
     public init(wrapping inner: ByteInputStream, key: SecretStreamKey, closesInnerStream: Bool = true,
                 additionalData: [UInt8] = [], maximumChunkSize: Int = SecretStreamFraming.maximumChunkSize) throws {
@@ -102,10 +102,13 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
         state.deallocate()
     }
 
+    /// Opens the inner stream unless it is open; the prefix and header are read by the first
+    /// read.
     override public func openBacking() throws {
         try inner.openUnlessOpened()
     }
 
+    /// Releases the buffers and closes the inner stream when `closesInnerStream`.
     override public func closeBacking() throws {
         releaseBuffers()
         if closesInnerStream {
@@ -114,6 +117,8 @@ public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
         }
     }
 
+    /// Gives out plaintext of chunks that have authenticated, reading and decrypting the next
+    /// chunk when none is left; `0` only after the final chunk.
     override public func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         while true {
             switch phase {

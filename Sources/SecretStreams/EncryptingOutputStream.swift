@@ -4,13 +4,13 @@ import CSodium
 /// Takes plaintext and writes it, encrypted and authenticated with libsodium's
 /// `crypto_secretstream_xchacha20poly1305`, to an inner output stream.
 ///
-/// ``ByteStream/open()`` opens the inner stream if it is not open yet and writes the 9-byte
+/// `ByteStream.open()` opens the inner stream if it is not open yet and writes the 9-byte
 /// prefix and the 24-byte secretstream header; writes collect plaintext into chunks of
 /// `chunkSize` bytes, each written encrypted (a 4-byte length, then `chunkSize + 17` bytes, tag
-/// MESSAGE) as soon as it is full; ``ByteStream/close()`` writes the rest, 0 to
+/// MESSAGE) as soon as it is full; `ByteStream.close()` writes the rest, 0 to
 /// `chunkSize - 1` bytes, as the final chunk (tag FINAL) and closes the inner stream unless `closesInnerStream` is `false`. The
 /// framing is ``SecretStreamFraming``'s. A failure while finishing leaves the status `.error`
-/// with the error in ``ByteStream/streamError``: check it (or use `closeOrThrow()`) before
+/// with the error in `ByteStream.streamError`: check it (or use `closeOrThrow()`) before
 /// trusting the output. ``abandon()`` closes without the final chunk, so a reader reports the
 /// output truncated.
 ///
@@ -60,7 +60,7 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
     ///   - additionalData: Bytes kept outside the stream (a file header, say) that chunk 1
     ///     authenticates: a reader must give the same bytes to ``DecryptingInputStream``, or
     ///     chunk 1 fails. Not written, not encrypted. Default: none.
-    /// - Throws: ``ByteStreamError``'s `invalidArgument` for a `chunkSize` out of range (nothing
+    /// - Throws: `ByteStreamError`'s `invalidArgument` for a `chunkSize` out of range (nothing
     ///   is allocated then); ``SecretStreamError/sodiumFailure(function:)``.
     public init(wrapping inner: ByteOutputStream, key: SecretStreamKey,
                 chunkSize: Int = SecretStreamFraming.defaultChunkSize, closesInnerStream: Bool = true,
@@ -87,6 +87,8 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
         ciphertext.deallocate()
     }
 
+    /// Opens the inner stream unless it is open and writes the prefix and the secretstream
+    /// header.
     override public func openBacking() throws {
         try inner.openUnlessOpened()
         var header = [UInt8](repeating: 0, count: SecretStreamFraming.headerByteCount)
@@ -97,6 +99,7 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
         try emit(SecretStreamFraming.prefix(chunkSize: chunkSize) + header)
     }
 
+    /// Takes all `maxLength` bytes, encrypting and writing each chunk as soon as it is full.
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         var taken = 0
         while taken < maxLength {
@@ -113,12 +116,14 @@ public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable
 
     /// Closes the stream without the final chunk: what reached the inner stream is reported
     /// truncated by a reader, so partial data is never mistaken for whole data. For a writer
-    /// whose input failed. Closes the inner stream as ``ByteStream/close()`` does.
+    /// whose input failed. Closes the inner stream as `ByteStream.close()` does.
     public func abandon() {
         abandoned = true
         close()
     }
 
+    /// Writes the final chunk (unless abandoned or failed), zeroes the state and the plaintext
+    /// buffer, and closes the inner stream when `closesInnerStream`; throws the first error.
     override public func closeBacking() throws {
         var firstError: (any Error)?
         if streamStatus != .error, !abandoned, pushing {

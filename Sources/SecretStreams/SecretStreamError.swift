@@ -72,6 +72,7 @@ public enum SecretStreamError: Error, Equatable, Sendable, CustomStringConvertib
         }
     }
 
+    /// The message a user reads, with the byte offset where it applies.
     public var description: String {
         switch self {
         case .notSecretStream(let offset):

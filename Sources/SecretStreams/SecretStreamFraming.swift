@@ -18,7 +18,7 @@ import CSodium
 /// the remaining 0 to C - 1 bytes tagged FINAL (`crypto_secretstream_xchacha20poly1305_TAG_FINAL`);
 /// nothing follows it. Each chunk's additional data is its 4-byte length, preceded for chunk 1
 /// by the 9-byte prefix and, before it, the caller's own additional data when there is some
-/// (``additionalData(chunk:prefix:lengthField:bound:)``), so a changed prefix or length, or
+/// (`additionalData(chunk:prefix:lengthField:bound:)`), so a changed prefix or length, or
 /// bytes the caller keeps elsewhere and binds, fail authentication. A file of `n`
 /// plaintext bytes is `33 + n + 21 × (n / C + 1)` bytes long.
 ///

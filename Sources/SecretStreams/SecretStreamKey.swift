@@ -46,7 +46,7 @@ public final class SecretStreamKey: @unchecked Sendable {
 
     /// A key holding a copy of `bytes`.
     /// - Parameter bytes: Exactly 32 bytes.
-    /// - Throws: ``ByteStreamError``'s `invalidArgument` (named `bytes`) for another length;
+    /// - Throws: `ByteStreamError`'s `invalidArgument` (named `bytes`) for another length;
     ///   ``SecretStreamError/sodiumFailure(function:)`` when libsodium cannot start or allocate.
     public convenience init(bytes: some Collection<UInt8>) throws {
         try requireArgument(bytes.count == Self.byteCount, "bytes",
@@ -84,7 +84,7 @@ public final class SecretStreamKey: @unchecked Sendable {
     ///   others may write it (they could choose the key);
     ///   ``SecretStreamError/keyFileOwnedByAnotherUser(path:owner:)`` when another user than
     ///   the effective one or root owns it;
-    ///   the file's I/O error (``ByteStreamError``, `ENOENT`, `EACCES`…); a libsodium failure.
+    ///   the file's I/O error (`ByteStreamError`, `ENOENT`, `EACCES`…); a libsodium failure.
     /// Blocks while the file is read (a regular file: briefly). The bytes read pass through no
     /// memory but the key's own and one guarded, locked buffer of 33 bytes, zeroed and freed
     /// before returning. The corresponding C functions are `open(2)`, `fstat(2)`, `read(2)`.

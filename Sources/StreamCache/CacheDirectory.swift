@@ -27,8 +27,10 @@ public struct CacheDirectoryError: Error, Sendable, Equatable, CustomStringConve
 
     /// The directory's path, as given.
     public var path: String
+    /// What is wrong with it.
     public var reason: Reason
 
+    /// The directory at `path` refused for `reason`.
     public init(path: String, reason: Reason) {
         self.path = path
         self.reason = reason
@@ -49,6 +51,7 @@ public struct CacheDirectoryError: Error, Sendable, Equatable, CustomStringConve
         }
     }
 
+    /// The message a user reads: the path and what is wrong with it.
     public var description: String { path + ": " + message }
 }
 

@@ -3,7 +3,7 @@ import SecretStreams
 
 /// The plain bytes of one disk entry, read through the streams the entry was written with:
 /// the file (its payload up to the size it had when opened) → ``DecryptingInputStream`` (when
-/// encrypted) → ``GzipInputStream``.
+/// encrypted) → `GzipInputStream`.
 ///
 /// ``DiskCache/inputStream(forKey:verifyingFirst:)`` hands it out open, with its first bytes
 /// already decoded and the entry's binding to the key checked. What follows is checked as it is

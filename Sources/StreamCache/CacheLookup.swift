@@ -3,13 +3,17 @@ import SecretStreams
 
 /// Where a hit was found.
 public enum CacheTier: Sendable, Equatable {
+    /// The process's ``MemoryCache``.
     case memory
+    /// The ``DiskCache``'s directory.
     case disk
 }
 
 /// The result of a lookup: the value, or why there was none.
 public enum CacheLookup<Value> {
+    /// Found: the value, and the tier it came from.
     case hit(Value, tier: CacheTier)
+    /// Not found, and why (for logs).
     case miss(CacheMiss)
 
     /// The value of a hit; `nil` on a miss.
@@ -73,6 +77,7 @@ public enum CacheMiss: Error, Sendable, Equatable, CustomStringConvertible {
         /// only the effective user may write, so removing it takes nothing from anyone else.
         case foreignOwner(UInt32)
 
+        /// What was wrong, in words, for logs.
         public var description: String {
             switch self {
             case .notCacheEntry: "not a gzstream cache entry"
@@ -91,6 +96,7 @@ public enum CacheMiss: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The reason in words, for logs.
     public var description: String {
         switch self {
         case .notFound: "not found"
@@ -148,6 +154,7 @@ public struct CacheRemovalFailure: Sendable, Equatable, CustomStringConvertible 
     /// The failing call's `errno`, when a system call failed.
     public var errno: Int32?
 
+    /// The failure to remove the file at `path`, for `reason`, with the call's `errno` if any.
     public init(path: String, reason: String, errno: Int32? = nil) {
         self.path = path
         self.reason = reason

@@ -12,7 +12,7 @@ import Darwin
 #endif
 
 /// The disk tier: one file per entry in a directory, written through the streams as plain bytes
-/// → ``GzipOutputStream`` → ``EncryptingOutputStream`` (with a key) → a temporary file, renamed
+/// → `GzipOutputStream` → ``EncryptingOutputStream`` (with a key) → a temporary file, renamed
 /// into place when complete. The layout of a file is in the README ("The cache's files").
 ///
 /// - An entry's file name is a hash of its key, never the key (keyed by the encryption key
@@ -32,7 +32,7 @@ import Darwin
 ///   `unlinkat(2)`, `fstatat(2)`, `fdopendir(3)`). An entry file owned by another user is a
 ///   miss, never data (``CacheMiss/Damage/foreignOwner(_:)``), and is removed.
 /// - With a key, an entry's header (its flags and plain size) is authenticated before it is
-///   believed, by lookups and by ``entries()`` (``EntryFormat``'s seal). Without one, nothing
+///   believed, by lookups and by ``entries()`` (`EntryFormat`'s seal). Without one, nothing
 ///   is authenticated: the directory's trust is all there is.
 ///
 /// Thread-safe, and safe for several processes sharing the directory: a file appears under its
@@ -47,7 +47,7 @@ public final class DiskCache: Sendable {
     public let maximumAge: Duration?
     /// The gzip compression level of new entries, `0...12`.
     public let compressionLevel: Int
-    /// The deflating threads of a store (``GzipOutputStream``'s `threads`), `1...256`.
+    /// The deflating threads of a store (`GzipOutputStream`'s `threads`), `1...256`.
     public let compressionThreads: Int
     /// Whether entries are encrypted (a key was given).
     public var isEncrypted: Bool { key != nil }
@@ -58,7 +58,7 @@ public final class DiskCache: Sendable {
     /// lookup, listing or prune of a missing directory finds nothing and creates nothing.
     /// Nothing is opened here: each operation opens and checks the directory.
     /// - Parameters:
-    ///   - directory: The entries' directory; `nil` for ``defaultDirectory()``.
+    ///   - directory: The entries' directory; `nil` for ``defaultDirectory(environment:)``.
     ///   - key: The 32-byte key to encrypt entries with; `nil` stores them compressed only.
     ///   - maximumSize: The most bytes of entry files, `>= 0`; `nil` for no limit.
     ///   - maximumAge: How long an unused entry lives, `> 0`; `nil` for no limit.
@@ -66,7 +66,7 @@ public final class DiskCache: Sendable {
     ///     through the chunks engine); default 6.
     ///   - compressionThreads: Deflating threads per store, `1...256`; default 1. A store
     ///     deflates independent chunks on that many worker threads, as `gzstream pack` does
-    ///     (``DeflateEngine/chunks``): the entry's bytes do not depend on the thread count.
+    ///     (`DeflateEngine.chunks`): the entry's bytes do not depend on the thread count.
     /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range or an empty
     ///   `directory`, or when there is no directory and no `XDG_CACHE_HOME` or `HOME`.
     public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int64? = nil,
@@ -256,9 +256,11 @@ public final class DiskCache: Sendable {
     }
 
     /// The plain bytes of the entry under `key`, read and checked whole, or why there are none.
-    /// - Parameter limit: The most bytes to accept; a larger entry throws (it is not damaged)
-    ///   once `limit` bytes are read. The header's plain size is not trusted for this: a size
-    ///   changed in it is damage, found by reading.
+    /// - Parameters:
+    ///   - key: The entry's key, any string (only its hash names the file).
+    ///   - limit: The most bytes to accept; a larger entry throws (it is not damaged) once
+    ///     `limit` bytes are read. The header's plain size is not trusted for this: a size
+    ///     changed in it is damage, found by reading.
     /// - Throws: The file system's errors; ``ByteStreamError`` `lengthLimitExceeded` over `limit`.
     public func data(forKey key: String, limit: Int = Int.max) throws -> CacheLookup<Data> {
         let lookup = try inputStream(forKey: key)

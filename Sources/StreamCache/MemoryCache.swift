@@ -24,7 +24,7 @@
 /// `deinit` may call back into the cache.
 ///
 /// Thread safety: every call may come from any thread. All state is behind one lock (a
-/// ``QueueGuarded``, a serial Dispatch queue), taken once per call; calls are atomic and do not
+/// `QueueGuarded`, a serial Dispatch queue), taken once per call; calls are atomic and do not
 /// block other than on that lock.
 ///
 /// Modelled on Foundation's `NSCache` and `NSCacheDelegate`.

@@ -30,6 +30,7 @@ public final class TwoTierCache: Sendable {
     /// removals and promotions change memory under this lock.
     private let generation = QueueGuarded<UInt64>(0, label: "gzstream.cache.generation")
 
+    /// A cache that looks in `memory`, then in `disk`.
     /// - Parameters:
     ///   - memory: The memory tier; default: 64 MiB of values, any count.
     ///   - disk: The disk tier.
@@ -45,7 +46,9 @@ public final class TwoTierCache: Sendable {
 
     /// The value under `key`: from memory, else from disk (copied into memory when small
     /// enough), else why there is none (a damaged disk entry has been removed).
-    /// - Parameter limit: The most bytes to accept from disk; a larger entry throws.
+    /// - Parameters:
+    ///   - key: The value's key, any string.
+    ///   - limit: The most bytes to accept from disk; a larger entry throws.
     /// - Throws: The disk's I/O errors; ``ByteStreamError`` `lengthLimitExceeded` over `limit`.
     public func data(forKey key: String, limit: Int = Int.max) throws -> CacheLookup<Data> {
         if let value = memory.object(forKey: key) { return .hit(value, tier: .memory) }
