@@ -39,9 +39,9 @@ _gzstream_cache_options="--dir --key-file --max-size --max-age $_gzstream_levels
 # unpack recognises them) or in $3, -S's suffix.
 _gzstream_files() {
     local cur=$1 compressed=$2 suffix=$3 name lower
-    local IFS=$'\n'
     local -a names
-    names=($(compgen -f -- "$cur"))
+    # One name a line, not split on blanks nor expanded as a pattern ('*.gz' is a name too).
+    mapfile -t names < <(compgen -f -- "$cur")
     for name in "${names[@]}"; do
         if [[ -n $compressed && ! -d $name ]]; then
             lower=${name,,}
@@ -117,7 +117,7 @@ _gzstream() {
             fi
             ;;
         --dir)
-            COMPREPLY=($(compgen -d -- "$cur"))
+            mapfile -t COMPREPLY < <(compgen -d -- "$cur")
             compopt -o filenames 2>/dev/null
             return 0
             ;;

@@ -74,12 +74,13 @@ struct CompletionTests {
           .requires(.bash))
     func bashFiles() throws {
         try withScratch { scratch in
-            for name in ["a.gz", "b.txt", "c.TGZ", "d.bgz", "e.z", "f.gz.gzidx", "g-gz", "h.tar"] {
+            for name in ["a.gz", "b.txt", "c.TGZ", "d.bgz", "e.z", "f.gz.gzidx", "g-gz", "h.tar", "x *.gz"] {
                 try scratch.write(name, "")
             }
             try FileManager.default.createDirectory(atPath: scratch.path("logs"), withIntermediateDirectories: false)
-            let compressed = ["a.gz", "c.TGZ", "d.bgz", "e.z", "g-gz", "logs"]
-            let all = ["a.gz", "b.txt", "c.TGZ", "d.bgz", "e.z", "f.gz.gzidx", "g-gz", "h.tar", "logs"]
+            // A blank or a pattern character in a name is taken as it is.
+            let compressed = ["a.gz", "c.TGZ", "d.bgz", "e.z", "g-gz", "logs", "x *.gz"]
+            let all = ["a.gz", "b.txt", "c.TGZ", "d.bgz", "e.z", "f.gz.gzidx", "g-gz", "h.tar", "logs", "x *.gz"]
             for words in [["gzstream", "unpack", ""], ["gzstream", "test", "-v", ""], ["gzstream", "list", "a.gz", ""],
                           ["gzstream", "-dc", ""], ["gzstream", "--test", ""], ["zcat", ""]] {
                 #expect(try candidates(words, in: scratch) == compressed, "\(words)")
@@ -95,12 +96,16 @@ struct CompletionTests {
         }
     }
 
-    @Test("zsh: the completion function parses", .requires(.zsh))
-    func zshSyntax() throws {
+    @Test("zsh: the completion function parses, and compinit finds it for gzstream", .requires(.zsh))
+    func zshFunction() throws {
         let zsh = try #require(Tool.zsh.path)
         try withScratch { scratch in
-            let result = try run(zsh, ["-n", Self.zshScript], in: scratch)
-            #expect(result.status == 0 && result.out == "" && result.err == "", "\(result)")
+            let parsed = try run(zsh, ["-n", Self.zshScript], in: scratch)
+            #expect(parsed.status == 0 && parsed.out == "" && parsed.err == "", "\(parsed)")
+            let directory = (Self.zshScript as NSString).deletingLastPathComponent
+            let script = "fpath=(\"$1\" $fpath); autoload -U compinit; compinit -u -d \"$2\"; print -r -- $_comps[gzstream]"
+            let found = try run(zsh, ["-f", "-c", script, "zsh", directory, scratch.ioPath("zcompdump")], in: scratch)
+            #expect(found.status == 0 && found.out == "_gzstream\n" && found.err == "", "\(found)")
         }
     }
 }
