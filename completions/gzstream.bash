@@ -7,14 +7,14 @@ _gzstream_commands="pack unpack test list index send receive cache help"
 _gzstream_cache_actions="put get list remove clear prune help"
 
 _gzstream_levels="-0 -1 -2 -3 -4 -5 -6 -7 -8 -9"
-_gzstream_common="-q --quiet -v --verbose -h --help -V --version"
+_gzstream_common="-q --quiet -v --verbose -h --help -V --version -L --license"
 _gzstream_pack_options="-c --stdout -o --output -f --force -r --recursive -S --suffix
     $_gzstream_levels -10 -11 -12 --fast --best --level --chunk-size -p --threads -b --block-size
-    --engine --bgzf --index --rsyncable -N --name -n --no-name --rm -k --keep
+    --engine --bgzf --index --rsyncable -N --name -n --no-name --rm -k --keep --synchronous
     --progress --no-progress"
 _gzstream_unpack_options="-c --stdout -o --output -f --force -r --recursive -S --suffix
     --chunk-size -p --threads --max-output --strict --offset --length --index
-    -N --name -n --no-name --rm -k --keep --progress --no-progress"
+    -N --name -n --no-name --rm -k --keep --synchronous --progress --no-progress"
 _gzstream_test_options="-f --force -r --recursive -S --suffix --chunk-size -p --threads
     --max-output --index --progress --no-progress"
 _gzstream_list_options="--json -f --force -r --recursive -S --suffix --max-output"
@@ -29,8 +29,7 @@ _gzstream_gzip_options="-d --decompress --uncompress -t --test -l --list
     -c --stdout -o --output -f --force -r --recursive -S --suffix
     $_gzstream_levels -10 -11 -12 --fast --best --level --chunk-size -p --threads -b --block-size
     --max-output --strict --json --offset --length --engine --bgzf --index --rsyncable
-    --synchronous -N --name -n --no-name --rm -k --keep --progress --no-progress
-    -L --license"
+    --synchronous -N --name -n --no-name --rm -k --keep --progress --no-progress"
 _gzstream_cache_options="--dir --key-file --max-size --max-age $_gzstream_levels -10 -11 -12
     --level -p --threads -o --output -f --force --json -q --quiet -v --verbose -h --help"
 

@@ -54,8 +54,8 @@ struct CompletionTests {
             #expect(try candidates(["gzstream", "unpack", "--st"], in: scratch) == ["--stdout", "--strict"])
             #expect(try candidates(["gzstream", "pack", "--r"], in: scratch) == ["--recursive", "--rm", "--rsyncable"])
             #expect(try candidates(["gzstream", "list", "--"], in: scratch)
-                    == ["--force", "--help", "--json", "--max-output", "--quiet", "--recursive", "--suffix",
-                        "--verbose", "--version"])
+                    == ["--force", "--help", "--json", "--license", "--max-output", "--quiet", "--recursive",
+                        "--suffix", "--verbose", "--version"])
             #expect(try candidates(["gzstream", "--de"], in: scratch) == ["--decompress"])
             #expect(try candidates(["gzstream", "pack", "--level", ""], in: scratch)
                     == ["0", "1", "10", "11", "12", "2", "3", "4", "5", "6", "7", "8", "9"])
