@@ -33,11 +33,12 @@ deps:
 
 # The tests and the benchmark also compare against GNU gzip, pigz, bgzip and igzip (Debian:
 # gzip, pigz, tabix, isal), gztool to read its indexes (Debian: gztool) and python3's zlib, use script(1) for a pseudo-terminal (Debian:
-# bsdutils), rsync to check pack --rsyncable (Debian: rsync) and strace to check --synchronous's order (Debian: strace), and the benchmark measures peak memory with /usr/bin/time (Debian: time). Without
+# bsdutils), rsync to check pack --rsyncable (Debian: rsync), strace to check --synchronous's order (Debian: strace),
+# mandoc and groff to check the manual page (Debian: mandoc, groff-base) and zsh to check its completion (Debian: zsh), and the benchmark measures peak memory with /usr/bin/time (Debian: time). Without
 # root a missing one is reported, not installed: the tests that need it are skipped and say so.
 test-deps: deps
 	@missing=""; \
-	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal gztool:gztool python3:python3 script:bsdutils sha256sum:coreutils rsync:rsync strace:strace; do \
+	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal gztool:gztool python3:python3 script:bsdutils sha256sum:coreutils rsync:rsync strace:strace mandoc:mandoc groff:groff-base zsh:zsh; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
 	[ -x /usr/bin/time ] || missing="$$missing time"; \
@@ -140,10 +141,15 @@ docs: deps
 # The Swift runtime is linked in (--static-swift-stdlib): the installed binary runs on machines
 # without the Swift toolchain, needing only libc, libstdc++, zlib, libdeflate, ISA-L's and
 # libsodium's shared libraries (Debian: zlib1g, libdeflate0, libisal2, libsodium23).
+# Beside it: the manual page (man/gzstream.1, mdoc) and the bash and zsh completions.
 install: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product gzstream
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/gzstream
+	install -m 644 man/gzstream.1 $(DESTDIR)$(PREFIX)/share/man/man1/gzstream.1
+	install -m 644 completions/gzstream.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gzstream
+	install -m 644 completions/_gzstream $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
 
 clean:
 	rm -rf .build fuzz-out
