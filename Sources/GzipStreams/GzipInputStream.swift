@@ -94,6 +94,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     var memberHeaderSize: Int64 = 0
     /// Where zero padding or trailing garbage began (states `padding` and `garbage`).
     var garbageStart: Int64 = 0
+    /// The first bytes seen there (``TrailingGarbage/leadingBytes``).
+    var garbageLead: [UInt8] = []
     /// Under ``TrailingGarbagePolicy/passThrough``: a lone magic byte already consumed, given
     /// back before the rest of the input.
     var passThroughLead: [UInt8] = []
