@@ -168,7 +168,7 @@ final class Command {
         self.environment = environment
         console = StandardErrorConsole(stream: environment.standardError, isTerminal: environment.errorIsTerminal)
         self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet, console: console,
-                                       programName: programName)
+                                       programName: programName, joinsAsGzip: options.gzipMode)
         outputDirectory = options.outputPath.flatMap { FileInfo(path: $0)?.isDirectory == true ? $0 : nil }
     }
 
@@ -320,7 +320,7 @@ final class Command {
             } else if found.isSymbolicLink {
                 status = max(status, passOver(entryPath, Self.linkNotFollowed))
             } else if !found.isRegularFile {
-                status = max(status, passOver(entryPath, "is not a directory or a regular file -- ignored"))
+                status = max(status, passOver(entryPath, notRegularFileIgnored))
             } else if (writesFiles || options.mode == .test || options.mode == .list), let problem = unfitName(entryPath) {
                 if options.verbose {
                     diagnostics.warning(entryPath.description, problem)

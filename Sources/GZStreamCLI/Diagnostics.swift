@@ -11,6 +11,13 @@ struct Diagnostics {
     /// The name messages start with: `gzstream`, or in gzip mode the last component of
     /// `argv[0]` (`gzip` through a link of that name), as GNU gzip names itself.
     var programName = "gzstream"
+    /// gzip mode: a problem gzip writes straight after the name (`d is a directory -- ignored`,
+    /// `f has 1 other link -- file ignored`, `x.gz already has .gz suffix -- unchanged`) follows
+    /// it without the colon, as in gzip.
+    var joinsAsGzip = false
+
+    private static let phrasesAfterName = ["is a directory -- ignored", "is not a directory or a regular file",
+                                           "has ", "already has "]
 
     func write(_ text: String) {
         if let console {
@@ -23,7 +30,8 @@ struct Diagnostics {
     /// `gzstream: SUBJECT: PROBLEM` on one line: control characters in either (a file name
     /// with a newline, a header's FNAME) are shown escaped.
     func error(_ subject: String, _ problem: String) {
-        write("\(programName): \(escapingControlCharacters(subject)): \(escapingControlCharacters(problem))\n")
+        let separator = joinsAsGzip && Self.phrasesAfterName.contains(where: { problem.hasPrefix($0) }) ? " " : ": "
+        write("\(programName): \(escapingControlCharacters(subject))\(separator)\(escapingControlCharacters(problem))\n")
     }
 
     func warning(_ subject: String, _ problem: String) {

@@ -122,6 +122,11 @@ extension Command {
 
     static let directoryIgnored = "is a directory -- ignored"
 
+    /// The warning for a FIFO, device or socket passed over (gzip's, with its single dash in gzip mode).
+    var notRegularFileIgnored: String {
+        "is not a directory or a regular file \(options.gzipMode ? "-" : "--") ignored"
+    }
+
     /// Says that `path` cannot be taken; - Returns: the ``Reported`` to throw.
     func refuseInput(_ path: Pathname, _ problem: String) -> Reported {
         Reported(status: reportError(path.description, problem), problem: problem)
@@ -143,7 +148,7 @@ extension Command {
                 if options.force { return }
                 throw refuseInput(path, "not a regular file (use -f or -c to read it)")
             }
-            let problem = "is not a directory or a regular file -- ignored"
+            let problem = notRegularFileIgnored
             diagnostics.warning(path.description, problem)
             throw Reported(status: .warning, problem: problem)
         }

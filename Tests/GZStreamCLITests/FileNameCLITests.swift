@@ -177,7 +177,7 @@ struct FileNameCLITests {
                                                 printfEscaped(packedName)], in: scratch)
                 let shownSuffix = suffix == latinSuffix ? #".\351"# : ".gzip"
                 #expect(again.status == 0)
-                #expect(again.err == "gzstream: caf\\351.txt\(shownSuffix): already has \(shownSuffix) suffix -- unchanged\n")
+                #expect(again.err == "gzstream: caf\\351.txt\(shownSuffix) already has \(shownSuffix) suffix -- unchanged\n")
 
                 let listed = try run("/bin/sh", ["-c", #"cd "$1" && "$0" -l -S "$(printf "$2")" "$(printf "$3")""#,
                                                  Locations.binary, "d", printfEscaped(suffix),

@@ -104,7 +104,7 @@ struct GzipModeCLITests {
         GzipModeCase(arguments: ["-t", "a.txt"], stderr: "\ngzstream: a.txt: not in gzip format\n"),
         // Names gzip skips, and existing outputs.
         GzipModeCase(arguments: ["-d", "a.txt"], stderr: "gzstream: a.txt: unknown suffix -- ignored\n"),
-        GzipModeCase(arguments: ["b.txt.gz"], stderr: "gzstream: b.txt.gz: already has .gz suffix -- unchanged\n"),
+        GzipModeCase(arguments: ["b.txt.gz"], stderr: "gzstream: b.txt.gz already has .gz suffix -- unchanged\n"),
         GzipModeCase(arguments: ["-q", "b.txt.gz"]),
         GzipModeCase(arguments: ["-f", "b.txt.gz"]),
         GzipModeCase(arguments: ["a.txt"], extra: .packedExists,
@@ -128,7 +128,7 @@ struct GzipModeCLITests {
         GzipModeCase(arguments: ["-dS.zz", "c.zz"]),
         GzipModeCase(arguments: ["-d", "c.zz"], stderr: "gzstream: c.zz: unknown suffix -- ignored\n"),
         GzipModeCase(arguments: ["-S", "z", "-d", "c.zz", "b.txt.gz"]),
-        GzipModeCase(arguments: ["-S", ".zz", "c.zz"], stderr: "gzstream: c.zz: already has .zz suffix -- unchanged\n"),
+        GzipModeCase(arguments: ["-S", ".zz", "c.zz"], stderr: "gzstream: c.zz already has .zz suffix -- unchanged\n"),
         // -l: gzip's table, the same for single-member files.
         GzipModeCase(arguments: ["-l", "b.txt.gz"]),
         GzipModeCase(arguments: ["-lv", "b.txt.gz"]),

@@ -190,6 +190,13 @@ struct GzipModeRunCLITests {
         #expect(ourLines.last.map { Self.maskingRatio(String($0)) } == gzipLines.last.map { Self.maskingRatio(String($0)) })
     }
 
+    @Test("Names gzip passes over, in its words: no colon after the name", .requires(.gzip), arguments: [
+        ["b.gz"], ["sub"], ["-d", "sub"], ["-t", "sub"], ["-rv", "sub"], ["-S", ".gz", "-k", "sub/c.gz"],
+    ])
+    func passedOverLikeGzip(arguments: [String]) throws {
+        try expectLikeGzip(arguments, files: Self.verboseFiles())
+    }
+
     @Test("-v of standard input: ' OK' for -t, nothing for -d, as gzip", .requires(.gzip), arguments: [
         ["-tv"], ["-dv"], ["-dcv"], ["-lv"],
     ])
