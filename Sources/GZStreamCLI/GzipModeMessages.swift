@@ -90,6 +90,17 @@ extension Command {
         return .warning
     }
 
+    /// Zero padding after the last member: gzip mode's `-v` says so in gzip's words, and, as in
+    /// gzip, that is a warning (exit 2); otherwise it passes unsaid.
+    /// - Returns: The status.
+    func noteZeroPaddingLikeGzip(_ subject: String) -> ExitStatus {
+        guard options.gzipMode, options.verbose else { return .success }
+        writeVerbosePrefix()
+        diagnostics.write("\n\(diagnostics.programName): \(escapingControlCharacters(subject)): "
+            + "decompression OK, trailing zero bytes ignored\n")
+        return .warning
+    }
+
     // MARK: -v
 
     /// Starts gzip's `-v` line for the file (not standard input) about to be worked on: its

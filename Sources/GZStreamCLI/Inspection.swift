@@ -68,6 +68,8 @@ extension Command {
         var status = ExitStatus.success
         if let garbage = gzip.trailingGarbage {
             status = try warnTrailingGarbage(name, garbage)
+        } else if gzip.endedWithZeroPadding {
+            status = noteZeroPaddingLikeGzip(name)
         }
         guard options.verbose && options.mode == .test else { return status }
         if options.gzipMode {

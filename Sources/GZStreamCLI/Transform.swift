@@ -177,6 +177,8 @@ extension Command {
                 var status = ExitStatus.success
                 if let garbage = decoder.trailingGarbage {
                     status = try warnTrailingGarbage(inputName, garbage)
+                } else if decoder.endedWithZeroPadding {
+                    status = noteZeroPaddingLikeGzip(inputName)
                 }
                 return Outcome(status: status, bytesIn: decoder.compressedByteCount,
                                bytesOut: decoder.uncompressedByteCount, header: decoder.header,

@@ -123,6 +123,7 @@ extension GzipInputStream {
             }
             inputStart += 1
         }
+        endedWithZeroPadding = true
         state = .end
     }
 
