@@ -162,6 +162,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         if options.mode == .test || options.mode == .list { options.toStandardOutput = false }
     }
     options.removeInput = removal ?? false
+    options.keep = removal == false
     if let networkCommand {
         try takeNetworkOperands(&options, for: networkCommand, keepOrRemoveGiven: removal != nil)
     }

@@ -19,6 +19,9 @@ public struct CommandEnvironment {
     /// it `nil`; the program sets it): gzip mode takes the options in it that only tune the
     /// output, as gzip 1.12 does (GzipVariable.swift).
     public var gzipVariable: [UInt8]?
+    /// Whether the process may ask on the terminal (gzip mode's question before replacing an
+    /// output): it is not a background job that ignores SIGINT, as GNU gzip decides.
+    public var isForeground = true
 
     public init(standardInput: ByteInputStream, standardOutput: ByteOutputStream,
                 standardError: ByteOutputStream, inputIsTerminal: Bool = false, outputIsTerminal: Bool = false,
@@ -35,12 +38,14 @@ public struct CommandEnvironment {
 
     /// The process's descriptors 0, 1 and 2 (none is closed by the run).
     public static func process() -> CommandEnvironment {
-        CommandEnvironment(standardInput: FileInputStream.standardInput(),
-                           standardOutput: FileOutputStream.standardOutput(),
-                           standardError: FileOutputStream.standardError(),
-                           inputIsTerminal: SystemCalls.isTerminal(SystemCalls.standardInputDescriptor),
-                           outputIsTerminal: SystemCalls.isTerminal(SystemCalls.standardOutputDescriptor),
-                           errorIsTerminal: SystemCalls.isTerminal(SystemCalls.standardErrorDescriptor))
+        var environment = CommandEnvironment(standardInput: FileInputStream.standardInput(),
+                                             standardOutput: FileOutputStream.standardOutput(),
+                                             standardError: FileOutputStream.standardError(),
+                                             inputIsTerminal: SystemCalls.isTerminal(SystemCalls.standardInputDescriptor),
+                                             outputIsTerminal: SystemCalls.isTerminal(SystemCalls.standardOutputDescriptor),
+                                             errorIsTerminal: SystemCalls.isTerminal(SystemCalls.standardErrorDescriptor))
+        environment.isForeground = runsInForeground()
+        return environment
     }
 }
 
@@ -102,7 +107,8 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     case .license:
         (status, closedPipe) = printOrFail(licenseText, environment: environment)
     case .run(let options):
-        let command = Command(options: options, environment: environment)
+        let command = Command(options: options, environment: environment,
+                              programName: options.gzipMode ? signature : "gzstream")
         status = command.run()
         closedPipe = command.closedPipe
     case .cacheHelp:
@@ -156,11 +162,13 @@ final class Command {
     /// Standard error, shared by the diagnostics and the progress display.
     let console: StandardErrorConsole
 
-    init(options: Options, environment: CommandEnvironment) {
+    /// - Parameter programName: What messages start with (``Diagnostics/programName``).
+    init(options: Options, environment: CommandEnvironment, programName: String = "gzstream") {
         self.options = options
         self.environment = environment
         console = StandardErrorConsole(stream: environment.standardError, isTerminal: environment.errorIsTerminal)
-        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet, console: console)
+        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet, console: console,
+                                       programName: programName, joinsAsGzip: options.gzipMode)
         outputDirectory = options.outputPath.flatMap { FileInfo(path: $0)?.isDirectory == true ? $0 : nil }
     }
 
@@ -207,6 +215,9 @@ final class Command {
     /// (``removeInputIfAsked(_:inputInfo:status:)``), the `.gzi` beside it and gzip's listing
     /// look names up relative to its directory.
     var currentInput: OpenedInput?
+    /// gzip mode's `-v`: the name of the file being worked on while its `NAME:\t` is not yet
+    /// written (GzipModeMessages.swift).
+    var verboseName: String?
 
     /// One operand; reports its failure.
     private func handle(_ operand: Pathname) -> ExitStatus {
@@ -223,7 +234,8 @@ final class Command {
             }
             defer { input.close() }
             if input.info.isDirectory { return try handleDirectory(input) }
-            return try handleInput(operand, input)
+            // `gzip -d logx` may have found logx.gz (``openOperand(_:)``).
+            return try handleInput(input.path, input)
         }
     }
 
@@ -308,7 +320,7 @@ final class Command {
             } else if found.isSymbolicLink {
                 status = max(status, passOver(entryPath, Self.linkNotFollowed))
             } else if !found.isRegularFile {
-                status = max(status, passOver(entryPath, "is not a directory or a regular file -- ignored"))
+                status = max(status, passOver(entryPath, notRegularFileIgnored))
             } else if (writesFiles || options.mode == .test || options.mode == .list), let problem = unfitName(entryPath) {
                 if options.verbose {
                     diagnostics.warning(entryPath.description, problem)

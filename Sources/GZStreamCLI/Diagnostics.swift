@@ -8,6 +8,16 @@ struct Diagnostics {
     /// A command's standard error: writing through it ends a progress display first, so the
     /// message starts on a clean line.
     var console: StandardErrorConsole? = nil
+    /// The name messages start with: `gzstream`, or in gzip mode the last component of
+    /// `argv[0]` (`gzip` through a link of that name), as GNU gzip names itself.
+    var programName = "gzstream"
+    /// gzip mode: a problem gzip writes straight after the name (`d is a directory -- ignored`,
+    /// `f has 1 other link -- file ignored`, `x.gz already has .gz suffix -- unchanged`) follows
+    /// it without the colon, as in gzip.
+    var joinsAsGzip = false
+
+    private static let phrasesAfterName = ["is a directory -- ignored", "is not a directory or a regular file",
+                                           "has ", "already has "]
 
     func write(_ text: String) {
         if let console {
@@ -20,7 +30,8 @@ struct Diagnostics {
     /// `gzstream: SUBJECT: PROBLEM` on one line: control characters in either (a file name
     /// with a newline, a header's FNAME) are shown escaped.
     func error(_ subject: String, _ problem: String) {
-        write("gzstream: \(escapingControlCharacters(subject)): \(escapingControlCharacters(problem))\n")
+        let separator = joinsAsGzip && Self.phrasesAfterName.contains(where: { problem.hasPrefix($0) }) ? " " : ": "
+        write("\(programName): \(escapingControlCharacters(subject))\(separator)\(escapingControlCharacters(problem))\n")
     }
 
     func warning(_ subject: String, _ problem: String) {
@@ -37,8 +48,10 @@ struct Reported: Error {
 }
 
 extension Command {
-    /// GNU gzip's warning, word for word: the data before the garbage was kept.
-    func warnTrailingGarbage(_ subject: String) -> ExitStatus {
+    /// GNU gzip's warning, word for word: the data before the garbage was kept. In gzip mode
+    /// the garbage is judged as gzip judges it (``judgeTrailingData(_:subject:)``).
+    func warnTrailingGarbage(_ subject: String, _ garbage: GzipInputStream.TrailingGarbage) throws -> ExitStatus {
+        if options.gzipMode { return try judgeTrailingData(garbage, subject: subject) }
         diagnostics.warning(subject, "decompression OK, trailing garbage ignored")
         return .warning
     }
@@ -48,14 +61,15 @@ extension Command {
         return .error
     }
 
-    /// How messages name an operand: "standard input" for `-`, else the path as
+    /// How messages name an operand: "standard input" for `-` (gzip's "stdin" in gzip mode), else the path as
     /// ``Pathname/description`` shows it (octal escapes for bytes that are not UTF-8).
     func displayName(_ operand: Pathname) -> String {
-        operand == "-" ? "standard input" : operand.description
+        operand == "-" ? (options.gzipMode ? "stdin" : "standard input") : operand.description
     }
 
     func report(_ outcome: Outcome, inputName: String, outputName: String) {
         guard options.verbose else { return }
+        if options.gzipMode { return reportLikeGzip(outcome, outputName: outputName) }
         let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
         diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "
             + "\(outcome.bytesOut) bytes, \(percentSaved(packed: packed, plain: plain)) saved -> \(escapingControlCharacters(outputName))\n")

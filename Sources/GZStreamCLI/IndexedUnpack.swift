@@ -170,6 +170,7 @@ final class ProgressedDecoder: ByteInputStream, GzipDecodingStream, @unchecked S
     var header: GzipHeader? { inner.header }
     var trailingGarbage: GzipInputStream.TrailingGarbage? { inner.trailingGarbage }
     var memberCount: Int { inner.memberCount }
+    var endedWithZeroPadding: Bool { inner.endedWithZeroPadding }
 
     override func openBacking() throws { try inner.openUnlessOpened() }
     override func closeBacking() throws { inner.close() }

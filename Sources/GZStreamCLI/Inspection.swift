@@ -24,6 +24,7 @@ extension Command {
         // test reads ahead and checks BGZF on -p threads, as unpack does; list needs every
         // member's header, so it stays sequential. Only test shows progress (ProgressReporter.swift).
         let progress = options.mode == .test ? beginProgress(name, writesStandardOutput: false) : nil
+        if options.mode == .test { beginVerboseLine(name) }
         defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream
         if options.mode == .test {
@@ -56,19 +57,29 @@ extension Command {
         if let error = gzip.streamError {
             listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,
                              trailingGarbage: nil, error: error)
+            if options.gzipMode, let error = error as? GzipError {
+                throw Reported(status: reportLikeGzip(error, subject: name))
+            }
             let subject = (error as? ByteStreamError)?.target ?? name
             throw Reported(status: reportError(subject, describe(error)))
         }
         listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,
                          trailingGarbage: gzip.trailingGarbage, error: nil)
-        if gzip.trailingGarbage != nil {
-            return warnTrailingGarbage(name)
+        var status = ExitStatus.success
+        if let garbage = gzip.trailingGarbage {
+            status = try warnTrailingGarbage(name, garbage)
+        } else if gzip.endedWithZeroPadding {
+            status = noteZeroPaddingLikeGzip(name)
         }
-        if options.verbose && options.mode == .test {
+        guard options.verbose && options.mode == .test else { return status }
+        if options.gzipMode {
+            // gzip's " OK" follows its trailing garbage warning.
+            reportTestedLikeGzip()
+        } else if status == .success {
             diagnostics.write("gzstream: \(name): OK (\(gzip.memberCount) member\(gzip.memberCount == 1 ? "" : "s"), "
                 + "\(gzip.uncompressedByteCount) bytes)\n")
         }
-        return .success
+        return status
     }
 }
 

@@ -97,6 +97,17 @@ private func removePendingTemporaries() {
     }
 }
 
+/// Whether SIGINT was ignored when ``installInterruptCleanup()`` ran: the process is then a
+/// background job of a shell without job control, and asks no question (GNU gzip's
+/// `foreground`).
+private let interruptIgnoredAtStart = Atomic<Bool>(false)
+
+/// Whether the process runs in the foreground as GNU gzip tells it: SIGINT was not ignored
+/// when it started (known once ``installInterruptCleanup()`` has run; `true` before).
+func runsInForeground() -> Bool {
+    !interruptIgnoredAtStart.load(ordering: .sequentiallyConsistent)
+}
+
 /// Removes the temporary outputs (and a cache entry being written) when SIGINT, SIGTERM, SIGHUP or SIGXCPU (`ulimit -t`) arrives,
 /// erases the progress line shown on a terminal (``progressColumnsShown``), then dies of the
 /// same signal, so an interrupted run leaves neither a partial output, a stray temporary file
@@ -114,7 +125,10 @@ public func installInterruptCleanup() {
     _ = progressDrawing.load(ordering: .sequentiallyConsistent)
     for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGXCPU] {
         let previous = signal(signalNumber, SIG_IGN)
-        if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
+        if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) {
+            if signalNumber == SIGINT { interruptIgnoredAtStart.store(true, ordering: .sequentiallyConsistent) }
+            continue
+        }
         signal(signalNumber) { received in
             removePendingTemporaries()
             if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {

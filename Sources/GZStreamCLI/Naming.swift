@@ -15,43 +15,74 @@ extension Command {
     /// taken: a symbolic link without ``followsOperandLinks`` (as before, the message says
     /// what the link leads to when that decides: a directory without `-r`, a FIFO), and a name
     /// that cannot be opened. Does not check the kind of file (``checkKind(_:of:)``): a
-    /// directory is returned for `-r` to walk.
+    /// directory is returned for `-r` to walk. In gzip mode, a name to decompress that is not
+    /// there is tried with gzip's suffixes (``suffixesTried(for:)``) in the same directory,
+    /// each by one `openat(2)`: the input's ``OpenedInput/path`` is then the name found.
     /// - Returns: The input, owned by the caller (``OpenedInput/close()``).
     /// - Throws: ``Reported`` after saying why (with its ``Reported/problem``).
     /// Does not block, also on a FIFO.
-    func openOperand(_ path: Pathname) throws -> OpenedInput {
+    func openOperand(_ operand: Pathname) throws -> OpenedInput {
         let lookup: (directory: Int32, name: Pathname, trailingSlash: Bool)
         do {
-            lookup = try OpenedInput.openDirectory(of: path)
+            lookup = try OpenedInput.openDirectory(of: operand)
         } catch {
-            throw refuseInput(path, errorText(error))
+            throw refuseInput(operand, errorText(error))
         }
         var ownsDirectory = true
-        defer { if ownsDirectory { try? SystemCalls.close(lookup.directory, target: path.description) } }
+        defer { if ownsDirectory { try? SystemCalls.close(lookup.directory, target: operand.description) } }
         let follows = followsOperandLinks || lookup.trailingSlash
+        let suffixes = lookup.trailingSlash ? [] : suffixesTried(for: operand)
+        var path = operand
+        var name = lookup.name
         func open(following: Bool) throws -> OpenedInput {
-            let input = try OpenedInput(name: lookup.name, in: lookup.directory, ownsDirectory: true, path: path,
+            let input = try OpenedInput(name: name, in: lookup.directory, ownsDirectory: true, path: path,
                                         followsLinks: following, requiresDirectory: lookup.trailingSlash)
             ownsDirectory = false
             return input
         }
-        do {
-            return try open(following: follows)
-        } catch where isSystemError(error, Errno.tooManySymbolicLinks) && !follows {
-            try refuseUnfollowedLink(lookup.name, in: lookup.directory, path: path)
-            // -o FILE: the link is read, as a shell redirection from it would be.
-            let input = try open(following: true)
-            if input.info.isDirectory { throw refuseInput(path, Self.symbolicLinkOperand) }
-            return input
-        } catch {
-            // An open can fail on what a lookup takes (a socket: ENXIO); say what it is, as the
-            // kind check would.
-            if let info = try? SystemCalls.info(of: lookup.name, in: lookup.directory, followsLinks: follows),
-               !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
-                try checkKind(info, of: path)
+        let candidates: [Pathname?] = [nil] + suffixes.map { $0 }
+        for suffix in candidates {
+            path = suffix.map { operand.appending($0) } ?? operand
+            name = suffix.map { lookup.name.appending($0) } ?? lookup.name
+            do {
+                return try open(following: follows)
+            } catch where isSystemError(error, Errno.noSuchFile) && suffix != suffixes.last {
+                continue
+            } catch where isSystemError(error, Errno.tooManySymbolicLinks) && !follows {
+                try refuseUnfollowedLink(name, in: lookup.directory, path: path)
+                // -o FILE: the link is read, as a shell redirection from it would be.
+                let input = try open(following: true)
+                if input.info.isDirectory { throw refuseInput(path, Self.symbolicLinkOperand) }
+                return input
+            } catch {
+                // None of the names is there: said of the first suffix tried, as gzip says it.
+                if let first = suffixes.first, isSystemError(error, Errno.noSuchFile) {
+                    throw refuseInput(operand.appending(first), errorText(error))
+                }
+                // An open can fail on what a lookup takes (a socket: ENXIO); say what it is, as
+                // the kind check would.
+                if let info = try? SystemCalls.info(of: name, in: lookup.directory, followsLinks: follows),
+                   !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
+                    try checkKind(info, of: path)
+                }
+                throw refuseInput(path, errorText(error))
             }
-            throw refuseInput(path, errorText(error))
         }
+        preconditionFailure("the last name tried returns or throws")
+    }
+
+    /// The suffixes gzip mode tries after NAME when NAME is not there (GNU gzip 1.12's
+    /// `get_istat`): when decompressing, testing or listing a name without a known suffix,
+    /// `-S`'s (`.gz` by default), then `.gz`, `.z`, `-z` and `.Z`, each once; otherwise none.
+    func suffixesTried(for operand: Pathname) -> [Pathname] {
+        guard options.gzipMode, options.mode != .pack, knownSuffix(of: operand, custom: options.suffix) == nil else {
+            return []
+        }
+        var suffixes: [Pathname] = [options.packSuffix]
+        for suffix: Pathname in [".gz", ".z", "-z", ".Z"] where !suffixes.contains(suffix) {
+            suffixes.append(suffix)
+        }
+        return suffixes
     }
 
     /// ``openOperand(_:)``, then ``checkKind(_:of:)``: an input that is read, not walked.
@@ -91,6 +122,11 @@ extension Command {
 
     static let directoryIgnored = "is a directory -- ignored"
 
+    /// The warning for a FIFO, device or socket passed over (gzip's, with its single dash in gzip mode).
+    var notRegularFileIgnored: String {
+        "is not a directory or a regular file \(options.gzipMode ? "-" : "--") ignored"
+    }
+
     /// Says that `path` cannot be taken; - Returns: the ``Reported`` to throw.
     func refuseInput(_ path: Pathname, _ problem: String) -> Reported {
         Reported(status: reportError(path.description, problem), problem: problem)
@@ -112,7 +148,7 @@ extension Command {
                 if options.force { return }
                 throw refuseInput(path, "not a regular file (use -f or -c to read it)")
             }
-            let problem = "is not a directory or a regular file -- ignored"
+            let problem = notRegularFileIgnored
             diagnostics.warning(path.description, problem)
             throw Reported(status: .warning, problem: problem)
         }
@@ -120,6 +156,7 @@ extension Command {
 
     func refuseTerminal(readingStandardInput: Bool) throws {
         guard !options.force else { return }
+        if options.gzipMode { return try refuseTerminalLikeGzip(readingStandardInput: readingStandardInput) }
         switch options.mode {
         case .pack where environment.outputIsTerminal && options.outputPath == nil:
             throw Reported(status: reportError("standard output",

@@ -25,6 +25,9 @@ struct Options: Equatable {
     /// not restore them), as GNU gzip.
     var useName: Bool?
     var removeInput = false
+    /// `-k`/`--keep` was given (the last of it and `--rm`): gzip mode's `-v` then says
+    /// "created", not "replaced with", also with `-c`.
+    var keep = false
     var quiet = false
     var verbose = false
     var maximumOutputSize: Int64?

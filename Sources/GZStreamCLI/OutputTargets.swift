@@ -73,8 +73,11 @@ extension Command {
         // A dangling symbolic link exists too: publishing would refuse to replace it, so it
         // is found here, before the input is read.
         let outputIsLink = openedDirectory.info(of: outputName, followsLinks: false)?.isSymbolicLink == true
+        // Replaced with -f, or when gzip mode's question was answered yes.
+        var replaces = options.force
         if !options.force, !outputNamedByHeader, existing != nil || outputIsLink {
-            throw Reported(status: refuseExisting(outputPath.description))
+            try confirmOverwrite(outputPath.description)
+            replaces = true
         }
         // -f cannot replace a directory: said now, before the input is read and before an
         // existing index beside it is replaced.
@@ -138,12 +141,10 @@ extension Command {
             try publishIndex(indexTemporary, as: indexPath)
         }
         do {
-            try temporary.publish(as: finalName, replacing: options.force)
+            try publish(temporary, as: finalName, replacing: replaces, shownPath: shownPath)
         } catch {
             indexTemporary?.unpublish(indexName)
-            // Found only now (unpack -N's stored name, a file made meanwhile): as if found first.
-            if error.alreadyExists { throw Reported(status: refuseExisting(shownPath)) }
-            throw Reported(status: reportError(shownPath, error.message))
+            throw error
         }
         // --synchronous, as gzip's: the new name is on the disk before the input is removed.
         if options.synchronous {
@@ -155,6 +156,29 @@ extension Command {
         }
         report(outcome, inputName: inputName, outputName: shownPath)
         return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: outcome.status)
+    }
+
+    /// Moves the written output into place as `finalName`. An output found there only now
+    /// (unpack -N's stored name, a file made meanwhile) is treated as if found first: replaced
+    /// only after gzip mode's question was answered yes (``confirmOverwrite(_:)``).
+    /// - Throws: ``Reported`` after saying why.
+    private func publish(_ temporary: TemporaryFile, as finalName: Pathname, replacing: Bool, shownPath: String) throws {
+        var failure: PublishError?
+        do throws(PublishError) {
+            try temporary.publish(as: finalName, replacing: replacing)
+        } catch {
+            failure = error
+        }
+        if failure?.alreadyExists == true {
+            try confirmOverwrite(shownPath)
+            failure = nil
+            do throws(PublishError) {
+                try temporary.publish(as: finalName, replacing: true)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw Reported(status: reportError(shownPath, failure.message)) }
     }
 
     /// `--rm` (and gzip mode's default): removes the input once its output is in place; never
@@ -271,12 +295,9 @@ extension Command {
     }
 
     /// Reports an output that exists and is not replaced without `-f`: an error, or in gzip
-    /// mode gzip's warning (quiet under `-q`). - Returns: the status to end the file with.
+    /// mode gzip's warning (``refuseExistingLikeGzip(_:)``). - Returns: the status to end the file with.
     func refuseExisting(_ path: String) -> ExitStatus {
-        if options.gzipMode {
-            diagnostics.warning(path, Self.existingOutput)
-            return .warning
-        }
+        if options.gzipMode { return refuseExistingLikeGzip(path) }
         return reportError(path, Self.existingOutput)
     }
 

@@ -9,6 +9,9 @@ extension Command {
         var header: GzipHeader?
         /// pack --index: the index's bytes (bgzip's `.gzi` with --bgzf, else GZIDX).
         var indexBytes: [UInt8]?
+        /// The first member's header and trailer bytes (GNU gzip's `header_bytes`), for gzip
+        /// mode's `-v` ratio.
+        var overhead: Int64 = 0
     }
 
     /// The decoder for `input` (which it does not close). BGZF input (its first member has the
@@ -105,6 +108,7 @@ extension Command {
         let inputName = displayName(inputPath)
         // Standard output is the output that is not closed here.
         let progress = beginProgress(inputName, writesStandardOutput: !closesOutput)
+        beginVerboseLine(inputName)
         defer { progress?.end(completed: false) }  // a failure that stays quiet (a closed pipe)
         let ranged = options.rangeOffset != nil || options.rangeLength != nil
         let source = progress?.counting(input, measuresSize: !ranged) ?? input
@@ -115,6 +119,8 @@ extension Command {
                 let threads = options.threads ?? defaultThreadCount
                 var status = ExitStatus.success
                 let packer: any PackingOutputStream
+                // A BGZF member's header is 18 bytes (SAM/BAM specification §4.1).
+                var overhead: Int64 = 18 + 8
                 if options.bgzf {
                     // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
                     packer = try BGZFOutputStream(wrapping: sink, level: options.level, threads: threads,
@@ -122,6 +128,7 @@ extension Command {
                                               closesInnerStream: closesOutput)
                 } else {
                     let header = packHeader(inputPath: inputPath, inputInfo: inputInfo)
+                    overhead = encodedHeaderSize(header.fields) + 8
                     if header.timeOutOfRange {
                         // GNU gzip's warning, word for word; its exit status too.
                         diagnostics.warning(inputName, "warning: file timestamp out of range for gzip format")
@@ -150,7 +157,8 @@ extension Command {
                 return Outcome(status: status, bytesIn: packer.uncompressedByteCount,
                                bytesOut: packer.compressedCount, header: nil,
                                indexBytes: (packer as? BGZFOutputStream)?.index?.encoded
-                                   ?? (packer as? GzipOutputStream)?.index?.gzidxEncoded())
+                                   ?? (packer as? GzipOutputStream)?.index?.gzidxEncoded(),
+                               overhead: overhead)
             case .unpack:
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
                 if ranged {
@@ -167,11 +175,14 @@ extension Command {
                 // The last line only when no message about the job follows (trailing garbage's).
                 progress?.end(completed: decoder.trailingGarbage == nil)
                 var status = ExitStatus.success
-                if decoder.trailingGarbage != nil {
-                    status = warnTrailingGarbage(inputName)
+                if let garbage = decoder.trailingGarbage {
+                    status = try warnTrailingGarbage(inputName, garbage)
+                } else if decoder.endedWithZeroPadding {
+                    status = noteZeroPaddingLikeGzip(inputName)
                 }
                 return Outcome(status: status, bytesIn: decoder.compressedByteCount,
-                               bytesOut: decoder.uncompressedByteCount, header: decoder.header)
+                               bytesOut: decoder.uncompressedByteCount, header: decoder.header,
+                               overhead: decoder.header.map(encodedHeaderSize).map { $0 + 8 } ?? 0)
             case .test, .list, .index:
                 preconditionFailure("test, list and index do not transform")
             }
@@ -185,6 +196,9 @@ extension Command {
         } catch let error as ByteStreamError {
             throw Reported(status: reportError(error.target ?? inputName, describe(error)))
         } catch {
+            if options.gzipMode, let error = error as? GzipError {
+                throw Reported(status: reportLikeGzip(error, subject: inputName))
+            }
             throw Reported(status: reportError(inputName, describe(error)))
         }
     }

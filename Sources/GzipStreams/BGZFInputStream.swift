@@ -209,6 +209,8 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
     public var uncompressedByteCount: Int64 { fallback?.uncompressedByteCount ?? parallelUncompressedCount }
     public var header: GzipHeader? { fallback?.header ?? parallelHeader }
     public var trailingGarbage: GzipInputStream.TrailingGarbage? { fallback?.trailingGarbage }
+    /// The sequential reader takes over at zero padding after the BGZF members, and tells.
+    public var endedWithZeroPadding: Bool { fallback?.endedWithZeroPadding ?? false }
     public var memberCount: Int { fallback?.memberCount ?? parallelMemberCount }
     /// Whether the sequential reader has taken over (for tests and diagnostics).
     var isSequential: Bool { fallback != nil }

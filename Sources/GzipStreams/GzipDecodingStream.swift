@@ -13,6 +13,8 @@ public protocol GzipDecodingStream: ByteInputStream {
     var trailingGarbage: GzipInputStream.TrailingGarbage? { get }
     /// The number of members read and checked so far.
     var memberCount: Int { get }
+    /// Whether the input ended with zero bytes after the last member (padding, skipped).
+    var endedWithZeroPadding: Bool { get }
 }
 
 extension GzipInputStream: GzipDecodingStream {}

@@ -69,6 +69,19 @@ enum GzipFormat {
         }
     }
 
+    /// The magic of the other formats GNU gzip decodes (its gzip.h): compress(1)'s LZW, pack(1),
+    /// SCO's LZH and gzip 0.5's.
+    static func otherFormat(_ first: UInt8, _ second: UInt8) -> GzipInputStream.OtherCompressionFormat? {
+        guard first == magic.0 else { return nil }
+        switch second {
+        case 0x9d: return .lzw
+        case 0x1e: return .pack
+        case 0xa0: return .lzh
+        case 0x9e: return .oldGzip
+        default: return nil
+        }
+    }
+
     // MARK: Is this a member?
 
     /// Whether `first` and `second` are ID1 ID2, the start of a member.

@@ -94,6 +94,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     var memberHeaderSize: Int64 = 0
     /// Where zero padding or trailing garbage began (states `padding` and `garbage`).
     var garbageStart: Int64 = 0
+    /// The first bytes seen there (``TrailingGarbage/leadingBytes``).
+    var garbageLead: [UInt8] = []
     /// Under ``TrailingGarbagePolicy/passThrough``: a lone magic byte already consumed, given
     /// back before the rest of the input.
     var passThroughLead: [UInt8] = []
@@ -143,6 +145,8 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     public internal(set) var uncompressedByteCount: Int64 = 0
     /// Set when trailing garbage was met under ``TrailingGarbagePolicy/ignore`` (or `.fail`).
     public internal(set) var trailingGarbage: TrailingGarbage?
+    /// Whether the input ended with zero bytes after the last member (padding, skipped).
+    public internal(set) var endedWithZeroPadding = false
     /// Called after each member's trailer has been checked, on the thread that reads (while
     /// scheduled: on the scheduler, possibly while decoding ahead of the reads).
     public var memberHandler: ((Member) -> Void)?

@@ -24,6 +24,28 @@ extension GzipInputStream {
         public var offset: Int64
         /// How many bytes follow the last member, in bytes.
         public var length: Int64
+        /// Its first byte, and its second when the first is ID1 (`1f`): enough to tell zero
+        /// padding followed by other bytes, or the magic of another format (``otherFormat``).
+        public var leadingBytes: [UInt8] = []
+
+        /// The format the garbage starts as, by its magic, when it is one that GNU gzip also
+        /// decodes; `nil` for anything else.
+        public var otherFormat: OtherCompressionFormat? {
+            leadingBytes.count >= 2 ? GzipFormat.otherFormat(leadingBytes[0], leadingBytes[1]) : nil
+        }
+    }
+
+    /// The other formats GNU gzip decodes, which gzstream does not: what bytes after a member
+    /// may start as.
+    public enum OtherCompressionFormat: String, Sendable {
+        /// compress(1), `.Z`: `1f 9d`.
+        case lzw = "compress (LZW)"
+        /// pack(1), `.z` of old: `1f 1e`.
+        case pack = "pack"
+        /// SCO's LZH: `1f a0`.
+        case lzh = "LZH"
+        /// gzip 0.5's magic, `1f 9e`, read by GNU gzip as a gzip member.
+        case oldGzip = "gzip 0.5"
     }
 
     /// One complete, checked member, as passed to ``memberHandler``.

@@ -97,15 +97,17 @@ extension GzipInputStream {
                 state = .passingThrough
                 return
             }
+            garbageLead = [first, second]
         case _ where passes:
             state = .passingThrough
             return
         case 0:
             garbageStart = start
+            garbageLead = [first]
             state = .padding
             return
         default:
-            break
+            garbageLead = [first]
         }
         garbageStart = start
         state = .garbage
@@ -121,6 +123,7 @@ extension GzipInputStream {
             }
             inputStart += 1
         }
+        endedWithZeroPadding = true
         state = .end
     }
 
@@ -157,7 +160,7 @@ extension GzipInputStream {
     func skipTrailingGarbage() throws {
         inputStart = inputEnd
         while try refill() { inputStart = inputEnd }
-        let garbage = TrailingGarbage(offset: garbageStart, length: position - garbageStart)
+        let garbage = TrailingGarbage(offset: garbageStart, length: position - garbageStart, leadingBytes: garbageLead)
         trailingGarbage = garbage
         state = .end
         if trailingGarbagePolicy == .fail {

@@ -135,6 +135,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     public var uncompressedByteCount: Int64 { returnedCount }
     public var header: GzipHeader? { fallback?.header ?? firstHeader }
     public var trailingGarbage: GzipInputStream.TrailingGarbage? { fallback?.trailingGarbage }
+    public var endedWithZeroPadding: Bool { fallback?.endedWithZeroPadding ?? false }
     public var memberCount: Int { fallback?.memberCount ?? membersRead }
     /// Whether the sequential reader has taken over (for tests and diagnostics).
     public var isSequential: Bool { fallback != nil }

@@ -177,7 +177,7 @@ struct FileNameCLITests {
                                                 printfEscaped(packedName)], in: scratch)
                 let shownSuffix = suffix == latinSuffix ? #".\351"# : ".gzip"
                 #expect(again.status == 0)
-                #expect(again.err == "gzstream: caf\\351.txt\(shownSuffix): already has \(shownSuffix) suffix -- unchanged\n")
+                #expect(again.err == "gzstream: caf\\351.txt\(shownSuffix) already has \(shownSuffix) suffix -- unchanged\n")
 
                 let listed = try run("/bin/sh", ["-c", #"cd "$1" && "$0" -l -S "$(printf "$2")" "$(printf "$3")""#,
                                                  Locations.binary, "d", printfEscaped(suffix),
@@ -217,8 +217,9 @@ struct FileNameCLITests {
             let unpacked = try shell(#""$1/bin/gunzip" -v "$(printf "$2")""#, [scratch.work.path, printfEscaped(packedName)],
                                      in: scratch)
             #expect(unpacked.status == 0, "\(unpacked)")
-            #expect(unpacked.err == verboseLine(#"caf\351.txt.gz"#, bytesIn: size, bytesOut: 6, plain: 6, packed: size,
-                                                output: #"caf\351.txt"#))
+            // gzip's -v line; its ratio leaves out the header (FNAME of 8 bytes) and the trailer.
+            let ratio = String(format: "%5.1f%%", 100 * Double(6 - (size - (10 + 9 + 8))) / 6)
+            #expect(unpacked.err == #"caf\351.txt.gz:"# + "\t\(ratio) -- replaced with " + #"caf\351.txt"# + "\n")
             #expect(RawFiles.listing(scratch) == [Array("bin".utf8), latin1Name])
             #expect(RawFiles.read(scratch, latin1Name) == content)
         }

@@ -12,6 +12,9 @@ struct StrictCLITests {
         "gzstream: data.gz: invalid deflate data in member 1 at byte \(row.zlibOffset + offsetShift): \(row.zlibMessage)\n"
     }
 
+    /// gzip mode's line for the same fault, in GNU gzip's words.
+    private let gzipModeLine = "\ngzstream: data.gz: invalid compressed data--format violated\n"
+
     @Test("test, test --strict and gzip's -t: exit 1 with zlib's message", arguments: LenientManifest.rows)
     func testFails(_ row: LenientFixture) throws {
         try withScratch { scratch in
@@ -19,7 +22,7 @@ struct StrictCLITests {
             for arguments in [["test", "data.gz"], ["test", "--strict", "data.gz"], ["-t", "data.gz"]] {
                 let result = try gzstream(arguments, in: scratch)
                 #expect(result.status == 1, "\(arguments): \(result)")
-                #expect(result.err == zlibLine(row), "\(arguments)")
+                #expect(result.err == (arguments[0] == "-t" ? gzipModeLine : zlibLine(row)), "\(arguments)")
                 #expect(result.out == "", "\(arguments)")
             }
         }
@@ -43,7 +46,7 @@ struct StrictCLITests {
             }
             let gzipList = try gzstream(["-l", "data.gz"], in: scratch)
             #expect(gzipList.status == 1, "\(gzipList)")
-            #expect(gzipList.err == zlibLine(row))
+            #expect(gzipList.err == gzipModeLine)
         }
     }
 
@@ -60,7 +63,7 @@ struct StrictCLITests {
             #expect(toFile.status == 1 && toFile.err == zlibLine(row), "\(toFile)")
             #expect(try scratch.listing() == ["data.gz"])
             let gzipMode = try gzstream(["-dc", "--strict", "data.gz"], in: scratch)
-            #expect(gzipMode.status == 1 && gzipMode.err == zlibLine(row), "\(gzipMode)")
+            #expect(gzipMode.status == 1 && gzipMode.err == gzipModeLine, "\(gzipMode)")
 
             let fastOut = scratch.ioPath("fast")
             let fast = try gzstream(["unpack", "-c", "data.gz"], in: scratch, stdoutPath: fastOut)

@@ -180,7 +180,8 @@ struct MultiMemberTests {
                 #expect(unpacked.gzipError == .trailingGarbage(offset: Int64(bytes.count), length: Int64(garbage.count)),
                         "chunk \(chunkSize): \(String(describing: unpacked.error))")
                 #expect(stream.trailingGarbage == GzipInputStream.TrailingGarbage(offset: Int64(bytes.count),
-                                                                                  length: Int64(garbage.count)))
+                                                                                  length: Int64(garbage.count),
+                                                                                  leadingBytes: leadingBytes(garbage)))
             }
             #expect(stream.streamStatus == .error)
             #expect(stream.memberCount == 2)
@@ -198,10 +199,27 @@ struct MultiMemberTests {
             #expect(unpacked.bytes == firstData + secondData)
             #expect(stream.streamStatus == .atEnd)
             #expect(stream.trailingGarbage == GzipInputStream.TrailingGarbage(offset: Int64(bytes.count),
-                                                                              length: Int64(garbage.count)))
+                                                                              length: Int64(garbage.count),
+                                                                              leadingBytes: leadingBytes(garbage)))
             #expect(stream.memberCount == 2)
             stream.close()
             #expect(stream.streamStatus == .closed)
+        }
+    }
+
+    @Test("Trailing garbage names the format its magic starts, for the formats GNU gzip also decodes")
+    func trailingGarbageFormat() throws {
+        let (bytes, _) = try twoMembers()
+        let cases: [([UInt8], GzipInputStream.OtherCompressionFormat?)] = [
+            ([0x1f, 0x9d, 0x90], .lzw), ([0x1f, 0x1e], .pack), ([0x1f, 0xa0, 0], .lzh), ([0x1f, 0x9e], .oldGzip),
+            ([0x1f, 0x41], nil), ([0x41, 0x9d], nil), ([0, 0x1f, 0x9d], nil),
+        ]
+        for (garbage, format) in cases {
+            let stream = gunzipStream(bytes + garbage, chunkSize: 7, trailingGarbage: .ignore)
+            _ = drain(stream)
+            #expect(stream.trailingGarbage?.leadingBytes == leadingBytes(garbage), "\(garbage)")
+            #expect(stream.trailingGarbage?.otherFormat == format, "\(garbage)")
+            stream.close()
         }
     }
 
@@ -275,4 +293,10 @@ struct MultiMemberTests {
             #expect(unpacked.gzipError == expected, "tail \(tail): \(String(describing: unpacked.error))")
         }
     }
+}
+
+/// What ``GzipInputStream/TrailingGarbage/leadingBytes`` holds for `garbage`: its first byte,
+/// and its second after a `1f`.
+private func leadingBytes(_ garbage: [UInt8]) -> [UInt8] {
+    Array(garbage.prefix(garbage.first == 0x1f ? 2 : 1))
 }
