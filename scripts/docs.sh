@@ -71,12 +71,14 @@ for module in "${modules[@]}"; do
   warnings=$((warnings + count))
 done
 
-# The articles' examples, one function per block; imports go to the top of the file.
+# The articles' and the README's examples, one function per block; imports go to the top of
+# the file.
 snippets=$out/snippets
 rm -rf "$snippets"
 mkdir -p "$snippets"
-for article in Sources/*/*.docc/*.md; do
-  name=$(basename "$(dirname "$article")" .docc)_$(basename "$article" .md)
+for article in Sources/*/*.docc/*.md README.md; do
+  if [ "$article" = README.md ]; then name=README
+  else name=$(basename "$(dirname "$article")" .docc)_$(basename "$article" .md); fi
   awk -v name="$name" '
     /^```swift/ { inside = 1; first = 1; body = ""; next }
     /^```/ && inside {

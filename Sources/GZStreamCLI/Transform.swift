@@ -96,7 +96,7 @@ extension Command {
     static let inflateOutputSize = 128 * 1024
     /// The size of unpack's writes when `--chunk-size` is not given: 128 KiB. Writing 256 MiB
     /// to a file in 4 KiB writes cost about twice the system time of 128 KiB writes here (see
-    /// the README's measurements).
+    /// docs/cli.md, *Unpacking*).
     static let unpackWriteSize = 128 * 1024
 
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,

@@ -13,7 +13,7 @@ import Darwin
 
 /// The disk tier: one file per entry in a directory, written through the streams as plain bytes
 /// → `GzipOutputStream` → ``EncryptingOutputStream`` (with a key) → a temporary file, renamed
-/// into place when complete. The layout of a file is in the README ("The cache's files").
+/// into place when complete. The layout of a file is in the StreamCache documentation ("The cache").
 ///
 /// - An entry's file name is a hash of its key, never the key (keyed by the encryption key
 ///   when there is one, so that the names reveal nothing without it).

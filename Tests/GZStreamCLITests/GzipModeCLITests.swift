@@ -38,7 +38,7 @@ struct GzipModeCase: Sendable, CustomTestStringConvertible {
     var compressedOutput = false
     /// GNU gzip writes a message where gzstream writes none: gzip 1.12 says "already exists;
     /// not overwritten" even under `-q`, while gzstream keeps `-q` quiet for every warning
-    /// (README, *gzip mode*). The status and files are still compared.
+    /// (docs/cli.md, *gzip mode*). The status and files are still compared.
     var gzipStillSpeaks = false
 
     var testDescription: String {

@@ -133,7 +133,7 @@ struct GzipModeRunCLITests {
             try expectLikeGzip(["-d", "f.gz"], files: files)
         }
         // -dv's ratio is left out here: after a member gzip counts only the last member's output
-        // against all the input (README).
+        // against all the input (docs/cli.md).
         try expectLikeGzip(["-tv", "f.gz"], files: files)
     }
 
@@ -177,7 +177,7 @@ struct GzipModeRunCLITests {
         try expectLikeGzip(arguments, files: Self.verboseFiles())
     }
 
-    @Test("-l of several files: gzip's rows; the totals line's ratio is gzstream's (README)", .requires(.gzip), arguments: [
+    @Test("-l of several files: gzip's rows; the totals line's ratio is gzstream's (docs/cli.md)", .requires(.gzip), arguments: [
         ["-lv", "b.gz", "e.gz"], ["-l", "b.gz", "sub/c.gz"],
     ])
     func listSeveralLikeGzip(arguments: [String]) throws {

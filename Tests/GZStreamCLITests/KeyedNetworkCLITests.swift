@@ -38,7 +38,7 @@ private func noAcknowledgement(_ port: UInt16) -> String {
         + "read and checked everything (it failed, or it is not gzstream receive)\n"
 }
 
-/// The wire protocol's constants, restated here from its documentation (README, TransferProtocol).
+/// The wire protocol's constants, restated here from its documentation (docs/cli.md, *The protocol*; TransferProtocol.swift).
 private enum Wire {
     static let helloByteCount = 38
     static let dataLabel = "gzstream send to receive: data v1"

@@ -332,14 +332,14 @@ struct BGZFIndexScanTests {
         #expect(try BGZFIndex(decoding: scan.index.encoded) == scan.index)
     }
 
-    @Test("The README's random-access example reads the plain bytes from the wanted offset on")
+    @Test("The BGZF and indexes article's random-access example reads the plain bytes from the wanted offset on")
     func readmeRandomAccess() throws {
         let data = mixedBytes(count: 1_000_000, seed: 23)
         let (bytes, stream) = try packBGZF(data, threads: 2, buildsIndex: true)
         try withTemporaryDirectory { directory in
             let path = try makeFile("data.gz", in: directory, bytes: bytes)
             _ = try makeFile("data.gz.gzi", in: directory, bytes: try #require(stream.index).encoded)
-            // As in README.md, with the paths of this folder:
+            // As in the GzipStreams article "BGZF and indexes", with the paths of this folder:
             let index = try BGZFIndex(decoding: try FileInputStream(path: path + ".gzi").readToEnd())
             let wanted: UInt64 = 300_000
             let (entry, membersBefore) = index.start(containing: wanted)
