@@ -95,10 +95,10 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     let status: ExitStatus
     var closedPipe: String?
     switch parsed {
-    case .help:
-        (status, closedPipe) = printOrFail(helpText, environment: environment)
+    case .help(let topic):
+        (status, closedPipe) = printOrFail(topic.text, environment: environment)
     case .version:
-        (status, closedPipe) = printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
+        (status, closedPipe) = printOrFail(versionText, environment: environment)
     case .license:
         (status, closedPipe) = printOrFail(licenseText, environment: environment)
     case .run(let options):

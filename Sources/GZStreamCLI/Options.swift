@@ -94,7 +94,8 @@ struct Options: Equatable {
 /// What parsing found: options to run, or a request for help or the version.
 enum ParsedCommand: Equatable {
     case run(Options)
-    case help
+    /// `--help`, `-h` or `help [COMMAND]`: the map, gzip mode's help or a command's.
+    case help(HelpTopic)
     case version
     /// `-L`, `--license`: the licence, as gzip's `-L` prints its own.
     case license
