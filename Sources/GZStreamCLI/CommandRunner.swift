@@ -105,8 +105,8 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
         let command = Command(options: options, environment: environment)
         status = command.run()
         closedPipe = command.closedPipe
-    case .cacheHelp:
-        (status, closedPipe) = printOrFail(cacheHelpText, environment: environment)
+    case .cacheHelp(let action):
+        (status, closedPipe) = printOrFail(action?.helpText ?? cacheHelpText, environment: environment)
     case .cache(let options):
         let command = CacheCommand(options: options, environment: environment)
         status = command.run()

@@ -101,8 +101,8 @@ enum ParsedCommand: Equatable {
     case license
     /// `gzstream cache …` (Cache.swift).
     case cache(CacheOptions)
-    /// `gzstream cache --help`.
-    case cacheHelp
+    /// `gzstream cache --help`, or with an action (`cache get --help`) that action's help.
+    case cacheHelp(CacheOptions.Action?)
 }
 
 /// A command line that cannot be run; printed as GNU gzip and coreutils print one, on two

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
-// The helps and the version: the program's map, each command's help, gzip mode's, all within
-// 80 columns; --version with the version of every library the binary calls.
+// The helps and the version: the program's map, each command's help (and each cache action's),
+// gzip mode's, all within 80 columns; --version with the version of every library the binary
+// calls.
 
 extension Tool {
     /// The versions the system's development packages declare, to check --version against
@@ -21,6 +22,9 @@ let helpRequests: [(arguments: [String], fixture: String)] = [
     (["send", "--help"], "help-send.txt"), (["receive", "-h", "0"], "help-receive.txt"),
     (["help", "receive"], "help-receive.txt"), (["help", "cache"], "cache-help.txt"),
     (["cache", "--help"], "cache-help.txt"), (["help", "gzip"], "help-gzip.txt"),
+    (["cache", "put", "-h", "k"], "help-cache-put.txt"), (["cache", "get", "k", "--help"], "help-cache-get.txt"),
+    (["cache", "list", "-h"], "help-cache-list.txt"), (["cache", "remove", "--help"], "help-cache-remove.txt"),
+    (["cache", "clear", "-h"], "help-cache-clear.txt"), (["cache", "prune", "-h"], "help-cache-prune.txt"),
 ]
 
 @Suite("help and version", .onDedicatedThreads)
