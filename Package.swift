@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "SecretStreams", dependencies: ["ByteStreams", "CSodium"]),
         // The two-tier cache: memory, then gzip-compressed (and encrypted) files on disk.
         .target(name: "StreamCache", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams"]),
-        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "StreamCache"]),
+        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "StreamCache"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),

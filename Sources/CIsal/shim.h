@@ -5,6 +5,9 @@
 // its CRC-32, and its deflate for the fastest pack level.
 #include <isa-l/igzip_lib.h>
 #include <isa-l/crc.h>
+// ISA-L's version macros (ISAL_MAJOR_VERSION ...) are in its umbrella header only; these are
+// the only names taken from it.
+#include <isa-l.h>
 
 // The level buffer ISA-L's deflate needs at `level` (0 to 3), ISA-L's default size for that
 // level. A function because the ISAL_DEF_LVL*_DEFAULT macros are expressions Swift cannot import.

@@ -36,49 +36,6 @@ struct CacheOptions: Equatable {
     var verbose = false
 }
 
-let cacheHelpText = """
-Usage: gzstream cache put KEY [FILE]       store FILE (- or none: standard input) under KEY
-       gzstream cache get KEY [-o FILE]    write KEY's bytes to standard output, or to FILE
-       gzstream cache list [--json]        one row per entry, least recently used first
-       gzstream cache remove KEY [-f]      remove KEY's entry
-       gzstream cache clear                remove every entry
-       gzstream cache prune                apply --max-size and --max-age now
-
-A cache of byte streams on disk: one file per entry in the cache directory, named by a hash
-of its KEY (any UTF-8 text), gzip-compressed and, with --key-file, encrypted. An entry
-appears whole or not at all, so processes may share a directory; the last put of a KEY wins.
-A put whose input fails stores nothing and keeps the old entry. get checks the whole entry
-before it writes a byte to standard output (to -o FILE it writes a temporary file beside
-FILE and renames it into place at the end); a damaged entry is removed and is a miss.
-
-Options:
-      --dir DIR         the cache directory (default: $XDG_CACHE_HOME/gzstream, or
-                        $HOME/.cache/gzstream); made, mode 0700, by a put; refused
-                        unless yours and writable by no one else (not a symbolic link)
-      --key-file FILE   encrypt and authenticate entries with the key in FILE (32 raw
-                        bytes); give the same key to every command on that cache
-      --max-size SIZE   the most bytes of entry files: after each put and by prune, least
-                        recently used entries are removed until the rest fit (K, M, G, T
-                        suffixes: KiB, MiB, GiB, TiB)
-      --max-age AGE     an entry unused for longer is a miss for get and is removed by
-                        prune (seconds; s, m, h, d suffixes)
-  -0 ... -12            put: compression level (default 6); also --level N
-  -p, --threads N       put: deflating threads (default: the processors available)
-  -o, --output FILE     get: write FILE instead of standard output (- is standard output)
-  -f, --force           get: replace an existing FILE; remove: no error when there is no entry
-      --json            list: JSON instead of a table
-  -q, --quiet           say nothing of a miss that is not found or expired (damage is said)
-  -v, --verbose         put, get: a line with the sizes; remove, clear, prune: what was removed
-  -h, --help            show this help
-
-A miss says why on standard error (gzstream: cache: KEY: not found, expired, or damaged entry
-removed: ...); -q keeps a script's test for a hit quiet: gzstream cache get -q KEY -o FILE.
-
-Exit status: 0 success (get: a hit); 1 a miss (get, remove) or an error; 2 a put whose
-entry alone is larger than --max-size (stored, then removed at once).
-
-"""
-
 /// Parses what follows `gzstream cache`: options anywhere, read by an ``ArgumentScanner`` as
 /// the other commands read them; the first operand is the action, then its KEY and FILE. Every
 /// error points to `gzstream cache --help`.
@@ -91,6 +48,10 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
     /// A value parsed by a value parser (ValueParsers.swift), its error pointing to the cache's help.
     func parsed<Value>(_ parse: () throws(UsageError) -> Value) throws(UsageError) -> Value {
         do { return try parse() } catch { throw error.pointing(to: cacheHelpCommand) }
+    }
+    /// The action whose help `-h` shows: the first operand's, if it names one, else none (all).
+    func helpAction() -> CacheOptions.Action? {
+        operands.first.flatMap { CacheOptions.Action(rawValue: String(decoding: $0, as: UTF8.self)) }
     }
     /// A path the cache library takes as a `String`: UTF-8, not empty, no NUL.
     func textPath(for name: String) throws(UsageError) -> String {
@@ -131,7 +92,7 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
             case "json": try flag(); options.json = true
             case "quiet": try flag(); options.quiet = true; options.verbose = false
             case "verbose": try flag(); options.verbose = true; options.quiet = false
-            case "help": try flag(); return .cacheHelp
+            case "help": try flag(); return .cacheHelp(helpAction())
             case "version": try flag(); return .version
             default: throw scanner.unrecognizedOption(name)
             }
@@ -141,7 +102,7 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
                 continue
             }
             switch letter {
-            case "h": return .cacheHelp
+            case "h": return .cacheHelp(helpAction())
             case "V": return .version
             case "f": options.force = true
             case "q": options.quiet = true; options.verbose = false
@@ -162,7 +123,7 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
         throw cacheUsageError("cache needs a command: put, get, list, remove, clear or prune")
     }
     let actionName = String(decoding: actionRaw, as: UTF8.self)
-    if actionName == "help" { return .cacheHelp }
+    if actionName == "help" { return .cacheHelp(nil) }
     guard let action = CacheOptions.Action(rawValue: actionName) else {
         throw cacheUsageError("unknown cache command '\(escapingControlCharacters(actionName))' "
             + "(put, get, list, remove, clear or prune)")

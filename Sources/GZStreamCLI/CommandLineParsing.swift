@@ -36,7 +36,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         options.toStandardOutput = gzipName.toStandardOutput
         decompress = gzipName.decompress
     } else if first == "help" {
-        return .help
+        return try parseHelpRequest(rawArguments.dropFirst())
     } else if first == "cache" {
         return try parseCacheCommandLine(Array(arguments.dropFirst()))
     } else if let first, let command = NetworkCommand(rawValue: first) {
@@ -57,6 +57,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     if options.gzipMode, gzipNames[programName] == nil, let first = rawArguments.first {
         try refuseMistypedCommand(first)
     }
+    // What -h shows: gzip mode's help under gzip's names, the map without a command, else the command's.
+    let helpTopic = gzipNames[programName] != nil ? .gzip : options.gzipMode ? .overview
+        : HelpTopic(rawValue: networkCommand?.rawValue ?? options.mode.rawValue) ?? .overview
     // `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
     var removal: Bool?
     var scanner = ArgumentScanner(arguments)
@@ -108,7 +111,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "length": options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
             // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or
             // `-S -h` names a file or a suffix.
-            case "help": try flag(); return .help
+            case "help": try flag(); return .help(helpTopic)
             case "version": try flag(); return .version
             case "license": try flag(); return .license
             case "timeout":
@@ -134,7 +137,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
                 continue
             }
             switch letter {
-            case "h": return .help
+            case "h": return .help(helpTopic)
             case "V": return .version
             case "L": return .license
             case "c": options.toStandardOutput = true

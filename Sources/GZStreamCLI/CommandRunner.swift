@@ -100,10 +100,10 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     let status: ExitStatus
     var closedPipe: String?
     switch parsed {
-    case .help:
-        (status, closedPipe) = printOrFail(helpText, environment: environment)
+    case .help(let topic):
+        (status, closedPipe) = printOrFail(topic.text, environment: environment)
     case .version:
-        (status, closedPipe) = printOrFail("gzstream \(toolVersion) (zlib \(zlibRuntimeVersion))\n", environment: environment)
+        (status, closedPipe) = printOrFail(versionText, environment: environment)
     case .license:
         (status, closedPipe) = printOrFail(licenseText, environment: environment)
     case .run(let options):
@@ -111,8 +111,8 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
                               programName: options.gzipMode ? signature : "gzstream")
         status = command.run()
         closedPipe = command.closedPipe
-    case .cacheHelp:
-        (status, closedPipe) = printOrFail(cacheHelpText, environment: environment)
+    case .cacheHelp(let action):
+        (status, closedPipe) = printOrFail(action?.helpText ?? cacheHelpText, environment: environment)
     case .cache(let options):
         let command = CacheCommand(options: options, environment: environment)
         status = command.run()

@@ -1,4 +1,18 @@
+import GzipStreams
+import SecretStreams
+
 let toolVersion = "0.1.0"
+
+/// What `-V` and `--version` print: the program's version on the first line, as `gzip -V` and
+/// `pigz -V` print theirs, then each C library the binary calls with its version, one a line.
+let versionText = """
+gzstream \(toolVersion)
+zlib \(zlibRuntimeVersion)
+libdeflate \(libdeflateVersion)
+ISA-L \(isalVersion)
+libsodium \(libsodiumVersion)
+
+"""
 
 /// What `-L` and `--license` print, in the shape of GNU gzip's `-L`.
 let licenseText = """
@@ -9,122 +23,155 @@ There is NO WARRANTY, to the extent permitted by law.
 
 """
 
-let helpText = """
+/// The help texts there are: the program's map, gzip mode's, and one per command.
+enum HelpTopic: String, CaseIterable {
+    case overview, gzip, pack, unpack, test, list, index, send, receive, cache
+
+    var text: String {
+        switch self {
+        case .overview: overviewHelpText
+        case .gzip: gzipHelpText
+        case .pack: packHelpText
+        case .unpack: unpackHelpText
+        case .test: testHelpText
+        case .list: listHelpText
+        case .index: indexHelpText
+        case .send: sendHelpText
+        case .receive: receiveHelpText
+        case .cache: cacheHelpText
+        }
+    }
+}
+
+/// `gzstream help [TOPIC]`: the map, or a command's help (`gzip` is gzip mode's).
+/// - Throws: ``UsageError`` for a topic that is no command, or more than one.
+func parseHelpRequest(_ arguments: ArraySlice<[UInt8]>) throws(UsageError) -> ParsedCommand {
+    guard let raw = arguments.first else { return .help(.overview) }
+    let name = String(decoding: raw, as: UTF8.self)
+    guard arguments.count == 1, let topic = HelpTopic(rawValue: name), topic != .overview else {
+        let words = HelpTopic.allCases.dropFirst().map(\.rawValue).joined(separator: ", ")
+        throw UsageError(message: arguments.count > 1 ? "help takes one COMMAND"
+                         : "no help for '\(escapingControlCharacters(name))' (COMMAND: \(words))")
+    }
+    return .help(topic)
+}
+
+/// The program's help: a map of the commands, where each one's help is, and the options that
+/// every command takes.
+let overviewHelpText = """
 gzstream \(toolVersion): streaming gzip (RFC 1952) in constant memory.
 
-Usage: gzstream [OPTIONS] [FILE ...]          as GNU gzip: compress each FILE to FILE.gz and
-                                              remove it; -d decompress, -t test, -l list
-       gzstream pack [OPTIONS] [FILE ...]     compress each FILE to FILE.gz
-       gzstream unpack [OPTIONS] [FILE ...]   decompress each FILE.gz (or .tgz) to FILE (.tar)
-       gzstream test [OPTIONS] [FILE ...]     decode and check every member; write nothing
-       gzstream list [--json] [FILE ...]      one row per member: offset, header, sizes, CRC-32
-       gzstream index [-f] FILE.gz ...        write FILE.gz.gzidx, indexed_gzip's index, or for
-                                              a BGZF file FILE.gz.gzi, bgzip's
-       gzstream send HOST:PORT [FILE]         pack FILE onto a TCP connection to HOST:PORT
-       gzstream receive [HOST:]PORT [-o FILE] take one TCP connection and unpack it
-       gzstream cache COMMAND [ARGS]          a cache of streams on disk: put, get, list,
-                                              remove, clear, prune (gzstream cache --help)
+Usage: gzstream COMMAND [OPTIONS] [ARGS]
+       gzstream [OPTIONS] [FILE ...]          as GNU gzip (gzip mode)
 
-With no FILE, or when FILE is -, read standard input and write standard output.
-The commands keep their inputs unless --rm is given. Without a command (and when called
-as gzip, as gunzip, i.e. gzip -d, or as zcat or gzcat, i.e. gzip -dc), gzstream runs as
-gzip: inputs are removed once their output is in place, unless -k, -c or -o. A file named
-like a command (pack, unpack, test, list, index, send, receive, cache, help) is given as
-./pack or after --; a first word that names no file and is a letter or two from a command
-(tset) is refused. An existing output is never replaced without -f.
+Commands:
+  pack      compress each FILE to FILE.gz
+  unpack    decompress each FILE.gz (or .tgz) to FILE (.tar)
+  test      decode and check every member; write nothing
+  list      one row per member: offset, header, sizes, CRC-32
+  index     write FILE.gz.gzidx beside FILE.gz, or FILE.gz.gzi for BGZF
+  send      pack FILE onto a TCP connection to HOST:PORT
+  receive   take one TCP connection and unpack it
+  cache     a cache of streams on disk: put, get, list, remove, clear, prune
+  help      show a command's help: gzstream help COMMAND (or COMMAND --help)
 
-Options:
-  -d, --decompress      as gzip: decompress (also --uncompress), as unpack
-  -t, --test            as gzip: test, as the test command
-  -l, --list            as gzip: gzip's table, a row per file (-v adds CRC-32 and date)
-  -c, --stdout          write to standard output, keep the input files
-  -o, --output PATH     write to PATH (one input; - is standard output); when PATH is a
-                        directory, write each output in it under its default name
-  -f, --force           overwrite existing outputs; read or write compressed data on a
-                        terminal; follow symbolic links; read a FIFO or device into -o
-                        FILE (file mode never takes one); take files with other links; pack x.gz to x.gz.gz; unpack -c:
-                        copy input that is not gzip unchanged (zcat -f)
-  -r, --recursive       walk the directories named: each regular file in them in place
-                        (symbolic links not followed); without -r a directory is skipped
-  -S, --suffix SUF      pack writes FILE+SUF instead of FILE.gz; unpack also takes SUF
-  -0 ... -9             compression level: -1 fastest, -9 best, -0 stored (default 6);
-                        pack also -10 ... -12: smaller than -9, slower
-      --fast, --best    the same as -1 and -9
-      --level N         compression level 0 to 12 (0 stores without compressing)
-      --chunk-size N    bytes per read and per write, at most (default 4096, up to 64M;
-                        K, M suffixes: KiB, MiB); unpack writes 128K unless it is given
-  -p, --threads N       pack: deflate on N threads; unpack, test: inflate BGZF input, or
-                        a file with an index, on N threads (default: every core available)
-  -b, --block-size N    pack: N KiB of input per parallel chunk (default 1024; with
-                        --engine zlib, per block: default 128; K, M suffixes);
-                        the output depends on the level and block size, not on -p
-      --max-output N    unpack, test, list: stop with an error past N decompressed bytes
-                        (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
-      --strict          unpack: decode with zlib, failing on deflate data it rejects that
-                        ISA-L accepts (test and list always do: what they pass, zlib reads)
-      --json            list: JSON instead of a table
-      --offset N        unpack with -c or -o: write the plain bytes from offset N of FILE.gz
-                        on, through its index (FILE.gz.gzi, FILE.gz.gzidx); K, M, G, T suffixes
-      --length N        with --offset: at most N bytes (default: to the end)
-      --engine NAME     pack: chunks (default: libdeflate or ISA-L, about twice zlib's
-                        speed) or zlib (pigz's design, zlib's deflate; levels 0 to 9)
-      --bgzf            pack: BGZF (blocked gzip, as bgzip): members of at most 64 KiB
-                        deflated by libdeflate on -p N threads (default: all cores);
-                        no name or time is stored
-      --index PATH      unpack, test: read FILE through the GZIDX (or gztool) index at PATH,
-                        not FILE.gzidx beside it (with one, spans decode on -p threads)
-      --index           pack: also write an index beside the output file: OUTPUT.gzidx
-                        (indexed_gzip's GZIDX, a point at each chunk), or with --bgzf
-                        OUTPUT.gzi (bgzip's); an existing one is replaced only with -f
-      --span SIZE       index: a GZIDX point every SIZE plain bytes (default 16M; a number
-                        alone counts KiB; K, M, G suffixes); a 32 KiB window each
-      --rsyncable       pack: chunk boundaries chosen from the content, so that rsync
-                        and backups find what an edit did not change (as gzip's)
-  -N, --name            pack: store the file name and modification time (the default);
-                        unpack: restore them from the header
-  -n, --no-name         pack: store neither (MTIME 0); unpack: do not restore them (the default)
-      --synchronous     fsync each output file and its directory once it is in place,
-                        before the input is removed (safer if the system crashes; slower)
-      --rm              remove each input after it was processed without error
-  -k, --keep            keep the inputs (the commands' default)
-  -q, --quiet           no warnings, and no progress unless --progress is given
-  -v, --verbose         one line per file on standard error: sizes and space saved
-      --progress        pack, unpack, test: show progress on standard error (bytes in and
-                        out, rate, percent and time left), also when it is not a terminal
-      --no-progress     do not; by default it is shown when standard error is a terminal,
-                        once a job has run for a second (not when the output goes there
-                        too, nor in gzip mode)
-      --timeout SECONDS send, receive: give up (exit 1, "timed out") when connecting, waiting
-                        for the connection, or any read or write on it takes that long
-      --deadline TIME   send, receive: give up (exit 1) when the whole transfer, from
-                        connecting or accepting to the acknowledgement, takes longer
-                        (seconds, fractions allowed, or with s, m, h: 90, 0.5, 15m, 2h)
-      --key-file FILE   send, receive: encrypt and authenticate with the 32 raw bytes in FILE
-                        (the cache's format); give both sides the same key
-  -h, --help            show this help
-  -V, --version         show the version
+The commands keep their inputs unless --rm is given; with no FILE, or when FILE
+is -, they read standard input and write standard output.
+
+Without a command, and when called as gzip, gunzip or zcat, gzstream runs as
+GNU gzip: each FILE is compressed to FILE.gz and removed; -d decompresses, -t
+tests, -l lists. Its options: gzstream help gzip. A file named like a command is
+given as ./pack.
+
+Options of every command:
+\(quietVerboseEntries)
+  -h, --help            show this help, or with a command that command's help
+  -V, --version         show the version and the libraries' versions
   -L, --license         show the licence
 
-send packs as pack does (-0 ... -12, -p, -b, --engine, --rsyncable, --bgzf, -n) and half-closes the connection at the
-end; it then waits for receive's acknowledgement, sent once receive has read, checked and
-written everything: exit 0 means that. A receiver that is not gzstream (nc -l) sends none, so
-send then exits 1 ("no acknowledgement"), whether or not the data arrived.
-HOST is a name, an IPv4 address or a bracketed IPv6 address ([::1]:8734).
-receive listens on HOST (default 127.0.0.1: this machine only), takes one connection and unpacks
-it to standard output, or to -o FILE with unpack's rules (-f, --max-output; no FILE is left when
-it fails). Port 0 takes any free port; receive says where it listens on standard error
-("gzstream: listening on 127.0.0.1:PORT") when the port is 0, or with -v. When receive fails
-it resets the connection, so that a send still waiting fails too. Without --key-file, whoever
-connects first supplies the data (receive warns when HOST is not loopback): give --max-output.
-With --key-file, receive sends a fresh challenge the data key depends on, and authenticates each
-64 KiB chunk before unpacking it: a wrong key, a replayed session or a cut leaves no -o FILE
-(standard output gets only authenticated data, and a cut exits 1).
+More in the manual: man gzstream.
 
-In gzip mode the GZIP environment variable may hold options that tune the output (-1 ... -9,
---fast, --best, -n, -N, -q, -v, --rsyncable), read before the command line, with gzip's
-warning that it is deprecated; any other option there is refused. The commands ignore it.
+\(exitStatusLines)
+"""
 
-Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after the last member,
-which is ignored once the data before it has been written).
+/// The exit status, as every help but the cache's ends.
+let exitStatusLines = """
+Exit status: 0 success, 1 error, 2 warning (for example trailing garbage after
+the last member, which is ignored once the data before it has been written).
 
 """
+
+// Option entries that several helps show in the same words.
+
+let quietVerboseEntries = """
+  -q, --quiet           no warnings, and no progress unless --progress is given
+  -v, --verbose         one line per file on standard error: sizes, space saved
+"""
+
+let progressEntries = """
+      --progress        show progress on standard error (bytes in and out, rate,
+                        percent and time left), also when it is not a terminal
+      --no-progress     do not; by default it is shown when standard error is a
+                        terminal, once a job has run for a second (not when the
+                        output goes there too, nor in gzip mode)
+"""
+
+let stdoutOutputEntries = """
+  -c, --stdout          write to standard output, keep the input files
+  -o, --output PATH     write to PATH (one input; - is standard output); into a
+                        directory PATH, each output under its default name
+"""
+
+let recursiveEntry = """
+  -r, --recursive       walk the directories named: each regular file in them
+                        (symbolic links not followed); without -r one is skipped
+"""
+
+let levelEntries = """
+  -0 ... -9             compression level: -1 fastest, -9 best, -0 stored
+                        (default 6); also -10 ... -12: smaller than -9, slower
+      --fast, --best    the same as -1 and -9
+      --level N         compression level 0 to 12 (0 stores without compressing)
+"""
+
+let packEngineEntries = """
+  -p, --threads N       deflate on N threads (default: every core available)
+  -b, --block-size N    N KiB of input per parallel chunk (default 1024; with
+                        --engine zlib, per block: default 128; K, M suffixes);
+                        the output depends on the level and the block size only
+      --engine NAME     chunks (default: libdeflate or ISA-L, about twice zlib's
+                        speed), or zlib (pigz's design; levels 0 to 9 only)
+      --rsyncable       chunk boundaries chosen from the content, so that rsync
+                        and backups find what an edit did not change (as gzip's)
+      --bgzf            BGZF (blocked gzip, as bgzip): members of at most 64 KiB
+                        deflated by libdeflate on -p N threads; no name or time
+"""
+
+let chunkSizeEntry = """
+      --chunk-size N    bytes per read and per write, at most (default 4096, up
+                        to 64M; K, M suffixes); unpack writes 128K unless given
+"""
+
+let maximumOutputEntry = """
+      --max-output N    stop with an error past N decompressed bytes (K, M, G, T
+                        suffixes: KiB, MiB, GiB, TiB)
+"""
+
+let keepOrRemoveEntries = """
+      --synchronous     fsync each output file and its directory once it is in
+                        place, before the input is removed (safer; slower)
+      --rm              remove each input after it was processed without error
+  -k, --keep            keep the inputs (the commands' default)
+"""
+
+let networkEntries = """
+      --timeout SECONDS give up (exit 1, "timed out") when connecting, waiting
+                        for the connection, or a read or write takes that long
+      --deadline TIME   give up (exit 1) when the whole transfer takes longer,
+                        from connecting or accepting to the acknowledgement
+                        (seconds, fractions allowed, or s, m, h: 0.5, 15m, 2h)
+      --key-file FILE   encrypt and authenticate with the 32 raw bytes in FILE
+                        (the cache's format); give both sides the same key
+"""
+
+let helpEntry = "  -h, --help            show this help"

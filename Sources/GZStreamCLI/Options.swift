@@ -97,14 +97,15 @@ struct Options: Equatable {
 /// What parsing found: options to run, or a request for help or the version.
 enum ParsedCommand: Equatable {
     case run(Options)
-    case help
+    /// `--help`, `-h` or `help [COMMAND]`: the map, gzip mode's help or a command's.
+    case help(HelpTopic)
     case version
     /// `-L`, `--license`: the licence, as gzip's `-L` prints its own.
     case license
     /// `gzstream cache …` (Cache.swift).
     case cache(CacheOptions)
-    /// `gzstream cache --help`.
-    case cacheHelp
+    /// `gzstream cache --help`, or with an action (`cache get --help`) that action's help.
+    case cacheHelp(CacheOptions.Action?)
 }
 
 /// A command line that cannot be run; printed as GNU gzip and coreutils print one, on two

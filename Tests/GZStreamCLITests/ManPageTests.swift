@@ -61,13 +61,12 @@ func manPageOptions(in text: String) -> Set<String> {
 
 @Suite("the manual page", .onDedicatedThreads)
 struct ManPageTests {
-    /// Every help the binary prints: the program's, the cache's, and each command's (which is
-    /// the program's until commands get help of their own).
+    /// Every help the binary prints: the program's, gzip mode's, the cache's, and each command's.
     func helpTexts() throws -> [String] {
         try withScratch { scratch in
             var texts: [String] = []
             let commands = ["pack", "unpack", "test", "list", "index", "send", "receive", "cache"]
-            for arguments in [["--help"]] + commands.map({ [$0, "--help"] }) {
+            for arguments in [["--help"], ["help", "gzip"]] + commands.map({ [$0, "--help"] }) {
                 let result = try gzstream(arguments, in: scratch)
                 #expect(result.status == 0 && result.err == "", "\(arguments): \(result)")
                 texts.append(result.out)

@@ -1,0 +1,158 @@
+// Each command's help: its usage and the options it takes, built from the entries that
+// several helps share (HelpText.swift), so that an option reads the same in each.
+
+let packHelpText = """
+Usage: gzstream pack [OPTIONS] [FILE ...]
+
+Compress each FILE to FILE.gz, keeping FILE unless --rm is given. With no FILE,
+or when FILE is -, read standard input and write standard output. An existing
+output is never replaced without -f.
+
+Options:
+\(stdoutOutputEntries)
+  -f, --force           overwrite existing outputs; write compressed data to a
+                        terminal; follow symbolic links; take files with other
+                        links; pack x.gz to x.gz.gz
+\(recursiveEntry)
+  -S, --suffix SUF      write FILE+SUF instead of FILE.gz
+\(levelEntries)
+\(packEngineEntries)
+      --index           also write an index beside the output file: OUTPUT.gzidx
+                        (indexed_gzip's GZIDX, a point at each chunk), or with
+                        --bgzf OUTPUT.gzi (bgzip's); replaced only with -f
+\(chunkSizeEntry)
+  -N, --name            store the file name and modification time (the default)
+  -n, --no-name         store neither (MTIME 0)
+\(keepOrRemoveEntries)
+\(quietVerboseEntries)
+\(progressEntries)
+\(helpEntry)
+
+"""
+
+let unpackHelpText = """
+Usage: gzstream unpack [OPTIONS] [FILE ...]
+
+Decompress each FILE.gz (or .tgz) to FILE (.tar), keeping FILE.gz unless --rm is
+given. With no FILE, or when FILE is -, read standard input and write standard
+output. An existing output is never replaced without -f.
+
+Options:
+\(stdoutOutputEntries)
+  -f, --force           overwrite existing outputs; read compressed data from a
+                        terminal; follow symbolic links; read a FIFO or device
+                        into -o FILE; take files with other links; with -c, copy
+                        input that is not gzip unchanged (zcat -f)
+\(recursiveEntry)
+  -S, --suffix SUF      also take FILE+SUF, and write FILE
+  -p, --threads N       inflate BGZF input, or a file with an index, on N
+                        threads (default: every core available)
+\(maximumOutputEntry)
+      --strict          decode with zlib, failing on deflate data it rejects
+                        that ISA-L accepts
+      --index PATH      read FILE through the GZIDX (or gztool) index at PATH,
+                        not FILE.gzidx beside it (spans decode on -p threads)
+      --offset N        with -c or -o: write the plain bytes from offset N of
+                        FILE.gz on, through its index (FILE.gz.gzi,
+                        FILE.gz.gzidx); K, M, G, T suffixes
+      --length N        with --offset: at most N bytes (default: to the end)
+\(chunkSizeEntry)
+  -N, --name            restore the name and modification time from the header
+  -n, --no-name         do not restore them (the default)
+\(keepOrRemoveEntries)
+\(quietVerboseEntries)
+\(progressEntries)
+\(helpEntry)
+
+"""
+
+let testHelpText = """
+Usage: gzstream test [OPTIONS] [FILE ...]
+
+Decode each FILE (- or none: standard input) and check every member's CRC-32 and
+length; write nothing. What test passes, zlib reads.
+
+Options:
+\(recursiveEntry)
+  -p, --threads N       inflate BGZF input, or a file with an index, on N
+                        threads (default: every core available)
+\(maximumOutputEntry)
+      --index PATH      read FILE through the GZIDX (or gztool) index at PATH
+\(quietVerboseEntries)
+\(progressEntries)
+\(helpEntry)
+
+"""
+
+let listHelpText = """
+Usage: gzstream list [OPTIONS] [FILE ...]
+
+One row per member of each FILE (- or none: standard input): its offset, header,
+sizes and CRC-32, checked as test checks them.
+
+Options:
+      --json            JSON instead of a table
+\(recursiveEntry)
+\(maximumOutputEntry)
+\(helpEntry)
+
+"""
+
+let indexHelpText = """
+Usage: gzstream index [OPTIONS] FILE.gz ...
+
+Write FILE.gz.gzidx beside each FILE.gz: indexed_gzip's GZIDX index, through
+which unpack --offset and unpack -p read. For a BGZF file, write FILE.gz.gzi
+(bgzip's).
+
+Options:
+  -f, --force           replace an existing index
+      --span SIZE       a GZIDX point every SIZE plain bytes (default 16M; a
+                        number alone counts KiB; K, M, G suffixes); a 32 KiB
+                        window each
+\(helpEntry)
+
+"""
+
+let sendHelpText = """
+Usage: gzstream send [OPTIONS] HOST:PORT [FILE]
+
+Pack FILE (- or none: standard input) onto a TCP connection to HOST:PORT, as
+pack does, and half-close it at the end; then wait for receive's
+acknowledgement, sent once receive has read, checked and written everything:
+exit 0 means that. A receiver that is not gzstream (nc -l) sends none, so send
+then exits 1 ("no acknowledgement"), whether or not the data arrived. HOST is a
+name, an IPv4 address or a bracketed IPv6 address ([::1]:8734).
+
+Options:
+\(levelEntries)
+\(packEngineEntries)
+  -n, --no-name         store no name and no time (MTIME 0)
+\(networkEntries)
+\(quietVerboseEntries)
+\(helpEntry)
+
+"""
+
+let receiveHelpText = """
+Usage: gzstream receive [OPTIONS] [HOST:]PORT
+
+Listen on HOST (default 127.0.0.1: this machine only), take one connection and
+unpack it to standard output, or to -o FILE with unpack's rules (no FILE is left
+when it fails). Port 0 takes any free port; receive says where it listens on
+standard error when the port is 0, or with -v. When receive fails it resets the
+connection, so that a send still waiting fails too. Without --key-file, whoever
+connects first supplies the data: give --max-output. With --key-file, receive
+sends a fresh challenge the data key depends on, and authenticates each 64 KiB
+chunk before unpacking it: a wrong key, a replayed session or a cut leaves no -o
+FILE (standard output gets only authenticated data, and a cut exits 1).
+
+Options:
+  -o, --output PATH     write to PATH (- is standard output)
+  -f, --force           replace an existing -o FILE
+\(maximumOutputEntry)
+\(networkEntries)
+\(quietVerboseEntries)
+\(helpEntry)
+
+"""
