@@ -7,20 +7,30 @@ import ByteStreams
 /// The words that name a command when they come first.
 let commandWords = ["pack", "unpack", "test", "list", "index", "send", "receive", "cache", "help"]
 
+/// The suffixes GNU gzip 1.12 tries after a NAME that is not there when decompressing,
+/// testing or listing (`get_istat`), after `-S`'s: `.gz`, `.z`, `-z`, `.Z`.
+let gzipTriedSuffixes = [".gz", ".z", "-z", ".Z"]
+
 /// The most edits (insertions, deletions, substitutions, swaps of two neighbours) that make a
 /// word a mistyped command rather than a file name.
 let mistypedCommandDistance = 2
 
 /// Refuses `first`, the first argument of gzip's command line under gzstream's own name, when
 /// it could only be a mistyped command: not an option, no `/` in it (`./pack` names a file),
-/// nothing of that name exists (not even a dangling link), and a command word is at most
-/// ``mistypedCommandDistance`` edits away.
+/// nothing of that name exists (not even a dangling link), nor of that name with a suffix
+/// `-d`, `-t` and `-l` try after it (`gzstream lst -d` decompresses `lst.gz`; options may
+/// follow operands), and a command word is at most ``mistypedCommandDistance`` edits away.
 /// - Throws: ``UsageError`` "unknown command 'tset' (did you mean 'test'?)", naming the
 ///   nearest command (the first in ``commandWords`` among equals).
 func refuseMistypedCommand(_ first: [UInt8]) throws(UsageError) {
     guard let word = String(validating: first, as: UTF8.self), !word.isEmpty, !word.hasPrefix("-"),
           !word.contains("/"), let name = Pathname(bytes: first), FileInfo(path: name, followsLinks: false) == nil
     else { return }
+    for suffix in gzipTriedSuffixes {
+        if let suffixed = Pathname(bytes: first + Array(suffix.utf8)), FileInfo(path: suffixed, followsLinks: false) != nil {
+            return
+        }
+    }
     let letters = Array(word.unicodeScalars)
     var nearest: (word: String, distance: Int)?
     for command in commandWords {

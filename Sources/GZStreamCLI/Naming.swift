@@ -79,7 +79,7 @@ extension Command {
             return []
         }
         var suffixes: [Pathname] = [options.packSuffix]
-        for suffix: Pathname in [".gz", ".z", "-z", ".Z"] where !suffixes.contains(suffix) {
+        for suffix in gzipTriedSuffixes.map({ Pathname($0) }) where !suffixes.contains(suffix) {
             suffixes.append(suffix)
         }
         return suffixes

@@ -82,8 +82,9 @@ extension BGZFIndex {
     /// Reads a `.gzi` file as bgzip writes it (see ``encoded``); the count 2^64 − 1 with no entry
     /// after it, which htslib 1.16 wrote for a file with no data, is read as no entry, as that
     /// htslib read it.
-    /// - Throws: ``BGZFIndexDecodingError`` when the size does not match the count or an
-    ///   offset is smaller than the one before it.
+    /// - Throws: ``BGZFIndexDecodingError`` when the size does not match the count, an
+    ///   offset is smaller than the one before it, or an offset is above 2^63 − 1 (no file or
+    ///   stream reaches it, and the readers count bytes in `Int64`).
     public init(decoding bytes: [UInt8]) throws {
         func load(_ offset: Int) -> UInt64 {
             bytes.withUnsafeBytes { GzipFormat.loadUInt64($0, at: offset) }
@@ -98,6 +99,9 @@ extension BGZFIndex {
         entries.reserveCapacity(Int(count))
         for index in 0..<Int(count) {
             let entry = Entry(compressedOffset: load(8 + 16 * index), uncompressedOffset: load(16 + 16 * index))
+            guard entry.compressedOffset <= UInt64(Int64.max), entry.uncompressedOffset <= UInt64(Int64.max) else {
+                throw BGZFIndexDecodingError(reason: "entry \(index + 1) has an offset above 2^63 - 1")
+            }
             if let last = entries.last,
                entry.compressedOffset <= last.compressedOffset || entry.uncompressedOffset < last.uncompressedOffset {
                 throw BGZFIndexDecodingError(reason: "entry \(index + 1) goes backwards")

@@ -168,6 +168,30 @@ struct BlockedUnpackCLITests {
         }
     }
 
+    @Test("A .gzi with an offset above 2^63 - 1 is refused in one line, exit 1, nothing left behind (the range trapped)",
+          arguments: [0, 8])
+    func hostileIndexOffsets(field: Int) throws {
+        try withScratch { scratch in
+            _ = try scratch.write("plain", Self.plain)
+            #expect(try gzstream(["pack", "--bgzf", "-1", "--index", "plain", "-o", "x.gz"], in: scratch).status == 0)
+            // The last entry's compressed offset (field 0) or uncompressed offset (field 8),
+            // little-endian (SAM/BAM specification §4.1.3): 2^63, and 2^64 - 1 (no order check
+            // stops it, being the largest).
+            var gzi = try readBytes(scratch.path("x.gz.gzi"))
+            let count = gzi.withUnsafeBytes { Int($0.loadUnaligned(as: UInt64.self).littleEndian) }
+            #expect(count >= 2)
+            let value: UInt64 = field == 0 ? 1 << 63 : .max
+            for byte in 0..<8 { gzi[8 + 16 * (count - 1) + field + byte] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(byte))) }
+            _ = try scratch.write("x.gz.gzi", gzi)
+            let result = try gzstream(["unpack", "-o", "out", "--offset", "\(Self.plain.count - 20)", "--length", "10", "x.gz"],
+                                      in: scratch)
+            #expect(result.status == 1, "\(result)")
+            #expect(result.err == "gzstream: x.gz.gzi: not a valid .gzi index: entry \(count) has an offset above 2^63 - 1\n", "\(result)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: scratch.work.path).sorted()
+            #expect(left == ["plain", "x.gz", "x.gz.gzi"], "\(left)")
+        }
+    }
+
     @Test("gzstream index writes bgzip -r's .gzi; refuses to overwrite without -f, non-BGZF input and stdin", .requires(.bgzip))
     func index() throws {
         try withScratch { scratch in

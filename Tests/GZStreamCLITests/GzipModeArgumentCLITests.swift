@@ -76,6 +76,24 @@ struct GzipModeArgumentCLITests {
         }
     }
 
+    @Test("A first word whose .gz (or .z, -z, .Z) exists is gzip's FILE, as -d, -t and -l look for it: lst -d decompresses lst.gz",
+          .requires(.gzip), arguments: [(["lst", "-d"], "lst.gz"), (["tset", "-t"], "tset.z"), (["lsit", "-l"], "lsit-z"),
+                                        (["tset", "-d"], "tset.Z")])
+    func wordWithSuffixedFile(arguments: [String], file: String) throws {
+        try withScratch { mine in
+            try withScratch { reference in
+                _ = try reference.write("plain", Self.text)
+                let packed = try run("/usr/bin/gzip", ["-c", "plain"], in: reference).stdout
+                try FileManager.default.removeItem(atPath: reference.path("plain"))
+                for scratch in [mine, reference] { _ = try scratch.write(file, packed) }
+                let ours = try gzstream(arguments, in: mine)
+                let gzip = try run("/usr/bin/gzip", arguments, in: reference)
+                #expect(ours.status == 0 && ours.status == gzip.status && ours.out == gzip.out, "gzstream: \(ours)\ngzip: \(gzip)")
+                #expect(try mine.listing() == reference.listing())
+            }
+        }
+    }
+
     @Test("Called as gzip, no word is a command: gzip test packs the file test, gzip tset is gzip's missing file",
           .requires(.gzip))
     func gzipNameTakesNoCommand() throws {
