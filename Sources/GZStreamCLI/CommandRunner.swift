@@ -99,6 +99,7 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     }
     let status: ExitStatus
     var closedPipe: String?
+    var gzipProgram: String?
     switch parsed {
     case .help(let topic):
         (status, closedPipe) = printOrFail(topic.text, environment: environment)
@@ -109,6 +110,7 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     case .run(let options):
         let command = Command(options: options, environment: environment,
                               programName: options.gzipMode ? signature : "gzstream")
+        if options.gzipMode { gzipProgram = signature }
         status = command.run()
         closedPipe = command.closedPipe
     case .cacheHelp(let action):
@@ -119,7 +121,12 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
         closedPipe = command.closedPipe
     }
     if let closedPipe, environment.reportsBrokenPipe {
-        Diagnostics(stream: environment.standardError, quiet: false).error(closedPipe, "Broken pipe")
+        if let gzipProgram, closedPipe == "standard output" {
+            // GNU gzip 1.12's words, after an empty line as it writes them.
+            try? environment.standardError.writeAll(Array("\n\(gzipProgram): stdout: Broken pipe\n".utf8))
+        } else {
+            Diagnostics(stream: environment.standardError, quiet: false).error(closedPipe, "Broken pipe")
+        }
     }
     return CommandResult(status: status, brokenPipe: closedPipe != nil)
 }

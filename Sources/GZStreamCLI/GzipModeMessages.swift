@@ -194,11 +194,9 @@ extension Command {
     }
 
     /// gzip's refusal of an existing output without a terminal to ask on:
-    /// `NAME already exists;\tnot overwritten`, a warning (quiet under `-q`, where gzip speaks).
+    /// `NAME already exists;\tnot overwritten`, a warning that GNU gzip 1.12 prints under `-q` too.
     func refuseExistingLikeGzip(_ path: String) -> ExitStatus {
-        if !options.quiet {
-            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(path)) already exists;\tnot overwritten\n")
-        }
+        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(path)) already exists;\tnot overwritten\n")
         return .warning
     }
 }

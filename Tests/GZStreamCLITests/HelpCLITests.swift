@@ -96,4 +96,19 @@ struct HelpCLITests {
             #expect(gzip.status == 0 && gzip.out == expected && gzip.err == "", "\(gzip)")
         }
     }
+
+    @Test("The version is the same in --version, the CHANGELOG's newest entry and the README's package example")
+    func versionInOnePlace() throws {
+        try withScratch { scratch in
+            let result = try gzstream(["--version"], in: scratch)
+            let firstLine = try #require(result.out.split(separator: "\n").first)
+            #expect(firstLine.hasPrefix("gzstream "), "\(result)")
+            let version = String(firstLine.dropFirst("gzstream ".count))
+            let changelog = try String(contentsOf: PackageLocations.root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+            let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") && $0.first(where: \.isNumber) != nil }
+            #expect(newest?.hasPrefix("## \(version) ") == true, "CHANGELOG's newest entry: \(newest ?? "none")")
+            let readme = try String(contentsOf: PackageLocations.root.appendingPathComponent("README.md"), encoding: .utf8)
+            #expect(readme.contains("from: \"\(version)\""), "README's .package(url:from:) example names \(version)")
+        }
+    }
 }
