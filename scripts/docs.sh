@@ -111,7 +111,7 @@ if ! "$SWIFTC" -typecheck -swift-version 6 -module-name ArticleExamples -target 
 fi
 snippet_warnings=$(grep -c 'warning:' "$snippet_log" || true)
 if [ "$snippet_warnings" != 0 ]; then cat "$snippet_log" >&2; fi
-echo "articles' examples: $(ls "$snippets" | wc -l) files type-checked, $snippet_warnings warnings"
+echo "articles' and README's examples: $(ls "$snippets" | wc -l) files type-checked, $snippet_warnings warnings"
 
 if [ "$warnings" != 0 ] || [ "$snippet_warnings" != 0 ]; then
   echo "docs.sh: $warnings docc warnings, $snippet_warnings warnings in the examples" >&2
