@@ -43,7 +43,8 @@ extension Command {
     }
 
     /// Reads `decoder` to its end and writes what it gives to `output`, in writes of
-    /// ``unpackWriteSize`` bytes (of `--chunk-size` when it is given). A `GzipInputStream`
+    /// ``unpackWriteSize`` bytes, ``lendingWriteSize`` from a parallel decoder (of `--chunk-size`
+    /// when it is given). A `GzipInputStream`
     /// inflates straight into the ring of a `WriteBehindOutputStream`, whose worker writes, so
     /// that inflating never waits for a write; BGZF is written from this thread, straight from
     /// the buffers its workers inflated into, while they inflate the next members. The bytes
@@ -51,6 +52,7 @@ extension Command {
     func inflate(_ decoder: any GzipDecodingStream, into output: ByteOutputStream, closesOutput: Bool) throws {
         let writeSize = options.chunkSizeGiven ? options.chunkSize : Self.unpackWriteSize
         if let lending = decoder as? any LendingDecoder {
+            let writeSize = options.chunkSizeGiven ? options.chunkSize : Self.lendingWriteSize
             do {
                 // Written straight from the buffers the workers inflated into: no copy.
                 if decoder.streamStatus == .notOpen { try decoder.openOrThrow() }
@@ -98,6 +100,10 @@ extension Command {
     /// to a file in 4 KiB writes cost about twice the system time of 128 KiB writes here (see
     /// docs/cli.md, *Unpacking*).
     static let unpackWriteSize = 128 * 1024
+    /// The size of unpack's writes from the buffers of the parallel decoders (BGZF, an index)
+    /// when `--chunk-size` is not given: 512 KiB, the size of their buffers, so that each buffer
+    /// is written in one call while the workers decode the next ones.
+    static let lendingWriteSize = 512 * 1024
 
     /// Packs or unpacks `input` into `output` in chunks of `chunkSize` bytes; closes `input`,
     /// and `output` when `closesOutput`. Shows progress on standard error (ProgressReporter.swift),

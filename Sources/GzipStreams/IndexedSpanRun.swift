@@ -114,12 +114,15 @@ final class ChunkPool: @unchecked Sendable {
     }
 }
 
-/// The workers of one run of an ``IndexedGzipInputStream`` over spans `first..<end`: worker `w`
-/// decodes spans `first + w`, `first + w + threads`, … in turn into lane `w`, so span `s` is in
-/// lane `(s - first) % threads` and the reader takes the spans in order by visiting the lanes
-/// in turn. The reader only ever waits on the lane of the oldest span it has not finished,
-/// whose worker is decoding that span or has emitted it, and that worker can always have a
-/// chunk (``ChunkPool``), so no wait is circular.
+/// The workers of one run of an ``IndexedGzipInputStream`` over spans `first..<end`: each
+/// worker takes the next span nobody has taken yet (so a worker that finished a cheap span
+/// goes on at once, whatever the others are doing) and emits its items into the lane of that
+/// span, lane `(s - first) % lanes.count` of a ring; the reader takes the spans in order by
+/// visiting the ring in turn. A worker takes a span only while fewer than `lanes.count` spans
+/// are taken and not yet finished by the reader, so two spans in one lane never overlap.
+/// The reader only ever waits on the lane of the oldest span it has not finished, which was
+/// taken before any later one (spans are taken in order), whose worker is decoding it or has
+/// emitted it, and that worker can always have a chunk (``ChunkPool``), so no wait is circular.
 final class SpanRun: @unchecked Sendable {
     let first: Int
     let end: Int
@@ -127,6 +130,7 @@ final class SpanRun: @unchecked Sendable {
     let pool: ChunkPool
     private let group = DispatchGroup()
     private var joined = false
+    private let claims: SpanClaims
 
     /// Starts one worker per decoder (at most one per span).
     /// - Parameter chunkLimit: The most chunks the workers hold together.
@@ -134,19 +138,26 @@ final class SpanRun: @unchecked Sendable {
         first = spans.lowerBound
         end = spans.upperBound
         let workers = min(decoders.count, max(1, spans.count))
-        lanes = (0..<workers).map { _ in SpanLane() }
-        pool = ChunkPool(lanes: workers, limit: max(chunkLimit, workers + 2), reserve: 2, chunkCapacity: chunkCapacity,
-                         firstSpan: first)
-        let pool = pool
+        let ringSize = 2 * workers
+        let lanes = (0..<ringSize).map { _ in SpanLane() }
+        self.lanes = lanes
+        let claims = SpanClaims(first: first, ringSize: ringSize)
+        self.claims = claims
+        let pool = ChunkPool(lanes: workers, limit: max(chunkLimit, workers + 2), reserve: 2,
+                             chunkCapacity: chunkCapacity, firstSpan: first)
+        self.pool = pool
+        let (first, end) = (first, end)
         for worker in 0..<workers {
-            let lane = lanes[worker]
             let box = DecoderBox(decoder: decoders[worker])
-            let (start, end, stride) = (first + worker, end, workers)
             DispatchQueue(label: "gzstream.indexed-inflate.\(worker)").async(group: group) {
-                for span in Swift.stride(from: start, to: end, by: stride) {
+                while let span = claims.take(before: end) {
                     let goOn = box.decoder.decode(span: span, chunkCapacity: chunkCapacity,
-                                                  takeChunk: { pool.take(lane: worker, span: $0) }, emit: lane.emit)
-                    if !goOn { break }
+                                                  takeChunk: { pool.take(lane: worker, span: $0) },
+                                                  emit: lanes[(span - first) % lanes.count].emit)
+                    if !goOn {
+                        claims.stop()
+                        break
+                    }
                 }
             }
         }
@@ -155,14 +166,19 @@ final class SpanRun: @unchecked Sendable {
     /// The lane that holds span `span`.
     func lane(of span: Int) -> SpanLane { lanes[(span - first) % lanes.count] }
 
-    /// The reader now waits for span `span`: its worker may take any free chunk.
-    func readerWaits(for span: Int) { pool.setOldest(span: span) }
+    /// The reader finished the span before `span` and now waits for `span`: its lane may take
+    /// a later span, and its worker may take any free chunk.
+    func readerWaits(for span: Int) {
+        claims.laneFreed()
+        pool.setOldest(span: span)
+    }
 
     /// Stops every worker and waits until each has returned; the lanes (and their chunks)
     /// may go after this.
     func cancelAndJoin() {
         guard !joined else { return }
         joined = true
+        claims.stop()
         pool.cancel()
         group.wait()
     }
@@ -174,5 +190,49 @@ final class SpanRun: @unchecked Sendable {
     /// A decoder handed to its worker's queue: used there only, until the run is joined.
     private struct DecoderBox: @unchecked Sendable {
         let decoder: SpanDecoder
+    }
+}
+
+/// Who decodes which span of a ``SpanRun``: spans are taken in order, each by the first worker
+/// free, while a lane of the ring is free for it.
+final class SpanClaims: @unchecked Sendable {
+    /// The next span no worker has taken.
+    private let next: Atomic<Int>
+    /// Lanes of the ring free for a span to be taken; the reader gives one back when it
+    /// finishes a span.
+    private let lanesFree: DispatchSemaphore
+    /// Set when a worker stops (an error, a mismatch, a boundary) or the run is cancelled:
+    /// nobody takes a further span, as the reader stops at that span anyway.
+    private let stopped = Atomic<Bool>(false)
+
+    init(first: Int, ringSize: Int) {
+        next = Atomic(first)
+        // Made at 0 and signalled up: libdispatch traps when a semaphore is freed with a value
+        // below the one it was made with, which a run stopped early leaves.
+        lanesFree = DispatchSemaphore(value: 0)
+        for _ in 0..<ringSize { lanesFree.signal() }
+    }
+
+    /// The next span for the calling worker, once a lane is free for it; `nil` when every span
+    /// before `end` is taken or the run stopped. Blocks.
+    func take(before end: Int) -> Int? {
+        lanesFree.wait()
+        if !stopped.load(ordering: .acquiring) {
+            let span = next.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+            if span < end { return span }
+        }
+        // This worker is done: the lane it waited for goes to the next worker, which sees the
+        // same and is done too.
+        lanesFree.signal()
+        return nil
+    }
+
+    /// The reader finished a span: its lane is free.
+    func laneFreed() { lanesFree.signal() }
+
+    /// No span is taken after this; every worker waiting for a lane returns.
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+        lanesFree.signal()
     }
 }
