@@ -17,15 +17,18 @@ extension Command {
     func unpackRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
                      closesOutput: Bool) throws -> Outcome {
         let offset = options.rangeOffset ?? 0
-        let indexFile = file.appending(".gzi")
+        let indexFile = options.indexPath ?? file.appending(".gzi")
         // Messages name both as the user reads them.
         let (path, indexPath) = (file.description, indexFile.description)
         let index: BGZFIndex
         do {
             // Looked up beside the input in the directory it was opened in, by the same rule
-            // for links, and read only if it is a regular file (not a FIFO or /dev/zero).
+            // for links, and read only if it is a regular file (not a FIFO or /dev/zero);
+            // `--index PATH` is opened as named.
             let indexInput: OpenedInput
-            if let input = currentInput {
+            if options.indexPath != nil {
+                indexInput = try OpenedInput(path: indexFile, followsLinks: true)
+            } else if let input = currentInput {
                 indexInput = try OpenedInput(name: input.name.appending(".gzi"), in: input.directory, ownsDirectory: false,
                                              path: indexFile, followsLinks: input.followsLinks)
             } else {
@@ -37,16 +40,14 @@ extension Command {
             }
             let indexStream = try indexInput.stream()
             defer { indexStream.close() }
-            index = try BGZFIndex(decoding: try indexStream.readToEnd(limit: 1 << 30))
-        } catch where isSystemError(error, Errno.noSuchFile) {
+            index = try readBGZFIndex(indexStream, name: indexFile)
+        } catch where isSystemError(error, Errno.noSuchFile) && options.indexPath == nil {
             // Only a BGZF file can have an index: say so rather than suggest building one.
             let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
             if !BGZFInputStream.startsWithBGZFMember(start) {
                 throw Reported(status: reportError(path, "no index \(path).gzidx (run 'gzstream index \(path)' to build it)"))
             }
             throw Reported(status: reportError(path, "no index \(indexPath) (run 'gzstream index \(path)' to build it)"))
-        } catch let error as BGZFIndexDecodingError {
-            throw Reported(status: reportError(indexPath, error.description))
         }
         let (entry, membersBefore) = index.start(containing: UInt64(offset))
         try input.openUnlessOpened()
@@ -155,6 +156,16 @@ extension Command {
         reportIndexWritten(operand, members: scan.memberCount, plainSize: scan.uncompressedSize, indexPath: indexPath,
                            detail: "\(scan.index.entries.count) entries")
         return .success
+    }
+
+    /// Reads bgzip's `.gzi` index from `stream` (at most 1 GiB); a file that is not one is
+    /// reported under `name`.
+    func readBGZFIndex(_ stream: ByteInputStream, name: Pathname) throws -> BGZFIndex {
+        do {
+            return try BGZFIndex(decoding: try stream.readToEnd(limit: 1 << 30))
+        } catch let error as BGZFIndexDecodingError {
+            throw Reported(status: reportError(name.description, error.description))
+        }
     }
 
     /// The directory that is to hold `indexPath`, opened once (the check, the temporary file and

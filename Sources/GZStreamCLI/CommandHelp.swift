@@ -50,8 +50,9 @@ Options:
 \(maximumOutputEntry)
       --strict          decode with zlib, failing on deflate data it rejects
                         that ISA-L accepts
-      --index PATH      read FILE through the GZIDX (or gztool) index at PATH,
-                        not FILE.gzidx beside it (spans decode on -p threads)
+      --index PATH      read FILE through the index at PATH (GZIDX, gztool's, or
+                        a BGZF file's .gzi), not the one beside it (spans
+                        decode on -p threads)
       --offset N        with -c or -o: write the plain bytes from offset N of
                         FILE.gz on, through its index (FILE.gz.gzi,
                         FILE.gz.gzidx); K, M, G, T suffixes
@@ -77,7 +78,8 @@ Options:
   -p, --threads N       inflate BGZF input, or a file with an index, on N
                         threads (default: every core available)
 \(maximumOutputEntry)
-      --index PATH      read FILE through the GZIDX (or gztool) index at PATH
+      --index PATH      read FILE through the index at PATH (GZIDX, gztool's, or
+                        a BGZF file's .gzi)
 \(quietVerboseEntries)
 \(progressEntries)
 \(helpEntry)

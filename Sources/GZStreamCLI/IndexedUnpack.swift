@@ -22,7 +22,11 @@ extension Command {
     /// fault of it (or of `--index PATH`) is thrown. The index is looked up beside the input in
     /// the directory the input was opened in, by the same rule for links, and read only if it
     /// is a regular file. `compressedSize` is the gzip file's size (gztool's index lacks it).
-    private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64) throws -> GzipIndex? {
+    /// For BGZF data (`bgzfData`), `--index PATH` may also name bgzip's `.gzi` (it has no magic:
+    /// anything neither GZIDX nor gztool's is read as one): it is checked and `nil` returned, for
+    /// the BGZF path to use (``unpackRange(_:path:into:closesOutput:)`` reads it again).
+    private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
+                           bgzfData: Bool) throws -> GzipIndex? {
         let opened: OpenedInput
         do {
             if !location.explicit, let input = currentInput {
@@ -53,6 +57,10 @@ extension Command {
             if count == 16 && magic[0..<8].allSatisfy({ $0 == 0 }) && magic[8..<15].elementsEqual("gzipind".utf8) {
                 return try GzipIndex(gztool: try stream.readToEnd(limit: 1 << 32), compressedSize: UInt64(compressedSize))
             }
+            if location.explicit && bgzfData && !magic.starts(with: "GZIDX".utf8) {
+                _ = try readBGZFIndex(stream, name: location.path)
+                return nil
+            }
             return try GzipIndex(gzidxFile: stream.fileDescriptor, path: name)
         } catch let error as GzipIndexError {
             throw Reported(status: reportError(name, error.description))
@@ -69,8 +77,9 @@ extension Command {
     func indexedDecodingStream(_ input: ByteInputStream, progress: ProgressReporter?) throws -> (any GzipDecodingStream)? {
         guard let file = input as? FileInputStream, let location = indexLocation,
               currentInput?.info.isRegularFile ?? true else { return nil }
-        if !location.explicit && startsWithBGZFMember(file) { return nil }
-        guard let index = try readIndex(at: location, compressedSize: fileSize(file)) else { return nil }
+        let bgzfData = startsWithBGZFMember(file)
+        if !location.explicit && bgzfData { return nil }
+        guard let index = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: bgzfData) else { return nil }
         let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
                                                 maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
@@ -124,12 +133,13 @@ extension Command {
     /// `unpack --offset N [--length M] FILE` through a GZIDX index: the plain bytes [N, N + M)
     /// (to the end without M), decoded from the last access point at or before N on
     /// ``inflateThreads`` threads; `nil` when the file has no GZIDX index (`--index PATH` or
-    /// `FILE.gzidx`). Every span touched is checked to end where the index says. Closes `output`
+    /// `FILE.gzidx`), or `--index PATH` names a BGZF file's `.gzi`. Every span touched is checked to end where the index says. Closes `output`
     /// when `closesOutput`.
     func unpackIndexedRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
                             closesOutput: Bool) throws -> Outcome? {
         guard let location = indexLocation, let fileStream = input as? FileInputStream,
-              let index = try readIndex(at: location, compressedSize: fileSize(fileStream)) else { return nil }
+              let index = try readIndex(at: location, compressedSize: fileSize(fileStream),
+                                        bgzfData: startsWithBGZFMember(fileStream)) else { return nil }
         let offset = options.rangeOffset ?? 0
         // The data after the range is not checked, trailing garbage included.
         let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: inflaterChoice,

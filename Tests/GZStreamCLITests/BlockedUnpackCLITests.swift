@@ -116,6 +116,35 @@ struct BlockedUnpackCLITests {
         }
     }
 
+    @Test("--index PATH may name a BGZF file's .gzi elsewhere: ranges, unpack and test through it; a bad one is an error")
+    func gziNamedByIndexOption() throws {
+        try withScratch { scratch in
+            _ = try scratch.write("data.gz", try Self.bgzf(in: scratch))
+            #expect(try gzstream(["index", "data.gz"], in: scratch).status == 0)
+            #expect(rename(scratch.path("data.gz.gzi"), scratch.path("elsewhere.gzi")) == 0)
+            let size = Self.plain.count
+            for (offset, length) in [(0, 10), (65279, 2), (100_000, 150_000), (size - 1, 5)] {
+                let ranged = try gzstream(["unpack", "-c", "--index", "elsewhere.gzi", "--offset", String(offset),
+                                           "--length", String(length), "data.gz"], in: scratch)
+                #expect(ranged.status == 0 && ranged.err == "", "\(offset): \(ranged)")
+                #expect(ranged.stdout == Array(Self.plain[offset..<min(size, offset + length)]), "\(offset)")
+            }
+            let whole = try gzstream(["unpack", "-c", "--index", "elsewhere.gzi", "data.gz"], in: scratch)
+            #expect(whole.status == 0 && whole.err == "" && whole.stdout == Self.plain, "\(whole)")
+            let tested = try gzstream(["test", "--index", "elsewhere.gzi", "data.gz"], in: scratch)
+            #expect(tested.status == 0 && tested.err == "", "\(tested)")
+            _ = try scratch.write("bad.gzi", Array("not an index\n".utf8))
+            for arguments in [["unpack", "-c", "--index", "bad.gzi", "--offset", "5", "data.gz"],
+                              ["unpack", "-c", "--index", "bad.gzi", "data.gz"]] {
+                let bad = try gzstream(arguments, in: scratch)
+                #expect(bad.status == 1 && bad.out == "", "\(arguments)")
+                #expect(bad.err == "gzstream: bad.gzi: not a valid .gzi index: 13 bytes for 7575175936672558958 entries\n")
+            }
+            let missing = try gzstream(["unpack", "-c", "--index", "none.gzi", "--offset", "5", "data.gz"], in: scratch)
+            #expect(missing.status == 1 && missing.err == "gzstream: none.gzi: open failed: No such file or directory\n")
+        }
+    }
+
     @Test("unpack --offset without an index says how to make one; usage errors for misuse", .requires(.bgzip))
     func rangeErrors() throws {
         try withScratch { scratch in
