@@ -66,7 +66,10 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     private var run: SpanRun?
     /// The span whose items are being read.
     private var span = 0
-    private var current: (chunk: UnsafeMutablePointer<UInt8>, count: Int, position: Int, pool: ChunkPool)?
+    /// The bytes being read: `count` at `chunk`, read up to `position`; `release` is the chunk
+    /// buffer to give back to `pool` after them, `nil` while its worker still fills it.
+    private var current: (chunk: UnsafeMutablePointer<UInt8>, count: Int, position: Int,
+                          release: UnsafeMutablePointer<UInt8>?, pool: ChunkPool)?
     /// Plain bytes still to drop from the start of the run (a seek between points).
     private var skip: Int64 = 0
     /// The plain offset after which reads end (a seek with a length).
@@ -280,7 +283,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     }
 
     private func stopRun() {
-        if let current { current.pool.give(current.chunk) }
+        if let current, let release = current.release { current.pool.give(release) }
         current = nil
         run?.cancelAndJoin()
         run = nil
@@ -335,7 +338,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                         return bytes
                     }
                 }
-                taken.pool.give(taken.chunk)
+                if let release = taken.release { taken.pool.give(release) }
                 current = nil
             }
             if ended {
@@ -370,11 +373,11 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// Acts on the next item of the current span.
     private func take(_ item: SpanItem, from run: SpanRun) throws {
         switch item {
-        case .bytes(let chunk, let count, let crc):
+        case .bytes(let chunk, let count, let crc, let release):
             memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
             chunkPlainEnd += Int64(count)
             if fromStart { keepTail(UnsafeRawBufferPointer(start: chunk, count: count)) }
-            current = (chunk, count, 0, run.pool)
+            current = (chunk, count, 0, release, run.pool)
         case .memberEnd(let stored, let trailerOffset, let next):
             if let start = memberStart {
                 let computed = GzipTrailer(crc32: memberCRC, plainSize: chunkPlainEnd - start.plain)

@@ -2,8 +2,11 @@ import ByteStreams
 
 /// What a span worker hands the reader of an ``IndexedGzipInputStream``, in order.
 enum SpanItem: @unchecked Sendable {
-    /// `count` plain bytes at `chunk` (a buffer of the lane's), whose CRC-32 is `crc`.
-    case bytes(chunk: UnsafeMutablePointer<UInt8>, count: Int, crc: UInt32)
+    /// `count` plain bytes at `chunk`, within a chunk buffer of the run's pool, whose CRC-32 is
+    /// `crc`. `release` is that buffer when these are its last bytes (the reader gives it back
+    /// once it has read them); `nil` when the worker goes on filling the rest of it (after a
+    /// member's end, so that a file of tiny members does not take a buffer per member).
+    case bytes(chunk: UnsafeMutablePointer<UInt8>, count: Int, crc: UInt32, release: UnsafeMutablePointer<UInt8>?)
     /// A member's deflate data and trailer ended inside the span: the trailer's CRC-32 and
     /// ISIZE (stored), where the trailer starts, and where the next member starts (its header
     /// already parsed and valid).
@@ -81,12 +84,24 @@ final class SpanDecoder {
                 emit: (SpanItem) -> Void) -> Bool {
         var chunk: UnsafeMutablePointer<UInt8>?
         var chunkCount = 0
+        // The bytes of the chunk from `sliceStart` on are not emitted yet; their CRC-32.
+        var sliceStart = 0
         var chunkCRC: UInt32 = 0
+        // Emits the bytes not emitted yet and gives the chunk to the reader.
         func flush() {
-            if let full = chunk, chunkCount > 0 { emit(.bytes(chunk: full, count: chunkCount, crc: chunkCRC)) }
-            else if let empty = chunk { emit(.bytes(chunk: empty, count: 0, crc: 0)) }
+            if let full = chunk {
+                emit(.bytes(chunk: full + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: full))
+            }
             chunk = nil
             chunkCount = 0
+            sliceStart = 0
+            chunkCRC = 0
+        }
+        // Emits the bytes not emitted yet and keeps filling the chunk after them.
+        func emitSlice() {
+            guard let partly = chunk, chunkCount > sliceStart else { return }
+            emit(.bytes(chunk: partly + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: nil))
+            sliceStart = chunkCount
             chunkCRC = 0
         }
         func stop(_ reason: SpanStop) -> Bool {
@@ -146,12 +161,13 @@ final class SpanDecoder {
             switch step.outcome {
             case .streamEnd(let readAhead):
                 reposition(to: position - Int64(readAhead.count))
-                flush()
+                emitSlice()
                 switch finishMember() {
                 case .nextMember(let item):
                     emit(item)
                 case .endOfFile(let item):
                     emit(item)
+                    flush()
                     // The last span reaches the end of the file; so does one that ends at a
                     // point at the end of the file (indexed_gzip puts one there).
                     guard target != nil else {
