@@ -60,7 +60,10 @@ let package = Package(
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
         .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium", "TestSupport"]),
         .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams", "TestSupport"]),
-        .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams", "TestSupport"]),
+        // Also SecretStreams and StreamCache: one table checks every public error's
+        // `localizedDescription`, which needs Foundation.
+        .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams",
+                                                                    "SecretStreams", "StreamCache", "TestSupport"]),
         .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
