@@ -3,6 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "gzstream",
+    // Built and tested on Linux only. The libraries need macOS 15 for the Synchronization module
+    // (Mutex, Atomic); nothing has been built or run on Apple platforms (docs/install.md).
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ByteStreams", targets: ["ByteStreams"]),
         .library(name: "GzipStreams", targets: ["GzipStreams"]),
