@@ -3,6 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "gzstream",
+    // Built and tested on Linux only. The libraries need macOS 15 for the Synchronization module
+    // (Mutex, Atomic); nothing has been built or run on Apple platforms (docs/install.md).
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "ByteStreams", targets: ["ByteStreams"]),
         .library(name: "GzipStreams", targets: ["GzipStreams"]),
@@ -60,7 +63,10 @@ let package = Package(
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
         .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium", "TestSupport"]),
         .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams", "TestSupport"]),
-        .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams", "TestSupport"]),
+        // Also SecretStreams and StreamCache: one table checks every public error's
+        // `localizedDescription`, which needs Foundation.
+        .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams",
+                                                                    "SecretStreams", "StreamCache", "TestSupport"]),
         .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

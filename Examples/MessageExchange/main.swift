@@ -18,7 +18,7 @@ import Dispatch
 import GzipStreams
 
 /// The port of the classic Cocoa streams chat tutorial.
-let defaultPort: UInt16 = 8734
+let defaultPort = 8734
 
 /// One end of a connection: reads lines from a scheduled `GzipInputStream` over the socket and
 /// writes lines through a scheduled `GzipOutputStream`, all on one serial queue.
@@ -193,7 +193,7 @@ func parseOptions(_ arguments: [String]) -> Options {
             guard let value = rest.popFirst() else { usage() }
             options.host = value
         case "--port":
-            guard let value = rest.popFirst(), let port = UInt16(value) else { usage() }
+            guard let value = rest.popFirst(), let port = Int(value), (0...65535).contains(port) else { usage() }
             options.port = port
         default:
             guard role == "client" else { usage() }

@@ -99,7 +99,7 @@ extension ByteInputStream {
     ///   when this stream is scheduled and has nothing to read yet, or `output` is scheduled and
     ///   full; the first error of either stream.
     @discardableResult
-    public func copy(to output: ByteOutputStream, chunkSize: Int = ByteStream.defaultChunkSize) throws -> Int64 {
+    public func copy(to output: ByteOutputStream, chunkSize: Int = ByteStream.defaultChunkSize) throws -> Int {
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "copy")
         if streamStatus == .notOpen { try openOrThrow() }
         if output.streamStatus == .notOpen { try output.openOrThrow() }
@@ -108,22 +108,22 @@ extension ByteInputStream {
         }
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
         defer { buffer.deallocate() }
-        var total: Int64 = 0
+        var total = 0
         while true {
             let count = read(buffer, maxLength: chunkSize)
             if count < 0 { throw streamErrorOrFallback(operation: "read") }
             try throwIfNothingYet(count, operation: "copy")
             if count == 0 { return total }
             try output.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
-            total += Int64(count)
+            total += count
         }
     }
 
     /// ``copy(to:chunkSize:)`` reading straight into the ring of `output`, in reads of
     /// `chunkSize` bytes (fewer only when `output`'s buffers are smaller).
-    private func copy(into output: WriteBehindOutputStream, chunkSize: Int) throws -> Int64 {
+    private func copy(into output: WriteBehindOutputStream, chunkSize: Int) throws -> Int {
         let readLength = min(chunkSize, output.bufferSize)
-        var total: Int64 = 0
+        var total = 0
         while true {
             let count = try output.withWritableBuffer(minimumCapacity: readLength) { buffer in
                 let count = read(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), maxLength: readLength)
@@ -132,7 +132,7 @@ extension ByteInputStream {
             }
             try throwIfNothingYet(count, operation: "copy")
             if count == 0 { return total }
-            total += Int64(count)
+            total += count
         }
     }
 

@@ -154,7 +154,7 @@ extension SystemCalls {
         let duplicate = try open(".", in: fd, flags: O_RDONLY | O_DIRECTORY, target: target)
         guard let stream = fdopendir(duplicate) else {
             let code = errno
-            Glibc.close(duplicate)
+            try? close(duplicate, target: target)
             throw ByteStreamError(.system(errno: code), operation: "read directory", target: target)
         }
         defer { closedir(stream) }

@@ -46,8 +46,13 @@ package struct FileInfo: Equatable, Sendable {
         size = Int64(info.st_size)
         owner = UInt32(info.st_uid)
         group = UInt32(info.st_gid)
-        accessTime = Timestamp(seconds: Int(info.st_atim.tv_sec), nanoseconds: Int(info.st_atim.tv_nsec))
-        modificationTime = Timestamp(seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+        #if canImport(Darwin)
+        let (access, modification) = (info.st_atimespec, info.st_mtimespec)
+        #else
+        let (access, modification) = (info.st_atim, info.st_mtim)
+        #endif
+        accessTime = Timestamp(seconds: Int(access.tv_sec), nanoseconds: Int(access.tv_nsec))
+        modificationTime = Timestamp(seconds: Int(modification.tv_sec), nanoseconds: Int(modification.tv_nsec))
     }
 
     private var type: UInt32 { mode & UInt32(S_IFMT) }

@@ -244,7 +244,7 @@ public enum SocketStreams {
     ///
     /// - Parameters:
     ///   - host: A name (`"localhost"`) or an IPv4 or IPv6 literal (`"127.0.0.1"`, `"::1"`).
-    ///   - port: The TCP port, `1...65535`.
+    ///   - port: The TCP port, `1...65535` (an `Int`, as callers hold it; checked, never truncated).
     ///   - timeout: The most time for the whole connect, over all the host's addresses; `nil`
     ///     waits as long as the system does.
     ///   - idleTimeout: The longest each read or write of the pair may wait without moving a
@@ -257,16 +257,17 @@ public enum SocketStreams {
     ///   `EHOSTUNREACH`, or `ETIMEDOUT` when `timeout` passed (the error of the last address
     ///   tried); ``ByteStreamError/Code-swift.enum/hostNotFound(message:)`` for a host the
     ///   resolver cannot find (`message` is the resolver's text);
-    ///   ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for port 0, a
-    ///   negative timeout or an idle timeout that is not more than zero.
+    ///   ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a port outside
+    ///   `1...65535`, a negative timeout or an idle timeout that is not more than zero.
     ///
     /// The host's addresses are tried in the resolver's order, IPv6 and IPv4, until one accepts.
     /// Blocks while resolving and connecting. Thread-safe (no shared state).
     /// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `connect(2)` and `poll(2)`.
-    public static func connect(host: String, port: UInt16, timeout: Duration?, idleTimeout: Duration? = nil) throws
+    public static func connect(host: String, port: Int, timeout: Duration?, idleTimeout: Duration? = nil) throws
         -> (input: ByteInputStream, output: ByteOutputStream)
     {
         try requireArgument(port, in: 1...65535, "port", operation: "connect")
+        let port = UInt16(port)
         try requireTimeouts(timeout, idleTimeout: idleTimeout, operation: "connect")
         let deadline = timeout.map { ContinuousClock.now + $0 }
         let target = SocketAddress.describe(host: host, port: port)
@@ -318,7 +319,7 @@ public final class SocketListener: @unchecked Sendable {
     /// The listening descriptor, or `-1` after ``close()``.
     public private(set) var fileDescriptor: Int32
     /// The port the listener is bound to: the one asked for, or the one the system chose for 0.
-    public let port: UInt16
+    public let port: Int
     /// The local address, `127.0.0.1:port` or `[::1]:port`, as errors name it.
     public let displayName: String
 
@@ -327,17 +328,19 @@ public final class SocketListener: @unchecked Sendable {
     /// - Parameters:
     ///   - host: The local address to bind: `"127.0.0.1"` (default, loopback only), `"::1"`,
     ///     `"0.0.0.0"`, or a name; the first address that binds is used.
-    ///   - port: The TCP port, or 0 for any free port (read it back from ``port``).
+    ///   - port: The TCP port, `0...65535`, or 0 for any free port (read it back from ``port``).
     ///   - backlog: The most pending connections, `1...65535`; default 128.
     /// - Throws: ``ByteStreamError`` with operation `"bind"` or `"listen"` and `errno`
     ///   (`EADDRINUSE`, `EADDRNOTAVAIL`, `EACCES`); `"listen"` with
     ///   ``ByteStreamError/Code-swift.enum/hostNotFound(message:)`` for a host the resolver
     ///   cannot find, or ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for
-    ///   a backlog out of range.
+    ///   a port or a backlog out of range.
     ///
     /// Does not block. The corresponding C functions are `bind(2)` and `listen(2)`.
-    public init(host: String = "127.0.0.1", port: UInt16, backlog: Int = 128) throws {
+    public init(host: String = "127.0.0.1", port: Int, backlog: Int = 128) throws {
+        try requireArgument(port, in: 0...65535, "port", operation: "listen")
         try requireArgument(backlog, in: 1...65535, "backlog", operation: "listen")
+        let port = UInt16(port)
         let target = SocketAddress.describe(host: host, port: port)
         let addresses = try SystemCalls.resolve(host: host, port: port, passive: true, operation: "listen")
         var lastError: any Error = ByteStreamError(.system(errno: EADDRNOTAVAIL), operation: "bind", target: target)
@@ -348,7 +351,7 @@ public final class SocketListener: @unchecked Sendable {
                     try SystemCalls.bindAndListen(fd, to: address, backlog: Int32(backlog), target: target)
                     let bound = try SystemCalls.localAddress(fd, target: target).port
                     fileDescriptor = fd
-                    self.port = bound
+                    self.port = Int(bound)
                     var local = address
                     local.setPort(bound)
                     displayName = local.description

@@ -31,7 +31,11 @@ package enum SystemCalls {
     package static func readIfReady(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int,
                             target: String) throws -> Int? {
         while true {
+            #if canImport(Glibc)
             let result = Glibc.read(fd, buffer, count)
+            #else
+            let result = Darwin.read(fd, buffer, count)
+            #endif
             if result >= 0 { return result }
             switch errno {
             case EINTR: continue
@@ -56,7 +60,11 @@ package enum SystemCalls {
     /// descriptor is full (`EAGAIN`). The corresponding C function is `write(2)`.
     package static func writeIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int? {
         while true {
+            #if canImport(Glibc)
             let result = Glibc.write(fd, buffer, count)
+            #else
+            let result = Darwin.write(fd, buffer, count)
+            #endif
             if result >= 0 { return result }
             switch errno {
             case EINTR: continue
@@ -76,7 +84,12 @@ package enum SystemCalls {
     /// The corresponding C function is `close(2)`. `EINTR` is not retried: on Linux the
     /// descriptor is already released.
     package static func close(_ fd: Int32, target: String) throws {
-        if Glibc.close(fd) != 0 && errno != EINTR {
+        #if canImport(Glibc)
+        let result = Glibc.close(fd)
+        #else
+        let result = Darwin.close(fd)
+        #endif
+        if result != 0 && errno != EINTR {
             throw ByteStreamError(.system(errno: errno), operation: "close", target: target)
         }
     }

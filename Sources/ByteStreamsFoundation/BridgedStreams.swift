@@ -21,7 +21,9 @@ import Foundation
 /// Events: unlike Foundation's own streams on Linux, a bridged stream scheduled on a run loop
 /// tells its `delegate` (with itself as the stream) what the byte stream's delegate would
 /// hear, in Cocoa's order (see ``ByteStreams/ByteStream/schedule(in:forMode:)``). The bridge
-/// is the byte stream's delegate for that: do not set another one on ``byteStream``.
+/// is the byte stream's delegate for that: do not set another one on ``byteStream``. Run-loop
+/// scheduling needs swift-corelibs-foundation: on Apple platforms (built, never tested) the
+/// bridge does not override `schedule(in:forMode:)`; use it polled.
 ///
 /// Ownership: closing the bridge closes ``byteStream``. Blocks when the byte stream blocks.
 /// Thread safety: one thread at a time, as for the byte stream.
@@ -65,18 +67,21 @@ public final class BridgedInputStream: InputStream {
     /// failure, with the byte stream's error under `NSUnderlyingErrorKey`.
     override public var streamError: (any Error)? { byteStream.streamError.map(foundationError(from:)) }
 
+    #if canImport(Darwin)
     /// `fileCurrentOffsetKey` as an `NSNumber`; other keys are `nil`.
-    override public func property(forKey key: Stream.PropertyKey) -> AnyObject? {
-        guard key == .fileCurrentOffsetKey, let offset = byteStream.property(forKey: .fileCurrentOffset) as? Int64 else {
-            return nil
-        }
-        return NSNumber(value: offset)
+    override public func property(forKey key: Stream.PropertyKey) -> Any? { offsetProperty(forKey: key) }
+
+    /// Sets `fileCurrentOffsetKey` (an `NSNumber`) when the byte stream can seek.
+    override public func setProperty(_ property: Any?, forKey key: Stream.PropertyKey) -> Bool {
+        setOffsetProperty(property, forKey: key)
     }
+    #else
+    /// `fileCurrentOffsetKey` as an `NSNumber`; other keys are `nil`.
+    override public func property(forKey key: Stream.PropertyKey) -> AnyObject? { offsetProperty(forKey: key) }
 
     /// Sets `fileCurrentOffsetKey` (an `NSNumber`) when the byte stream can seek.
     override public func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool {
-        guard key == .fileCurrentOffsetKey, let number = property as? NSNumber else { return false }
-        return byteStream.setProperty(number.int64Value, forKey: .fileCurrentOffset)
+        setOffsetProperty(property, forKey: key)
     }
 
     /// Schedules ``byteStream`` on `aRunLoop` in `mode`; the bridge's delegate hears its events.
@@ -87,6 +92,19 @@ public final class BridgedInputStream: InputStream {
     /// Removes ``byteStream`` from `aRunLoop` in `mode`.
     override public func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.remove(from: aRunLoop, forMode: mode)
+    }
+    #endif
+
+    private func offsetProperty(forKey key: Stream.PropertyKey) -> NSNumber? {
+        guard key == .fileCurrentOffsetKey, let offset = byteStream.property(forKey: .fileCurrentOffset) as? Int64 else {
+            return nil
+        }
+        return NSNumber(value: offset)
+    }
+
+    private func setOffsetProperty(_ property: Any?, forKey key: Stream.PropertyKey) -> Bool {
+        guard key == .fileCurrentOffsetKey, let number = property as? NSNumber else { return false }
+        return byteStream.setProperty(number.int64Value, forKey: .fileCurrentOffset)
     }
 }
 
@@ -119,10 +137,17 @@ public final class BridgedOutputStream: OutputStream {
         stream.delegate = forwarder
     }
 
+    #if canImport(Darwin)
+    /// A bridge over a new growing `MemoryOutputStream`.
+    override public convenience init(toMemory: ()) {
+        self.init(MemoryOutputStream())
+    }
+    #else
     /// A bridge over a new growing `MemoryOutputStream`.
     public required convenience init(toMemory: ()) {
         self.init(MemoryOutputStream())
     }
+    #endif
 
     /// Opens ``byteStream`` (`ByteStream.open()`).
     override public func open() { byteStream.open() }
@@ -143,13 +168,17 @@ public final class BridgedOutputStream: OutputStream {
     /// failure, with the byte stream's error under `NSUnderlyingErrorKey`.
     override public var streamError: (any Error)? { byteStream.streamError.map(foundationError(from:)) }
 
+    #if canImport(Darwin)
     /// `dataWrittenToMemoryStreamKey` as `NSData` when the byte stream keeps its bytes in
     /// memory; other keys are `nil`.
-    override public func property(forKey key: Stream.PropertyKey) -> AnyObject? {
-        guard key == .dataWrittenToMemoryStreamKey,
-              let data = byteStream.property(forKey: .dataWrittenToMemoryStream) as? Data else { return nil }
-        return NSData(data: data)
-    }
+    override public func property(forKey key: Stream.PropertyKey) -> Any? { memoryProperty(forKey: key) }
+
+    /// Sets nothing: an output bridge has no settable property. Returns `false`.
+    override public func setProperty(_ property: Any?, forKey key: Stream.PropertyKey) -> Bool { false }
+    #else
+    /// `dataWrittenToMemoryStreamKey` as `NSData` when the byte stream keeps its bytes in
+    /// memory; other keys are `nil`.
+    override public func property(forKey key: Stream.PropertyKey) -> AnyObject? { memoryProperty(forKey: key) }
 
     /// Sets nothing: an output bridge has no settable property. Returns `false`.
     override public func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
@@ -162,6 +191,13 @@ public final class BridgedOutputStream: OutputStream {
     /// Removes ``byteStream`` from `aRunLoop` in `mode`.
     override public func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) {
         byteStream.remove(from: aRunLoop, forMode: mode)
+    }
+    #endif
+
+    private func memoryProperty(forKey key: Stream.PropertyKey) -> NSData? {
+        guard key == .dataWrittenToMemoryStreamKey,
+              let data = byteStream.property(forKey: .dataWrittenToMemoryStream) as? Data else { return nil }
+        return NSData(data: data)
     }
 }
 

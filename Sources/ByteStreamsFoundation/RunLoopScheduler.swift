@@ -1,6 +1,12 @@
 import ByteStreams
 import Foundation
 
+// Run-loop scheduling is built on swift-corelibs-foundation only (Linux, where it is tested):
+// Apple's Foundation has no `RunLoop._Source`, and a port to `CFRunLoopSource` has never been
+// run, so on Apple platforms this file compiles to nothing and streams are scheduled on
+// dispatch queues (`schedule(on:)`) instead.
+#if !canImport(Darwin)
+
 // How a block from another thread reaches a run loop on swift-corelibs-foundation (checked on
 // Swift 6.3.1, Linux):
 // - `RunLoop.perform(inModes:block:)` queues the block but does not wake a loop asleep in
@@ -33,7 +39,8 @@ import Foundation
 /// after the blocks still queued have run (a loop that never runs again keeps it).
 ///
 /// Thread safety: ``perform(_:)`` may be called from any thread; ``add(_:)``, ``remove(_:)``
-/// and ``modes`` too. Wraps Core Foundation's `CFRunLoopSourceSignal` (through
+/// and ``modes`` too. Built with swift-corelibs-foundation only (Linux), not on Apple
+/// platforms, whose Foundation has no `RunLoop._Source`. Wraps Core Foundation's `CFRunLoopSourceSignal` (through
 /// `RunLoop._Source`) and `CFRunLoopTimerSetNextFireDate` (through `Timer.fireDate`).
 public final class RunLoopScheduler: ByteStreamScheduler, @unchecked Sendable {
     // `RunLoop` is not `Sendable`, but the calls made on it from other threads here (adding
@@ -239,3 +246,4 @@ extension ByteStream {
     }
 }
 
+#endif

@@ -60,7 +60,7 @@ final class CacheCommand {
         guard let directory = options.directory ?? DiskCache.defaultDirectory() else {
             throw Reported(status: fail("cache", "no cache directory: give --dir DIR, or set XDG_CACHE_HOME or HOME"))
         }
-        let cache = try DiskCache(directory: directory, key: key, maximumSize: options.maximumSize,
+        let cache = try DiskCache(directory: directory, key: key, maximumSize: options.maximumSize.map(Int.init),
                                   maximumAge: options.maximumAge.map { .seconds($0) }, compressionLevel: options.level,
                                   compressionThreads: options.threads ?? defaultThreadCount)
         // A missing directory is made by the first put; a lookup in it is a miss. Each command

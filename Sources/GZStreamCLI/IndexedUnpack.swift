@@ -82,7 +82,7 @@ extension Command {
         guard let index = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: bgzfData) else { return nil }
         let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
-                                                maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+                                                maximumOutputSize: options.maximumOutputSize.map(Int.init), closesInnerStream: false)
         do {
             try stream.openOrThrow()
         } catch let error as IndexedGzipError where !location.explicit {

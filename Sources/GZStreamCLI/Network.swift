@@ -21,7 +21,7 @@ struct NetworkRun: Equatable {
 struct NetworkAddress: Equatable, CustomStringConvertible {
     /// A name, or an IPv4 or IPv6 literal (without brackets).
     var host: String
-    var port: UInt16
+    var port: Int
 
     /// The host receive listens on when only a port is given: loopback, so that nothing is
     /// reachable from elsewhere unless asked for.
@@ -61,7 +61,7 @@ struct NetworkAddress: Equatable, CustomStringConvertible {
             throw bad("the port must be \(portRange.lowerBound) to \(portRange.upperBound)")
         }
         host = hostPart.map(String.init) ?? Self.defaultListeningHost
-        self.port = UInt16(port)
+        self.port = port
     }
 }
 

@@ -107,7 +107,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
     /// The inflating worker threads.
     public let threads: Int
     /// The decompression limit in bytes, or `nil` for none.
-    public let maximumOutputSize: Int64?
+    public let maximumOutputSize: Int?
     /// Which verdict the members get: ``GzipInputStream/Inflater/zlib``'s exactly, or the fast
     /// path's (see the type's summary).
     public let inflater: GzipInputStream.Inflater
@@ -181,7 +181,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
     public init(wrapping inner: ByteInputStream, threads: Int = BGZFInputStream.defaultThreadCount,
                 chunkSize: Int = ByteStream.defaultChunkSize,
                 trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail,
-                maximumOutputSize: Int64? = nil, start: Start = Start(compressedOffset: 0, membersBefore: 0),
+                maximumOutputSize: Int? = nil, start: Start = Start(compressedOffset: 0, membersBefore: 0),
                 inflater: GzipInputStream.Inflater = .isal, closesInnerStream: Bool = true) throws(ByteStreamError) {
         let operation = "create BGZFInputStream"
         try requireArgument(threads, in: threadCounts, "threads", operation: operation)
@@ -323,7 +323,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
             return
         }
         let succeeded = ready.isEmpty ? pipeline.collectNext()! : ready.removeFirst()
-        if succeeded, maximumOutputSize.map({ parallelUncompressedCount + Int64(batch.plainCount) <= $0 }) ?? true {
+        if succeeded, maximumOutputSize.map({ parallelUncompressedCount + Int64(batch.plainCount) <= Int64($0) }) ?? true {
             held.removeFirst()
             if parallelHeader == nil {
                 let first = batch.members[0]

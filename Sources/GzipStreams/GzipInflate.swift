@@ -94,7 +94,7 @@ extension GzipInputStream {
     /// The room for one inflate call: `maxLength`, cut to one byte past the output limit.
     func outputCapacity(_ maxLength: Int) -> Int {
         var capacity = min(maxLength, Int(UInt32.max))
-        if let limit = maximumOutputSize {
+        if let limit = maximumOutputSize.map(Int64.init) {
             // One byte past the limit is enough to know it is exceeded.
             let remaining = limit - uncompressedByteCount
             if remaining < Int64(capacity) { capacity = Int(remaining) + 1 }
@@ -111,7 +111,7 @@ extension GzipInputStream {
     func account(_ buffer: UnsafeMutablePointer<UInt8>, produced: Int) throws -> Int {
         guard produced > 0 else { return 0 }
         var given = produced
-        if let limit = maximumOutputSize, uncompressedByteCount + Int64(produced) > limit {
+        if let limit = maximumOutputSize.map(Int64.init), uncompressedByteCount + Int64(produced) > limit {
             given = Int(limit - uncompressedByteCount)
             let error = GzipError.outputLimitExceeded(limit: limit, offset: position)
             if given == 0 { throw error }

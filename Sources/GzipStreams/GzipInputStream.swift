@@ -54,7 +54,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     let chunkSize: Int
     let trailingGarbagePolicy: TrailingGarbagePolicy
     /// The decompression limit in bytes, or `nil` for none.
-    public let maximumOutputSize: Int64?
+    public let maximumOutputSize: Int?
     /// Which inflate decodes the deflate data.
     public let inflater: Inflater
 
@@ -166,7 +166,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   `chunkSize` or `maximumOutputSize` out of range; nothing is allocated then.
     public convenience init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
-                            trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+                            trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int? = nil,
                             inflater: Inflater = .isal, closesInnerStream: Bool = true) throws(ByteStreamError) {
         let operation = "create GzipInputStream"
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
@@ -179,7 +179,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
 
     /// The initialiser behind the public one, for arguments already checked.
     private init(checkedInner inner: ByteInputStream, chunkSize: Int, trailingGarbage: TrailingGarbagePolicy,
-                 maximumOutputSize: Int64?, inflater: Inflater, closesInnerStream: Bool) {
+                 maximumOutputSize: Int?, inflater: Inflater, closesInnerStream: Bool) {
         self.inner = inner
         self.chunkSize = chunkSize
         self.trailingGarbagePolicy = trailingGarbage
@@ -206,7 +206,7 @@ public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
     /// rest is ``GzipError/emptyInput``), decoding with `inflater`. The inner stream is not closed.
     convenience init(resuming inner: ByteInputStream, at offset: Int64, membersBefore: Int, bytesBefore: Int64,
                      firstHeader: GzipHeader?, chunkSize: Int, trailingGarbage: TrailingGarbagePolicy,
-                     maximumOutputSize: Int64?, inflater: Inflater) {
+                     maximumOutputSize: Int?, inflater: Inflater) {
         self.init(checkedInner: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
                   maximumOutputSize: maximumOutputSize, inflater: inflater, closesInnerStream: false)
         bufferOffset = offset

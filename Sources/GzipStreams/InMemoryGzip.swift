@@ -113,8 +113,7 @@ enum InMemoryGzip {
 
     /// Inflates every member of `input` into `sink`, with every check of ``GzipInputStream``.
     static func inflate(_ input: MemoryInputStream, maximumOutputSize: Int?, into sink: ByteOutputStream) throws {
-        let gzip = try GzipInputStream(wrapping: input, chunkSize: chunkSize,
-                                       maximumOutputSize: maximumOutputSize.map(Int64.init))
+        let gzip = try GzipInputStream(wrapping: input, chunkSize: chunkSize, maximumOutputSize: maximumOutputSize)
         defer { gzip.close() }
         try gzip.copy(to: sink, chunkSize: chunkSize)
     }

@@ -52,7 +52,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// The decoder of the spans (and of the sequential reader that takes over).
     public let inflater: GzipInputStream.Inflater
     /// The decompression limit in bytes, or `nil` for none.
-    public let maximumOutputSize: Int64?
+    public let maximumOutputSize: Int?
     /// Why the index was not used for the rest of the file, once it was found not to fit.
     public private(set) var indexMismatch: IndexedGzipError?
 
@@ -114,7 +114,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     ///   out of range.
     public init(wrapping file: FileInputStream, index: GzipIndex, threads: Int = BGZFInputStream.defaultThreadCount,
                 inflater: GzipInputStream.Inflater = .isal, chunkSize: Int = ByteStream.defaultChunkSize,
-                trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+                trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail, maximumOutputSize: Int? = nil,
                 closesInnerStream: Bool = true) throws(ByteStreamError) {
         let operation = "create IndexedGzipInputStream"
         try requireArgument(threads, in: threadCounts, "threads", operation: operation)
@@ -364,7 +364,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
 
     /// `count`, cut to the output limit; throws when no byte is left under it.
     private func limitedCount(_ count: Int) throws -> Int {
-        guard let limit = maximumOutputSize, returnedCount + Int64(count) > limit else { return count }
+        guard let limit = maximumOutputSize.map(Int64.init), returnedCount + Int64(count) > limit else { return count }
         let left = Int(limit - returnedCount)
         if left == 0 { throw GzipError.outputLimitExceeded(limit: limit, offset: compressedPosition) }
         return left

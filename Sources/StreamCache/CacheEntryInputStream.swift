@@ -41,7 +41,7 @@ public final class CacheEntryInputStream: ByteInputStream, @unchecked Sendable {
         // The payload up to the file's size at open: a file growing meanwhile cannot keep us.
         let source = EntryPayloadInputStream(file: file, isEncrypted: header.isEncrypted)
         let payload: ByteInputStream = if let key { try DecryptingInputStream(wrapping: source, key: key) } else { source }
-        decoder = try GzipInputStream(wrapping: payload, maximumOutputSize: header.plainSize)
+        decoder = try GzipInputStream(wrapping: payload, maximumOutputSize: Int(header.plainSize))
         super.init()
     }
 

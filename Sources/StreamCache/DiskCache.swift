@@ -42,7 +42,7 @@ public final class DiskCache: Sendable {
     /// The directory holding the entries.
     public let directory: Pathname
     /// The most bytes all entry files may hold; `nil` for no limit.
-    public let maximumSize: Int64?
+    public let maximumSize: Int?
     /// The longest time since an entry's last use before it expires; `nil` for no limit.
     public let maximumAge: Duration?
     /// The gzip compression level of new entries, `0...12`.
@@ -69,7 +69,7 @@ public final class DiskCache: Sendable {
     ///     (`DeflateEngine.chunks`): the entry's bytes do not depend on the thread count.
     /// - Throws: ``ByteStreamError`` `invalidArgument` for a value out of range or an empty
     ///   `directory`, or when there is no directory and no `XDG_CACHE_HOME` or `HOME`.
-    public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int64? = nil,
+    public init(directory: String? = nil, key: SecretStreamKey? = nil, maximumSize: Int? = nil,
                 maximumAge: Duration? = nil, compressionLevel: Int = 6, compressionThreads: Int = 1) throws {
         let operation = "create DiskCache"
         if let maximumSize {
@@ -155,7 +155,7 @@ public final class DiskCache: Sendable {
                                         threads: compressionThreads, engine: .chunks)
         let plainSize: Int64
         do {
-            plainSize = try input.copy(to: gzip, chunkSize: 64 << 10)
+            plainSize = Int64(try input.copy(to: gzip, chunkSize: 64 << 10))
             try gzip.closeOrThrow()
         } catch {
             (payload as? EncryptingOutputStream)?.abandon()

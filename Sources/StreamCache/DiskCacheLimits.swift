@@ -67,7 +67,7 @@ extension DiskCache {
             }
         }
         var total = live.reduce(Int64(0)) { $0 + $1.size }
-        guard let maximumSize else {
+        guard let maximumSize = maximumSize.map(Int64.init) else {
             result.remainingBytes += total
             return result
         }

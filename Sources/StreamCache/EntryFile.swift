@@ -161,7 +161,14 @@ func readBytes(of fd: Int32, count: Int, at offset: Int64, target: String) throw
 
 extension stat {
     /// The modification time (an entry's last use), in seconds since 1970.
-    var modificationSeconds: Double { Double(st_mtim.tv_sec) + Double(st_mtim.tv_nsec) / 1e9 }
+    var modificationSeconds: Double {
+        #if canImport(Darwin)
+        let time = st_mtimespec
+        #else
+        let time = st_mtim
+        #endif
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
 }
 
 /// The payload of an entry file: its bytes from the end of the header (and the seal, when

@@ -198,7 +198,7 @@ struct ConvenienceTests {
             let destination = directory.appendingPathComponent("destination").path
             let input = FileInputStream(path: source)
             let output = FileOutputStream(path: destination)
-            #expect(try input.copy(to: output, chunkSize: 4096) == Int64(content.count))
+            #expect(try input.copy(to: output, chunkSize: 4096) == content.count)
             try input.closeOrThrow()
             try output.closeOrThrow()
             expectSameBytes(try contents(of: destination), content)

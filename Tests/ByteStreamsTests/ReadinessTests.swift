@@ -46,12 +46,12 @@ private func setSocketBuffer(_ stream: ByteStream, option: Int32, bytes: Int32) 
 }
 
 /// A TCP connection to `port` made without the library, so that a test can reset it.
-private func rawConnection(to port: UInt16) throws -> Int32 {
+private func rawConnection(to port: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw ByteStreamError(.system(errno: errno), operation: "socket") }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
+    address.sin_port = UInt16(port).bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let result = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }

@@ -191,6 +191,19 @@ struct SocketStreamTests {
         }
     }
 
+    @Test("A port outside the TCP range is an invalidArgument error naming it, for connect and listen",
+          arguments: [-1, 65536, Int.max])
+    func portOutOfRange(port: Int) {
+        let connect = #expect(throws: ByteStreamError.self) {
+            _ = try SocketStreams.connect(host: "127.0.0.1", port: port, timeout: nil)
+        }
+        #expect(connect?.code == .invalidArgument(name: "port", message: "must be 1...65535, not \(port)"))
+        #expect(connect?.operation == "connect")
+        let listen = #expect(throws: ByteStreamError.self) { _ = try SocketListener(port: port) }
+        #expect(listen?.code == .invalidArgument(name: "port", message: "must be 0...65535, not \(port)"))
+        #expect(listen?.operation == "listen")
+    }
+
     @Test("A host the resolver cannot find is hostNotFound with its text, for connect and listen",
           arguments: ["connect", "listen"])
     func hostNotFound(operation: String) {

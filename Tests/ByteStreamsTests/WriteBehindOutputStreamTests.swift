@@ -282,7 +282,7 @@ struct WriteBehindOutputStreamTests {
         let sink = RecordingOutputStream()
         let input = try ReadAheadInputStream(wrapping: source)
         let output = try WriteBehindOutputStream(wrapping: sink)
-        #expect(try input.copy(to: output) == Int64(data.count))
+        #expect(try input.copy(to: output) == data.count)
         try output.closeOrThrow()
         try input.closeOrThrow()
         expectSameBytes(sink.received, data)

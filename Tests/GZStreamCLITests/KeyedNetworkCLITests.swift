@@ -33,7 +33,7 @@ private func writeKey(_ scratch: Scratch, _ name: String, seed: UInt64, mode: mo
 }
 
 /// What send says when the peer closed without acknowledging.
-private func noAcknowledgement(_ port: UInt16) -> String {
+private func noAcknowledgement(_ port: Int) -> String {
     "gzstream: 127.0.0.1:\(port): no acknowledgement: the peer closed the connection without confirming that it "
         + "read and checked everything (it failed, or it is not gzstream receive)\n"
 }
@@ -64,7 +64,7 @@ private func readAll(_ input: ByteInputStream, limit: Int = 64 << 20) -> [UInt8]
 }
 
 /// Connects to a receive on loopback as a fake sender and reads its 38-byte hello.
-private func connectAndReadHello(port: UInt16) throws -> (pair: (input: ByteInputStream, output: ByteOutputStream),
+private func connectAndReadHello(port: Int) throws -> (pair: (input: ByteInputStream, output: ByteOutputStream),
                                                            peer: String, hello: [UInt8]) {
     let pair = try SocketStreams.connect(host: "127.0.0.1", port: port, timeout: .seconds(20), idleTimeout: .seconds(20))
     let peer = try #require((pair.input as? SocketInputStream)?.localName)

@@ -76,7 +76,7 @@ struct MessageExchangeTests {
             // The echo of 2 MiB cannot all be in the socket buffers when the peer's end comes:
             // the server still has some of it to send then.
             let messages = ["first", Self.hexLine(byteCount: 2 << 20, seed: 8735), "last"]
-            let connection = try SocketStreams.connect(host: "127.0.0.1", port: try #require(UInt16(server.port)),
+            let connection = try SocketStreams.connect(host: "127.0.0.1", port: try #require(Int(server.port)),
                                                        timeout: .seconds(10))
             let writer = try GzipOutputStream(wrapping: connection.output)
             try writer.openOrThrow()

@@ -16,7 +16,7 @@ import Darwin
 /// A `gzstream receive … 0` started in the background, and the port it listens on.
 struct Receiver {
     let started: StartedProcess
-    let port: UInt16
+    let port: Int
 
     /// The line receive writes first.
     var listeningLine: String { "gzstream: listening on 127.0.0.1:\(port)\n" }
@@ -31,12 +31,12 @@ struct Receiver {
 
 /// The port in `gzstream: listening on HOST:PORT`, read from the child's standard error as it
 /// runs; polled every 10 ms for at most 20 s.
-func listeningPort(of started: StartedProcess, host: String) throws -> UInt16 {
+func listeningPort(of started: StartedProcess, host: String) throws -> Int {
     let prefix = "gzstream: listening on \(host):"
     for _ in 0..<2000 {
         let err = String(decoding: try readBytes(started.errPath), as: UTF8.self)
         if let line = err.split(separator: "\n", omittingEmptySubsequences: false).first(where: { $0.hasPrefix(prefix) }),
-           err.contains(line + "\n"), let port = UInt16(line.dropFirst(prefix.count)) {
+           err.contains(line + "\n"), let port = Int(line.dropFirst(prefix.count)) {
             return port
         }
         if !started.process.isRunning { break }
@@ -48,7 +48,7 @@ func listeningPort(of started: StartedProcess, host: String) throws -> UInt16 {
 }
 
 /// A port nothing listens on: one the system gave a listener, closed again.
-func closedPort() throws -> UInt16 {
+func closedPort() throws -> Int {
     let listener = try SocketListener(port: 0)
     let port = listener.port
     try listener.close()

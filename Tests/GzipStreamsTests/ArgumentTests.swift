@@ -58,7 +58,7 @@ struct BadWriterArgument: Sendable, CustomTestStringConvertible {
 struct BadReaderArgument: Sendable, CustomTestStringConvertible {
     var label: String
     var chunkSize = 4096
-    var maximumOutputSize: Int64?
+    var maximumOutputSize: Int?
     var threads = 2
     var start = BGZFInputStream.Start(compressedOffset: 0, membersBefore: 0)
     var expected: (name: String, message: String)

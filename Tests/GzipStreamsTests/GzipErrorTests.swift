@@ -13,7 +13,7 @@ struct ErrorTests {
 
     func member() throws -> [UInt8] { try pack(data) }
 
-    func failure(_ bytes: [UInt8], maximumOutputSize: Int64? = nil) -> Decoded {
+    func failure(_ bytes: [UInt8], maximumOutputSize: Int? = nil) -> Decoded {
         unpack(bytes, maximumOutputSize: maximumOutputSize)
     }
 
@@ -134,7 +134,7 @@ struct ErrorTests {
         let bytes = try member()
         let size = Int64(data.count)
         for limit in [0, 1, size - 1] {
-            let result = failure(bytes, maximumOutputSize: limit)
+            let result = failure(bytes, maximumOutputSize: Int(limit))
             guard case .outputLimitExceeded(let reported, let offset)? = result.gzipError else {
                 Issue.record("expected outputLimitExceeded, got \(String(describing: result.error))")
                 continue
@@ -150,7 +150,7 @@ struct ErrorTests {
         for inflater in [GzipInputStream.Inflater.isal, .zlib] {
             for (chunkSize, readSize) in [(4096, 65536), (1, 1), (100, 7), (65536, 131_072)] {
                 for limit: Int64 in [0, 1, 4095, 4096, 100_000, 299_999] {
-                    let stream = gunzipStream(long, chunkSize: chunkSize, maximumOutputSize: limit, inflater: inflater)
+                    let stream = gunzipStream(long, chunkSize: chunkSize, maximumOutputSize: Int(limit), inflater: inflater)
                     let result = drain(stream, readSize: readSize)
                     #expect(Int64(result.bytes.count) == limit && result.gzipError?.kind == "output-limit",
                             "\(inflater), chunk \(chunkSize), reads of \(readSize), limit \(limit): \(result.bytes.count) bytes")
@@ -159,14 +159,14 @@ struct ErrorTests {
                 }
             }
         }
-        let exact = failure(bytes, maximumOutputSize: size)
+        let exact = failure(bytes, maximumOutputSize: Int(size))
         #expect(exact.error == nil)
         #expect(exact.bytes == data)
         let stream = gunzipStream(bytes, maximumOutputSize: 10)
         #expect(stream.maximumOutputSize == 10)
         #expect(failure(try pack([]), maximumOutputSize: 0).error == nil)
         // Across members: the limit counts the whole output.
-        let twice = failure(bytes + bytes, maximumOutputSize: size + 1)
+        let twice = failure(bytes + bytes, maximumOutputSize: Int(size) + 1)
         guard case .outputLimitExceeded(let reported, let offset)? = twice.gzipError else {
             Issue.record("expected outputLimitExceeded across members, got \(String(describing: twice.error))")
             return

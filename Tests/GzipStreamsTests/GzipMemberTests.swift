@@ -265,7 +265,7 @@ struct MultiMemberTests {
         #expect(cut.gzipError == .truncated(member: 3, part: .header, offset: Int64(bytes.count + 2)))
         // The output limit counts the bytes passed through.
         for limit in [0, 5, Int64(members.count), Int64(members.count) + 3] {
-            let limited = unpack(bytes + plain, readSize: 4, trailingGarbage: .passThrough, maximumOutputSize: limit,
+            let limited = unpack(bytes + plain, readSize: 4, trailingGarbage: .passThrough, maximumOutputSize: Int(limit),
                                  inflater: inflater)
             #expect(limited.bytes == Array((members + plain).prefix(Int(limit))), "limit \(limit)")
             #expect(limited.gzipError?.kind == "output-limit", "limit \(limit)")

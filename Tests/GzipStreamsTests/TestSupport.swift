@@ -125,7 +125,7 @@ func drain(_ stream: ByteInputStream, readSize: Int = 64 * 1024) -> Decoded {
 /// A gzip stream over a copy of `compressed` in memory, not yet opened.
 func gunzipStream(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChunkSize,
                   trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail,
-                  maximumOutputSize: Int64? = nil, oneByteInner: Bool = false,
+                  maximumOutputSize: Int? = nil, oneByteInner: Bool = false,
                   inflater: GzipInputStream.Inflater = .zlib) -> GzipInputStream {
     let memory = MemoryInputStream(bytes: compressed)
     let inner: ByteInputStream = oneByteInner ? OneByteInputStream(wrapping: memory) : memory
@@ -135,7 +135,7 @@ func gunzipStream(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChun
 
 /// Unpacks `compressed` and closes the stream; returns what it gave.
 func unpack(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChunkSize, readSize: Int = 64 * 1024,
-            trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+            trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail, maximumOutputSize: Int? = nil,
             oneByteInner: Bool = false, inflater: GzipInputStream.Inflater = .zlib) -> Decoded {
     let stream = gunzipStream(compressed, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
                               maximumOutputSize: maximumOutputSize, oneByteInner: oneByteInner, inflater: inflater)

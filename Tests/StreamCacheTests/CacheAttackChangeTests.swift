@@ -110,7 +110,7 @@ struct CacheAttackLimitTests {
             #expect(try directoryNames(directory).isEmpty)
             let size = try unlimited.store(sampleBytes(count: 1000), forKey: "exact").storedSize
             try unlimited.removeAll()
-            let exact = try DiskCache(directory: directory, maximumSize: size)
+            let exact = try DiskCache(directory: directory, maximumSize: Int(size))
             try exact.store(sampleBytes(count: 1000), forKey: "exact")
             #expect(try exact.data(forKey: "exact").value == Data(sampleBytes(count: 1000)))
         }
@@ -126,7 +126,7 @@ struct CacheAttackLimitTests {
                 size = max(size, try unlimited.store(sampleBytes(count: 1000, seed: 1), forKey: key).storedSize)
                 setFileTime(entryPath(unlimited, key), seconds: future)
             }
-            let limited = try DiskCache(directory: directory, maximumSize: 2 * size)
+            let limited = try DiskCache(directory: directory, maximumSize: Int(2 * size))
             try limited.store(sampleBytes(count: 1000, seed: 1), forKey: "new")
             #expect(fileExists(entryPath(limited, "new")))
             // Equal times: the names decide, smallest first.
@@ -147,7 +147,7 @@ struct CacheAttackLimitTests {
             }
             // A fresh temporary file larger than everything: neither counted nor removed.
             try writeFileBytes(sampleBytes(count: 100_000), to: directory + "/.tmp-00000000000000ff")
-            let limited = try DiskCache(directory: directory, maximumSize: 2 * size, maximumAge: .seconds(86_400))
+            let limited = try DiskCache(directory: directory, maximumSize: Int(2 * size), maximumAge: .seconds(86_400))
             let result = try limited.prune()
             #expect(result.expiredCount == 1 && result.evictedCount == 1 && result.abandonedTemporaryCount == 0)
             #expect(try limited.entries().map(\.name) == ["middle", "recent"].map(limited.entryFileName(forKey:)))

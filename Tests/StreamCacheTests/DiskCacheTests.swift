@@ -362,7 +362,7 @@ struct DiskCacheLimitTests {
             // A hit on "a" makes it the most recently used.
             #expect(try unlimited.data(forKey: "a").value != nil)
             let size = try unlimited.entries().map(\.storedSize).max()!
-            let limited = try DiskCache(directory: directory, key: testKey(), maximumSize: 3 * size + size / 2)
+            let limited = try DiskCache(directory: directory, key: testKey(), maximumSize: Int(3 * size + size / 2))
             try limited.store(sampleBytes(count: 10_000, seed: 9), forKey: "d")
             #expect(!fileExists(entryPath(limited, "b")))
             #expect(fileExists(entryPath(limited, "c")) && fileExists(entryPath(limited, "a")) && fileExists(entryPath(limited, "d")))
