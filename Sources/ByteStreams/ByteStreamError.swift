@@ -28,6 +28,10 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case innerStreamFailed
         /// `readToEnd(limit:)` met more than `limit` bytes.
         case lengthLimitExceeded(limit: Int)
+        /// A line read by `lines`, `rawLines` or `forEachLine` is longer than `limit` bytes, its
+        /// `\n` or `\r\n` not counted: `lineNumber` counts from 1, `offset` is the byte offset
+        /// of the line's first byte from where the reading of lines began.
+        case lineTooLong(lineNumber: Int, offset: Int, limit: Int)
         /// A value given to an initialiser or method is outside its documented range: `name` is
         /// the parameter's label (`"level"`, `"chunkSize"`, `"header.fileName"`), `message` says
         /// what it must be and what it was (`"must be 0...9, not 12"`).
@@ -72,6 +76,8 @@ public struct ByteStreamError: Error, Equatable, Sendable, CustomStringConvertib
         case .noSpaceAvailable: "no space left in the buffer"
         case .innerStreamFailed: "inner stream failed"
         case .lengthLimitExceeded(let limit): "more than the limit of \(limit) bytes"
+        case .lineTooLong(let lineNumber, let offset, let limit):
+            "line \(lineNumber) (at byte offset \(offset)) is longer than \(limit) bytes; give a larger maxLength to read it"
         case .invalidArgument(let name, let message): "invalid \(name): \(message)"
         case .hostNotFound(let message): message
         case .wouldBlock: "nothing to read or no room yet: the stream is scheduled (use its delegate, or remove it from its scheduler)"
