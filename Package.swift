@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "StreamCache", targets: ["StreamCache"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
         .executable(name: "message-exchange", targets: ["MessageExchange"]),
+        .executable(name: "gzip-lines", targets: ["GzipLines"]),
     ],
     targets: [
         // zlib through pkg-config; Debian's package is zlib1g-dev.
@@ -49,6 +50,9 @@ let package = Package(
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),
+        // The library's everyday tasks: scoped files, lines, an error's text, a range through an
+        // index; it holds the README's library example verbatim, so that example is compiled.
+        .executableTarget(name: "GzipLines", dependencies: ["GzipStreams"], path: "Examples/GzipLines"),
         // What every test target shares, as swift-nio ships NIOTestUtils: seeded data, temporary
         // directories, tool traits, the fixture manifest, running blocking tests off the
         // cooperative pool.
@@ -61,7 +65,7 @@ let package = Package(
         .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium", "TestSupport"]),
         .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams", "TestSupport"]),
         .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams", "TestSupport"]),
-        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "TestSupport"]),
+        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "GzipLines", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
