@@ -47,7 +47,7 @@ package final class ReplacementFile {
         directory = try SystemCalls.open(directoryPath, in: SystemCalls.currentDirectory,
                                          flags: SystemCalls.lookupDirectoryFlags, target: path.description)
         do {
-            (descriptor, temporaryName) = try Self.create(in: directory, target: path.description)
+            (descriptor, temporaryName) = try SystemCalls.createUniqueFile(in: directory, mode: 0o666, target: path.description)
         } catch {
             try? SystemCalls.close(directory, target: path.description)
             throw error
@@ -61,25 +61,6 @@ package final class ReplacementFile {
         discard()
         if descriptor >= 0 { try? SystemCalls.close(descriptor, target: path.description) }
         try? SystemCalls.close(directory, target: path.description)
-    }
-
-    /// Creates `.gzstream-` and six random letters or digits in `directory`, drawing another
-    /// name when one exists (at most 100 times).
-    private static func create(in directory: Int32, target: String) throws -> (Int32, Pathname) {
-        var generator = SystemRandomNumberGenerator()
-        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var attempts = 0
-        while true {
-            let suffix = (0..<6).map { _ in letters[Int(generator.next(upperBound: UInt(letters.count)))] }
-            let name = Pathname(bytes: Array(".gzstream-".utf8) + suffix)!
-            do {
-                let flags = OpenFlag.writeOnly | OpenFlag.create | OpenFlag.exclusive | OpenFlag.noFollow
-                return (try SystemCalls.open(name, in: directory, flags: flags, mode: 0o666, target: target), name)
-            } catch {
-                guard (error as? ByteStreamError)?.errno == Errno.fileExists, attempts < 100 else { throw error }
-                attempts += 1
-            }
-        }
     }
 
     /// A stream that writes the temporary file and owns its descriptor (closed by the stream's
@@ -125,5 +106,36 @@ package final class ReplacementFile {
             return false
         }
         return info.isSameFile(as: created)
+    }
+}
+
+extension SystemCalls {
+    /// Creates a new file named `.gzstream-` and six random letters or digits in `directory`,
+    /// open for writing, never following a link and never opening an existing file: another
+    /// name is drawn when one exists (at most 100 times). The name has a fixed length, so that
+    /// a final name of up to `NAME_MAX` bytes still fits beside it.
+    /// - Parameters:
+    ///   - directory: The directory's descriptor (or ``currentDirectory``).
+    ///   - mode: The new file's permission bits, less the umask.
+    ///   - target: The name errors give; default the temporary name.
+    /// - Returns: The descriptor (owned by the caller) and the name.
+    /// - Throws: ``ByteStreamError`` with `openat`'s `errno`.
+    /// The corresponding C function is `openat(2)` with `O_CREAT | O_EXCL | O_NOFOLLOW`.
+    package static func createUniqueFile(in directory: Int32, mode: mode_t,
+                                         target: String? = nil) throws -> (descriptor: Int32, name: Pathname) {
+        var generator = SystemRandomNumberGenerator()
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var attempts = 0
+        while true {
+            let suffix = (0..<6).map { _ in letters[Int(generator.next(upperBound: UInt(letters.count)))] }
+            let name = Pathname(bytes: Array(".gzstream-".utf8) + suffix)!
+            do {
+                let flags = OpenFlag.writeOnly | OpenFlag.create | OpenFlag.exclusive | OpenFlag.noFollow
+                return (try open(name, in: directory, flags: flags, mode: mode, target: target), name)
+            } catch {
+                guard (error as? ByteStreamError)?.errno == Errno.fileExists, attempts < 100 else { throw error }
+                attempts += 1
+            }
+        }
     }
 }

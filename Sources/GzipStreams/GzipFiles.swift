@@ -45,15 +45,7 @@ extension GzipInputStream {
     public static func withFile<Result>(at path: Pathname, _ body: (GzipInputStream) throws -> Result) throws -> Result {
         let stream = try GzipInputStream(path: path)
         try stream.openOrThrow()
-        let result: Result
-        do {
-            result = try body(stream)
-        } catch {
-            stream.close()
-            throw error
-        }
-        try stream.closeOrThrow()
-        return result
+        return try stream.closeAfter(Swift.Result { try body(stream) })
     }
 
     /// ``withFile(at:_:)-(Pathname,_)`` for a path given as a `String` (its UTF-8 bytes).
@@ -69,15 +61,21 @@ extension GzipInputStream {
                                         _ body: (GzipInputStream) async throws -> Result) async throws -> Result {
         let stream = try GzipInputStream(path: path)
         try stream.openOrThrow()
-        let result: Result
+        let outcome: Swift.Result<Result, any Error>
         do {
-            result = try await body(stream)
+            outcome = .success(try await body(stream))
         } catch {
-            stream.close()
-            throw error
+            outcome = .failure(error)
         }
-        try stream.closeOrThrow()
-        return result
+        return try stream.closeAfter(outcome)
+    }
+
+    /// Closes the stream after a body's `outcome`: its error first, else the stream's.
+    private func closeAfter<Result>(_ outcome: Swift.Result<Result, any Error>) throws -> Result {
+        close()
+        let value = try outcome.get()
+        try throwIfFailed()
+        return value
     }
 
     /// The asynchronous ``withFile(at:_:)-(Pathname,_)`` for a path given as a `String`.
@@ -161,16 +159,7 @@ extension GzipOutputStream {
                                             makeStream: (FileOutputStream) throws(ByteStreamError) -> GzipOutputStream,
                                             _ body: (GzipOutputStream) throws -> Result) throws -> Result {
         let (file, stream) = try startFile(at: path, makeStream: makeStream)
-        let result: Result
-        do {
-            result = try body(stream)
-        } catch {
-            stream.abandon()
-            file.discard()
-            throw error
-        }
-        try finishFile(file, stream)
-        return result
+        return try finishFile(file, stream, outcome: Swift.Result { try body(stream) })
     }
 
     /// ``withFile(at:level:header:threads:_:)-(Pathname,_,_,_,_)`` for a path given as a
@@ -191,16 +180,13 @@ extension GzipOutputStream {
         let (file, stream) = try startFile(at: path, makeStream: { file throws(ByteStreamError) in
             try GzipOutputStream(wrapping: file, level: level, header: header, threads: threads)
         })
-        let result: Result
+        let outcome: Swift.Result<Result, any Error>
         do {
-            result = try await body(stream)
+            outcome = .success(try await body(stream))
         } catch {
-            stream.abandon()
-            file.discard()
-            throw error
+            outcome = .failure(error)
         }
-        try finishFile(file, stream)
-        return result
+        return try finishFile(file, stream, outcome: outcome)
     }
 
     /// The asynchronous ``withFile(at:level:header:threads:_:)-(Pathname,_,_,_,_)`` for a
@@ -229,16 +215,21 @@ extension GzipOutputStream {
         return (file, stream)
     }
 
-    /// Closes `stream` (the trailer, then the file's `close(2)`), then renames `file` into
-    /// place; any failure removes the file and is thrown.
-    private static func finishFile(_ file: ReplacementFile, _ stream: GzipOutputStream) throws {
+    /// After the body: when it threw, abandons `stream` (no trailer), removes `file` and
+    /// throws its error; else closes `stream` (the trailer, then the file's `close(2)`) and
+    /// renames `file` into place, any failure removing the file and being thrown.
+    private static func finishFile<Result>(_ file: ReplacementFile, _ stream: GzipOutputStream,
+                                           outcome: Swift.Result<Result, any Error>) throws -> Result {
         do {
+            let value = try outcome.get()
             try stream.closeOrThrow()
+            try file.publish()
+            return value
         } catch {
+            stream.abandon()
             file.discard()
             throw error
         }
-        try file.publish()
     }
 
     // MARK: A stream dropped open

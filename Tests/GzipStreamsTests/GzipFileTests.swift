@@ -59,7 +59,7 @@ struct GzipFileTests {
         }
     }
 
-    @Test("A body that throws leaves no file, and an existing file as it was; the body's error comes out")
+    @Test("A body that throws, or a level out of range, leaves no file and an existing file as it was; the error comes out")
     func bodyThrows() throws {
         try withTemporaryDirectory { directory in
             let fresh = directory.appendingPathComponent("fresh.gz").path
@@ -73,6 +73,10 @@ struct GzipFileTests {
             #expect(throws: Interrupted.self) {
                 try GzipOutputStream.withFile(at: existing) { _ in throw Interrupted() }
             }
+            let level = #expect(throws: ByteStreamError.self) {
+                try GzipOutputStream.withFile(at: existing, level: 13) { try $0.writeAll(text) }
+            }
+            #expect(level?.code == .invalidArgument(name: "level", message: "must be 0...12, not 13"))
             #expect(try names(in: directory) == ["existing.gz"])
             #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: existing))) == Array("old".utf8))
         }
