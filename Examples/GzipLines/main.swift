@@ -64,16 +64,23 @@ try await GzipInputStream.withFile(at: "notes.gz") { input in
     // LINES-END
 }
 
+/// The bytes of the file at `path`, as they are on disk.
+func contents(of path: String) throws -> [UInt8] {
+    let file = FileInputStream(path: path)
+    defer { file.close() }
+    return try file.readToEnd()
+}
+
 // A body that throws leaves nothing behind: notes.gz keeps its old bytes.
 struct Interrupted: Error {}
-let before = try FileInputStream(path: "notes.gz").readToEnd()
+let before = try contents(of: "notes.gz")
 do {
     try GzipOutputStream.withFile(at: "notes.gz") { gzip in
         try gzip.writeAll(Array("half a file\n".utf8))
         throw Interrupted()
     }
 } catch is Interrupted {
-    print("after a failed write, notes.gz is unchanged: \(try FileInputStream(path: "notes.gz").readToEnd() == before)")
+    print("after a failed write, notes.gz is unchanged: \(try contents(of: "notes.gz") == before)")
 }
 
 // A real error: the CRC-32 of a copy changed.
