@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "StreamCache", targets: ["StreamCache"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
         .executable(name: "message-exchange", targets: ["MessageExchange"]),
+        .executable(name: "gzip-lines", targets: ["GzipLines"]),
     ],
     targets: [
         // zlib through pkg-config; Debian's package is zlib1g-dev.
@@ -52,6 +53,9 @@ let package = Package(
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),
+        // The library's everyday tasks: scoped files, lines, an error's text, a range through an
+        // index; it holds the README's library example verbatim, so that example is compiled.
+        .executableTarget(name: "GzipLines", dependencies: ["GzipStreams"], path: "Examples/GzipLines"),
         // What every test target shares, as swift-nio ships NIOTestUtils: seeded data, temporary
         // directories, tool traits, the fixture manifest, running blocking tests off the
         // cooperative pool.
@@ -67,7 +71,7 @@ let package = Package(
         // `localizedDescription`, which needs Foundation.
         .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams",
                                                                     "SecretStreams", "StreamCache", "TestSupport"]),
-        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "TestSupport"]),
+        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "GzipLines", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

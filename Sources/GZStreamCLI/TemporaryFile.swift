@@ -131,25 +131,13 @@ final class TemporaryFile {
         Self.afterCreation?(self)
     }
 
-    /// Creates `.gzstream-` and six random letters or digits in `directory`; another name is
-    /// drawn when one exists (at most 100 times). - Returns: the descriptor and the name.
+    /// Creates `.gzstream-` and six random letters or digits in `directory` (mode 0600); another
+    /// name is drawn when one exists. - Returns: the descriptor and the name.
     private static func create(in directory: OutputDirectory) throws(PublishError) -> (Int32, Pathname) {
-        var generator = SystemRandomNumberGenerator()
-        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var attempts = 0
-        while true {
-            let suffix = (0..<6).map { _ in letters[Int(generator.next(upperBound: UInt(letters.count)))] }
-            let name = Pathname(bytes: Array(".gzstream-".utf8) + suffix)!
-            do {
-                let descriptor = try SystemCalls.open(name, in: directory.descriptor,
-                                                      flags: OpenFlag.writeOnly | OpenFlag.create | OpenFlag.exclusive
-                                                          | OpenFlag.noFollow, mode: 0o600)
-                return (descriptor, name)
-            } catch where isSystemError(error, Errno.fileExists) && attempts < 100 {
-                attempts += 1
-            } catch {
-                throw PublishError(cannotCreateOutput: error)
-            }
+        do {
+            return try SystemCalls.createUniqueFile(in: directory.descriptor, mode: 0o600)
+        } catch {
+            throw PublishError(cannotCreateOutput: error)
         }
     }
 

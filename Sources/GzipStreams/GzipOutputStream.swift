@@ -170,6 +170,9 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
     }
 
     deinit {
+        #if DEBUG
+        warnIfDroppedOpen()
+        #endif
         zstream?.end()
         outputBuffer.deallocate()
     }
