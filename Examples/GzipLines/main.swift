@@ -50,18 +50,7 @@ try GzipInputStream.withFile(at: "notes.gz") { gzip in
 
 // Line by line.
 try await GzipInputStream.withFile(at: "notes.gz") { input in
-    // LINES-BEGIN: once ByteInputStream has `lines`, this block becomes
-    //     for try await line in input.lines { print("line: \(line)") }
-    var pending: [UInt8] = []
-    for try await chunk in input.chunks() {
-        pending += chunk
-        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-            print("line: \(String(decoding: pending[..<newline], as: UTF8.self))")
-            pending.removeSubrange(...newline)
-        }
-    }
-    if !pending.isEmpty { print("line: \(String(decoding: pending, as: UTF8.self))") }
-    // LINES-END
+    for try await line in input.lines { print("line: \(line)") }
 }
 
 /// The bytes of the file at `path`, as they are on disk.
