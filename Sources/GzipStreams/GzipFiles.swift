@@ -13,7 +13,7 @@ extension GzipInputStream {
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   `chunkSize` or `maximumOutputSize` out of range; nothing is opened then.
     public convenience init(path: Pathname, chunkSize: Int = ByteStream.defaultChunkSize,
-                            trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+                            trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int? = nil,
                             inflater: Inflater = .isal) throws(ByteStreamError) {
         try self.init(wrapping: FileInputStream(path: path), chunkSize: chunkSize, trailingGarbage: trailingGarbage,
                       maximumOutputSize: maximumOutputSize, inflater: inflater)
@@ -22,7 +22,7 @@ extension GzipInputStream {
     /// A stream that inflates the gzip file at `path` (its UTF-8 bytes); see
     /// ``init(path:chunkSize:trailingGarbage:maximumOutputSize:inflater:)-(Pathname,_,_,_,_)``.
     public convenience init(path: String, chunkSize: Int = ByteStream.defaultChunkSize,
-                            trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int64? = nil,
+                            trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int? = nil,
                             inflater: Inflater = .isal) throws(ByteStreamError) {
         try self.init(path: Pathname(path), chunkSize: chunkSize, trailingGarbage: trailingGarbage,
                       maximumOutputSize: maximumOutputSize, inflater: inflater)
@@ -266,7 +266,7 @@ extension BGZFInputStream {
     public convenience init(path: Pathname, threads: Int = BGZFInputStream.defaultThreadCount,
                             chunkSize: Int = ByteStream.defaultChunkSize,
                             trailingGarbage: GzipInputStream.TrailingGarbagePolicy = .fail,
-                            maximumOutputSize: Int64? = nil, inflater: GzipInputStream.Inflater = .isal) throws(ByteStreamError) {
+                            maximumOutputSize: Int? = nil, inflater: GzipInputStream.Inflater = .isal) throws(ByteStreamError) {
         try self.init(wrapping: FileInputStream(path: path), threads: threads, chunkSize: chunkSize,
                       trailingGarbage: trailingGarbage, maximumOutputSize: maximumOutputSize, inflater: inflater)
     }
