@@ -22,7 +22,10 @@ if !keepsFiles {
     guard mkdtemp(&template) != nil else { fatalError("gzip-lines: cannot make a temporary directory") }
     directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
-guard chdir(directory) == 0 else {
+// The files are written at the top level below (the README's snippet, imports and all), where
+// an error would stop the program with a backtrace: a directory that cannot be entered or
+// written is refused here, in one line.
+guard chdir(directory) == 0, access(".", W_OK) == 0 else {
     let message = "gzip-lines: \(directory): \(String(cString: strerror(errno)))\n"
     try FileOutputStream.standardError().writeAll(Array(message.utf8))
     exit(1)

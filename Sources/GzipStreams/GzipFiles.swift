@@ -126,18 +126,22 @@ extension GzipOutputStream {
     /// (`renameat(2)`), replacing a file there, or a symbolic link itself (not what it points
     /// to); the replaced file's permissions and other names (hard links) are not carried over.
     /// When `body` throws, the member is abandoned (no trailer) and the file removed; so it is
-    /// when closing or renaming fails.
+    /// when closing or renaming fails, and when `body` abandons the stream itself
+    /// (``abandon()``, for input that failed) and returns. A process killed while `body` runs
+    /// leaves the `.gzstream-` file behind.
     ///
     /// - Parameters:
     ///   - path: Where the gzip file goes; its directory must exist and be writable.
-    ///   - level: Compression level, `0...9`; default 6.
+    ///   - level: Compression level, `0...12` (10 to 12 deflate in chunks with libdeflate, as
+    ///     the stream's initializer says); default 6.
     ///   - header: The member's header fields; default: no name, MTIME 0, OS 3 (Unix).
     ///   - threads: Deflating threads, `1...256`; default 1 (see
     ///     ``init(wrapping:level:header:chunkSize:threads:blockSize:engine:rsyncable:buildsIndex:closesInnerStream:)``).
-    ///   - body: Writes the plain bytes; it must not keep, close or abandon the stream.
+    ///   - body: Writes the plain bytes; it must not keep or close the stream. If it abandons
+    ///     it, nothing is written and this throws.
     /// - Returns: What `body` returns.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
-    ///   value out of range; a ``ByteStreamError`` with `errno` when the directory cannot be
+    ///   value out of range, or (named `body`) when `body` abandoned the stream; a ``ByteStreamError`` with `errno` when the directory cannot be
     ///   opened or the file created (`EISDIR` for a path ending in `/`); what `body` throws;
     ///   the error of finishing the member or closing the file (a full disk); `renameat(2)`'s
     ///   error (`EISDIR` when `path` is a directory).
@@ -223,6 +227,12 @@ extension GzipOutputStream {
         do {
             let value = try outcome.get()
             try stream.closeOrThrow()
+            // A body that abandoned the stream returned normally, but its member has no
+            // trailer: the file is not published (the old one stays).
+            if stream.abandoned {
+                throw ByteStreamError(.invalidArgument(name: "body", message: "abandoned the stream, so nothing was written"),
+                                      operation: "write gzip file")
+            }
             try file.publish()
             return value
         } catch {

@@ -267,7 +267,8 @@ public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
         close()
     }
 
-    private var abandoned = false
+    /// Whether ``abandon()`` was called: the member has no trailer.
+    package private(set) var abandoned = false
 
     override public func closeBacking() throws {
         var firstError: (any Error)?

@@ -130,7 +130,9 @@ public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading, @
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   negative offset; ``PlainRangeError`` for an offset past the end (the stream is then at
     ///   the end, still usable); ``GzipError/notBGZF(member:offset:)`` where the index says a
-    ///   member starts and none does (the index is not this file's); a decoding error (the
+    ///   member starts and none does (the index is not this file's), or
+    ///   ``GzipError/truncated(member:part:offset:)`` at the file's end when the file ends
+    ///   before that member (cut short); a decoding error (the
     ///   stream has then failed); ``ByteStreamError`` `.notOpen` for a closed stream.
     public func seek(toPlainOffset offset: Int) throws {
         try requirePlainOffset(offset)
@@ -190,6 +192,12 @@ public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading, @
         }
         let member = try PeekingInputStream(peeking: file, length: BGZFInputStream.signatureLength)
         if compressedOffset > 0 && !BGZFInputStream.startsWithBGZFMember(member.peekedBytes) {
+            // A file that ends before the member the index names was cut short (or the index
+            // is another file's): not "no BGZF member there".
+            let size = Int64(try SystemCalls.status(of: file.fileDescriptor, target: file.displayName).st_size)
+            if compressedOffset + Int64(BGZFInputStream.signatureLength) > size {
+                throw GzipError.truncated(member: membersBefore + 1, part: .header, offset: min(size, compressedOffset))
+            }
             throw GzipError.notBGZF(member: membersBefore + 1, offset: compressedOffset)
         }
         let decoder = try BGZFInputStream(wrapping: member, threads: threads, chunkSize: chunkSize,

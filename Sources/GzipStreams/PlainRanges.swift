@@ -44,7 +44,9 @@ extension PlainRangeReading {
     /// - Throws: As ``read(range:_:)``.
     public func read(range: Range<Int>) throws -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(range.count)
+        // Not range.count: a range past the end is found only as it is read (BGZF), and a
+        // huge one must be an error, not an allocation.
+        bytes.reserveCapacity(min(range.count, 1 << 20))
         try read(range: range) { bytes.append(contentsOf: $0) }
         return bytes
     }
@@ -77,9 +79,12 @@ public struct PlainRangeError: Error, Equatable, Sendable, CustomStringConvertib
     }
 }
 
-extension PlainRangeError: LocalizedError {
+extension PlainRangeError: LocalizedError, CustomDebugStringConvertible {
     /// ``description``, so that `localizedDescription` says what happened.
     public var errorDescription: String? { description }
+
+    /// The fields: `GzipStreams.PlainRangeError(range: Range(100..<200), plainSize: 150)`.
+    public var debugDescription: String { reflectedDescription(of: self) }
 }
 
 /// Checks that `range` does not start before 0.

@@ -82,6 +82,24 @@ struct GzipFileTests {
         }
     }
 
+    @Test("A body that abandons the stream and returns: an error, and the existing file as it was (it was replaced by a header)")
+    func bodyAbandons() throws {
+        try withTemporaryDirectory { directory in
+            let existing = try makeFile("data.gz", in: directory, bytes: try Array("good old data\n".utf8).gzipped())
+            let error = #expect(throws: ByteStreamError.self) {
+                let result: Bool = try GzipOutputStream.withFile(at: existing) { gzip in
+                    try gzip.writeAll(Array("partial new da".utf8))
+                    gzip.abandon()
+                    return false
+                }
+                _ = result
+            }
+            #expect(error?.code == .invalidArgument(name: "body", message: "abandoned the stream, so nothing was written"))
+            #expect(try names(in: directory) == ["data.gz"])
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: existing))).gunzipped() == Array("good old data\n".utf8))
+        }
+    }
+
     @Test("A trailer that cannot be written is thrown, and nothing is left at the path")
     func failedTrailerThrows() throws {
         try withTemporaryDirectory { (directory: URL) throws in

@@ -143,4 +143,46 @@ struct PlainRangeTests {
             #expect(error == .notBGZF(member: 5, offset: Int64(index.entries[3].compressedOffset) + 1))
         }
     }
+
+    @Test("A huge range past the end is PlainRangeError, not an allocation of its size (it trapped); a cut BGZF file is truncated")
+    func hugeRangesAndCutFiles() throws {
+        try withTemporaryDirectory { directory in
+            let compressed = try pack(plain)
+            let gzipPath = try makeFile("data.gz", in: directory, bytes: compressed)
+            let (_, indexBytes, _) = try buildIndex(compressed, span: 64 << 10)
+            _ = try makeFile("data.gz.gzidx", in: directory, bytes: indexBytes)
+            let gzip = try IndexedGzipInputStream(path: gzipPath, threads: 2)
+            defer { gzip.close() }
+
+            let bgzfPath = directory.appendingPathComponent("data.bgz").path
+            let output = try BGZFOutputStream(wrapping: FileOutputStream(path: bgzfPath), threads: 1, buildsIndex: true)
+            try output.writeAll(plain)
+            try output.closeOrThrow()
+            let index = try #require(output.index)
+            let bgzf = try IndexedBGZFInputStream(wrapping: FileInputStream(path: bgzfPath), index: index, threads: 2)
+            defer { bgzf.close() }
+
+            for reader in [gzip, bgzf] as [any PlainRangeReading] {
+                for range in [0..<(Int.max - 1), 5..<(1 << 40)] {
+                    let error = #expect(throws: PlainRangeError.self) { try reader.read(range: range) }
+                    #expect(error == PlainRangeError(range: range, plainSize: plain.count), "\(range)")
+                }
+            }
+
+            // The file cut in half, read through the whole file's index: the member the index
+            // names past the cut is missing, so the file is truncated (not "no BGZF member").
+            let whole = try #require(FileManager.default.contents(atPath: bgzfPath))
+            let cutPath = try makeFile("cut.bgz", in: directory, bytes: Array(whole.prefix(whole.count / 2)))
+            let cut = try IndexedBGZFInputStream(wrapping: FileInputStream(path: cutPath), index: index, threads: 1)
+            defer { cut.close() }
+            let last = try #require(index.entries.last)
+            let error = #expect(throws: GzipError.self) {
+                try cut.read(range: Int(last.uncompressedOffset)..<Int(last.uncompressedOffset) + 10)
+            }
+            let member = index.start(containing: last.uncompressedOffset).membersBefore + 1
+            #expect(error == .truncated(member: member, part: .header, offset: Int64(whole.count / 2)))
+            #expect(String(reflecting: PlainRangeError(range: 1..<5, plainSize: 3))
+                    == "GzipStreams.PlainRangeError(range: Range(1..<5), plainSize: 3)")
+        }
+    }
 }
