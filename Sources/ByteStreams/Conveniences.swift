@@ -162,7 +162,7 @@ extension ByteInputStream {
 /// An `AsyncSequence` of a stream's bytes in chunks (``ByteInputStream/chunks(maxLength:)``).
 /// Each element holds `1...maxLength` bytes; the sequence ends at the end of the stream and
 /// throws the stream's error.
-public struct ByteChunks: AsyncSequence, Sendable {
+public struct ByteChunks: AsyncSequence {
     /// A chunk: `1...maxLength` bytes.
     public typealias Element = [UInt8]
     let stream: ByteInputStream

@@ -41,7 +41,7 @@ import Dispatch
 ///
 /// Thread safety: as every stream, use it from one thread or queue at a time; the worker is
 /// internal and synchronised with a serial Dispatch queue.
-public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {
+public final class ReadAheadInputStream: ByteInputStream {
     /// The number of buffers (of one chunk each) when a caller gives none: 16, so 64 KiB ahead
     /// with 4 KiB chunks, the size of a Linux pipe's buffer.
     public static let defaultBufferCount = 16

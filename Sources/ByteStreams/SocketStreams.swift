@@ -125,7 +125,7 @@ final class SharedSocket: @unchecked Sendable {
 /// would return the end fails with `ECONNRESET` instead.
 /// Thread safety: one thread may read this stream while another writes its output
 /// partner. The corresponding C functions are `recv(2)`, `read(2)`, `poll(2)` and `close(2)`.
-public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
+public final class SocketInputStream: ByteInputStream {
     private let socket: SharedSocket
 
     init(socket: SharedSocket) {
@@ -183,7 +183,7 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
 /// non-blocking while either stream of the pair is scheduled.
 /// Thread safety: one thread may write this stream while another reads its input partner.
 /// The corresponding C functions are `send(2)`, `poll(2)`, `shutdown(2)` and `close(2)`.
-public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class SocketOutputStream: ByteOutputStream {
     private let socket: SharedSocket
 
     init(socket: SharedSocket) {

@@ -44,7 +44,7 @@ import Dispatch
 ///
 /// Thread safety: as every stream, use it from one thread or queue at a time; the worker is
 /// internal and synchronised with a serial Dispatch queue.
-public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class WriteBehindOutputStream: ByteOutputStream {
     /// The number of buffers when a caller gives none: 4.
     public static let defaultBufferCount = 4
     /// The size in bytes of a buffer when a caller gives none: 32 KiB, or `chunkSize` when

@@ -55,7 +55,7 @@ import ByteStreams
 /// socket, or the pipe or socket itself, for events that never block.
 ///
 /// Wraps libdeflate's `libdeflate_deflate_compress` and ISA-L's `crc32_gzip_refl`.
-public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class BGZFOutputStream: ByteOutputStream {
     /// The compression level used when none is given: 6, as bgzip with libdeflate.
     public static let defaultLevel = 6
     /// The most plain bytes in one member: 65280 (`0xff00`), as bgzip and htslib, so that even a

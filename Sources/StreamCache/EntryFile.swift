@@ -176,7 +176,7 @@ extension stat {
 /// setting it moves it (what `GzipInputStream` does to decode a member again). Does not own
 /// or close the descriptor. Reads block. Not thread-safe.
 /// The corresponding C function is `pread(2)`.
-final class EntryPayloadInputStream: ByteInputStream, @unchecked Sendable {
+final class EntryPayloadInputStream: ByteInputStream {
     private let file: EntryFile
     private var offset: Int64
 

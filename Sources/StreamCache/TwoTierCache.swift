@@ -175,7 +175,7 @@ public final class TwoTierCache: Sendable {
 
 /// Passes an input through while keeping a copy of its bytes as long as they total at most
 /// `limit`; past that, the copy is dropped and no more are kept.
-final class RecordingInputStream: ByteInputStream, @unchecked Sendable {
+final class RecordingInputStream: ByteInputStream {
     private let inner: ByteInputStream
     private let limit: Int
     private var copy: [UInt8]? = []
