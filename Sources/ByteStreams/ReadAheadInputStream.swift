@@ -158,6 +158,8 @@ extension ReadAheadInputStream {
     /// `consumed..<produced` (modulo `capacity`) are filled and belong to the reader, the rest
     /// to the worker. A serial Dispatch queue guards the counters (rather than a `Mutex`, whose
     /// futex the thread sanitizer does not see); the bytes themselves are copied outside it.
+    /// `Sendable` is unchecked on that: the compiler cannot see the queue guard the counters,
+    /// nor that only the worker (until it is joined) uses `inner`.
     private final class Ring: @unchecked Sendable {
         let capacity: Int
         private let chunkSize: Int

@@ -228,7 +228,9 @@ extension WriteBehindOutputStream {
     /// was handed over, else (the current buffer) up to the bytes committed so far, while the
     /// writer fills the rest. A serial Dispatch queue guards the state (rather than a `Mutex`,
     /// whose futex the thread sanitizer does not see); bytes are copied and written outside it,
-    /// writer and worker on disjoint bytes.
+    /// writer and worker on disjoint bytes. `Sendable` is unchecked on that: the compiler
+    /// cannot see the queue guard the state, nor that only the worker (until it is joined)
+    /// writes to `inner`.
     private final class Ring: @unchecked Sendable {
         private let inner: ByteOutputStream
         private let chunkSize: Int

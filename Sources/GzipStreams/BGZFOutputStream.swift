@@ -320,7 +320,9 @@ public struct BGZFIndex: Equatable, Sendable {
 
 /// One member's buffers: its plain bytes, filled by the writing thread, and the whole encoded
 /// member, written by a worker. Handed between them through ``OrderedPipeline``, which orders
-/// the accesses; reused for later members.
+/// the accesses; reused for later members. `Sendable` is unchecked on that ordering (a member
+/// belongs to the writing thread until submitted, to the worker until its job's result is
+/// collected), which the compiler cannot see.
 final class BGZFMember: @unchecked Sendable {
     /// ``BGZFOutputStream/maximumPlainMemberSize`` bytes.
     let plain: UnsafeMutablePointer<UInt8>

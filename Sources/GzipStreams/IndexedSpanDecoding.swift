@@ -1,6 +1,8 @@
 import ByteStreams
 
 /// What a span worker hands the reader of an ``IndexedGzipInputStream``, in order.
+/// `Sendable` is unchecked for the chunk pointer: the chunk is the emitting worker's until it
+/// emits the item, then the reader's until it gives the chunk back to the ``ChunkPool``.
 enum SpanItem: @unchecked Sendable {
     /// `count` plain bytes at `chunk` (a buffer of the lane's), whose CRC-32 is `crc`.
     case bytes(chunk: UnsafeMutablePointer<UInt8>, count: Int, crc: UInt32)
