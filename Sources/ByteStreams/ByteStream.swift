@@ -21,7 +21,10 @@ import Dispatch
 /// and `readBytes`/`writeBytes` in ``ByteInputStream``/``ByteOutputStream``; the base class
 /// does the status bookkeeping, error recording and event posting around them.
 ///
-/// Thread safety: a stream is not thread-safe; use it from one thread or queue at a time.
+/// Thread safety: a stream is not thread-safe; use it from one thread or queue at a time. It is
+/// not `Sendable`, so the compiler refuses to share one between tasks or capture it in a
+/// `@Sendable` closure; move it to another task or thread instead (make it there, or pass it
+/// as a `sending` parameter).
 open class ByteStream {
     /// The size in bytes of one chunk when a caller gives none: 4096.
     public static let defaultChunkSize = 4096
