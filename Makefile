@@ -96,6 +96,7 @@ build: deps
 TEST_WIDTH ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 2) )))
 test: test-deps
 	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) scripts/compile-checks.sh
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) $(SWIFT) test --skip-build --disable-xctest
 
 # Packs and unpacks a tar of /usr/include with the release binary and checks it with gzip.

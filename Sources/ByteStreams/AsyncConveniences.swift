@@ -53,10 +53,13 @@ extension ByteOutputStream {
                 try await awaitReadiness(of: descriptor, for: .write)
             }
             let start = offset
-            offset += try await runOnBlockingQueue { [self] in
+            // The task stays suspended while the queue writes, so the stream is still used by
+            // one thread at a time; the compiler cannot see that across the continuation.
+            nonisolated(unsafe) let stream = self
+            offset += try await runOnBlockingQueue {
                 try bytes.withContiguousStorageIfAvailable { buffer in
-                    let count = write(buffer.baseAddress! + start, maxLength: min(total - start, Self.asyncWritePieceSize))
-                    if count < 0 { throw streamErrorOrFallback(operation: "write") }
+                    let count = stream.write(buffer.baseAddress! + start, maxLength: min(total - start, Self.asyncWritePieceSize))
+                    if count < 0 { throw stream.streamErrorOrFallback(operation: "write") }
                     if count == 0 { throw ByteStreamError(.noSpaceAvailable, operation: "write") }
                     return count
                 }!

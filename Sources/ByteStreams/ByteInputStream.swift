@@ -3,7 +3,7 @@
 ///
 /// Subclasses override ``readBytes(into:maxLength:)`` and, where they can say more than
 /// "try a read", ``hasBytesAvailable``.
-open class ByteInputStream: ByteStream, @unchecked Sendable {
+open class ByteInputStream: ByteStream {
     /// An input stream in `.notOpen`, for subclasses to call.
     override public init() { super.init() }
 

@@ -3,7 +3,7 @@
 ///
 /// Subclasses override ``writeBytes(from:maxLength:)`` and, where space can run out,
 /// ``hasSpaceAvailable``.
-open class ByteOutputStream: ByteStream, @unchecked Sendable {
+open class ByteOutputStream: ByteStream {
     /// An output stream in `.notOpen`, for subclasses to call.
     override public init() { super.init() }
 

@@ -21,8 +21,11 @@ import Dispatch
 /// and `readBytes`/`writeBytes` in ``ByteInputStream``/``ByteOutputStream``; the base class
 /// does the status bookkeeping, error recording and event posting around them.
 ///
-/// Thread safety: a stream is not thread-safe; use it from one thread or queue at a time.
-open class ByteStream: @unchecked Sendable {
+/// Thread safety: a stream is not thread-safe; use it from one thread or queue at a time. It is
+/// not `Sendable`, so the compiler refuses to share one between tasks or capture it in a
+/// `@Sendable` closure; move it to another task or thread instead (make it there, or pass it
+/// as a `sending` parameter).
+open class ByteStream {
     /// The size in bytes of one chunk when a caller gives none: 4096.
     public static let defaultChunkSize = 4096
     /// The largest chunk or buffer size in bytes any stream accepts: 1 GiB (zlib and ISA-L count
@@ -206,8 +209,8 @@ open class ByteStream: @unchecked Sendable {
             do {
                 descriptorReadiness = try DescriptorReadiness(
                     descriptor: descriptor, forWriting: self is ByteOutputStream, target: displayName
-                ) { [weak self] readiness in
-                    scheduler.perform { [weak self] in self?.deliverReadiness(event, from: readiness) }
+                ) { [target = ScheduledStream(weak: self)] readiness in
+                    scheduler.perform { target.stream?.deliverReadiness(event, from: readiness) }
                 }
             } catch {
                 fail(error)
@@ -276,16 +279,22 @@ open class ByteStream: @unchecked Sendable {
     /// Asks `scheduler` to deliver the oldest pending event, unless the stream has been
     /// rescheduled, unscheduled or closed by then.
     private func requestDelivery(on scheduler: any ByteStreamScheduler, generation: UInt64) {
-        scheduler.perform { [self] in
-            guard let event = eventGuard?.sync(execute: { () -> Event? in
-                guard generation == schedulingGeneration, !pendingEvents.isEmpty else { return nil }
-                return pendingEvents.removeFirst()
-            }) else { return }
-            if event == .hasBytesAvailable || event == .hasSpaceAvailable {
-                guard streamStatus == .open else { return }
-            }
-            delegate?.stream(self, handle: event)
+        scheduler.perform { [target = ScheduledStream(self)] in
+            target.stream?.deliverPending(generation: generation)
         }
+    }
+
+    /// On the scheduler: delivers the oldest pending event, unless the stream has been
+    /// rescheduled, unscheduled or closed since the delivery was asked for.
+    private func deliverPending(generation: UInt64) {
+        guard let event = eventGuard?.sync(execute: { () -> Event? in
+            guard generation == schedulingGeneration, !pendingEvents.isEmpty else { return nil }
+            return pendingEvents.removeFirst()
+        }) else { return }
+        if event == .hasBytesAvailable || event == .hasSpaceAvailable {
+            guard streamStatus == .open else { return }
+        }
+        delegate?.stream(self, handle: event)
     }
 
     /// Records the first error: status `.error`, ``streamError`` set, ``Event/errorOccurred``
@@ -332,6 +341,32 @@ public protocol ByteStreamDelegate: AnyObject {
 public protocol ByteStreamScheduler: Sendable {
     /// Runs `work` later, never inside the call.
     func perform(_ work: @escaping @Sendable () -> Void)
+}
+
+/// A stream handed to its scheduler's ``ByteStreamScheduler/perform(_:)``, strongly or weakly.
+///
+/// Unchecked `Sendable` on the scheduler contract, which the compiler cannot see: `perform`
+/// runs its block on the thread or serial queue the stream is used from, one block at a time,
+/// so the stream is still used from one thread at a time. The readiness loop's thread only
+/// carries the reference on to `perform`; it never touches the stream.
+package struct ScheduledStream<Stream: ByteStream>: @unchecked Sendable {
+    private let strongStream: Stream?
+    private weak var weakStream: Stream?
+
+    /// Keeps `stream` alive until the block has run (an event posted is delivered).
+    package init(_ stream: Stream) {
+        strongStream = stream
+        weakStream = stream
+    }
+
+    /// Lets `stream` go away meanwhile (work for a dropped stream is dropped).
+    package init(weak stream: Stream) {
+        strongStream = nil
+        weakStream = stream
+    }
+
+    /// The stream, or `nil` when it was held weakly and has gone away.
+    package var stream: Stream? { strongStream ?? weakStream }
 }
 
 /// Delivers events with `queue.async`. Use a serial queue: the delegate calls of one stream

@@ -162,7 +162,10 @@ extension ByteInputStream {
 /// An `AsyncSequence` of a stream's bytes in chunks (``ByteInputStream/chunks(maxLength:)``).
 /// Each element holds `1...maxLength` bytes; the sequence ends at the end of the stream and
 /// throws the stream's error.
-public struct ByteChunks: AsyncSequence, Sendable {
+///
+/// Not `Sendable`, as the stream it reads is not: iterate it in the task that owns the stream
+/// (made there, or moved there with `sending`); the compiler refuses to share it.
+public struct ByteChunks: AsyncSequence {
     /// A chunk: `1...maxLength` bytes.
     public typealias Element = [UInt8]
     let stream: ByteInputStream

@@ -18,7 +18,7 @@ import Darwin
 /// non-blocking until the stream is unscheduled or closed, and a read with nothing to read
 /// returns 0 with the status left `.open`.
 /// The corresponding C functions are `open(2)`, `read(2)`, `lseek(2)`, `close(2)`.
-public final class FileInputStream: ByteInputStream, @unchecked Sendable {
+public final class FileInputStream: ByteInputStream {
     private let backing: FileDescriptorBacking
 
     /// A stream that opens `path` read-only on ``ByteStream/open()``. A missing or unreadable

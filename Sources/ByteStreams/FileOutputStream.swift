@@ -19,7 +19,7 @@ import Darwin
 /// (``ByteStream/schedule(on:)-(DispatchQueue)``): the descriptor is non-blocking until the
 /// stream is unscheduled or closed, and a write into a full pipe takes fewer bytes, or none.
 /// The corresponding C functions are `open(2)`, `write(2)`, `lseek(2)`, `close(2)`.
-public final class FileOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class FileOutputStream: ByteOutputStream {
     private let backing: FileDescriptorBacking
 
     /// A stream that creates or truncates `path` on ``ByteStream/open()`` (mode 0666 less the

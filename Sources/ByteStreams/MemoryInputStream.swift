@@ -13,7 +13,7 @@ import Foundation
 /// storage the stream owns. Each read copies only the bytes it returns.
 ///
 /// Property ``ByteStream/PropertyKey/fileCurrentOffset`` is not supported. Never blocks.
-public final class MemoryInputStream: ByteInputStream, @unchecked Sendable {
+public final class MemoryInputStream: ByteInputStream {
     /// What keeps the bytes alive. `start` points into it: the heap buffer of an array or a
     /// `Data` does not move while this stream holds the value unchanged. A small `Data` may live
     /// inline, in the value itself, so small inputs are copied into `owned` instead.

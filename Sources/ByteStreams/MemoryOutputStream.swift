@@ -22,7 +22,7 @@ import Foundation
 /// (copy-on-write), so read ``data`` when writing is done.
 ///
 /// Never blocks.
-public final class MemoryOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class MemoryOutputStream: ByteOutputStream {
     private var growing = Data()
     private let fixedBuffer: UnsafeMutablePointer<UInt8>?
     private let capacity: Int

@@ -18,7 +18,7 @@
 /// stream's readiness: the delegate is told "has bytes available" after every read, and a read
 /// blocks as when polled. Schedule a `GzipInputStream` or `GzipOutputStream` over a pipe or
 /// socket, or the pipe or socket itself, for events that never block.
-public final class PeekingInputStream: ByteInputStream, @unchecked Sendable {
+public final class PeekingInputStream: ByteInputStream {
     private let inner: ByteInputStream
     private var peeked: [UInt8] = []
     private var peekedPosition = 0

@@ -41,7 +41,7 @@ import Dispatch
 ///
 /// Thread safety: as every stream, use it from one thread or queue at a time; the worker is
 /// internal and synchronised with a serial Dispatch queue.
-public final class ReadAheadInputStream: ByteInputStream, @unchecked Sendable {
+public final class ReadAheadInputStream: ByteInputStream {
     /// The number of buffers (of one chunk each) when a caller gives none: 16, so 64 KiB ahead
     /// with 4 KiB chunks, the size of a Linux pipe's buffer.
     public static let defaultBufferCount = 16
@@ -158,6 +158,8 @@ extension ReadAheadInputStream {
     /// `consumed..<produced` (modulo `capacity`) are filled and belong to the reader, the rest
     /// to the worker. A serial Dispatch queue guards the counters (rather than a `Mutex`, whose
     /// futex the thread sanitizer does not see); the bytes themselves are copied outside it.
+    /// `Sendable` is unchecked on that: the compiler cannot see the queue guard the counters,
+    /// nor that only the worker (until it is joined) uses `inner`.
     private final class Ring: @unchecked Sendable {
         let capacity: Int
         private let chunkSize: Int

@@ -75,7 +75,9 @@ package final class InnerStreamEvents: ByteStreamDelegate {
 /// runs once on the loop's thread, and not again until ``arm()``; arming a descriptor that is
 /// ready already reports it at once. ``cancel()`` stops it for good and gives the descriptor
 /// its blocking mode back; the stream may then close the descriptor.
-/// Thread safety: `arm` and `cancel` may be called from any thread.
+/// Thread safety: `arm` and `cancel` may be called from any thread. `Sendable` is unchecked
+/// for `token`, written once in `init` (the loop's handler holds the object weakly and never
+/// reads it) and constant after.
 final class DescriptorReadiness: @unchecked Sendable {
     let descriptor: Int32
     private let forWriting: Bool
@@ -148,10 +150,10 @@ final class DescriptorReadiness: @unchecked Sendable {
 /// registrations and a wake-up pipe; a registration that fires is disarmed, and its handler
 /// runs. Adding, arming or removing a registration updates the set and writes a byte to the
 /// pipe, so the loop polls the new set. An event whose registration was removed meanwhile is
-/// dropped. The set is behind a ``QueueGuarded``.
+/// dropped. The set is behind a ``QueueGuarded``, so the loop is `Sendable` by construction.
 ///
 /// The corresponding C functions are `pipe(2)`, `poll(2)`, `read(2)` and `write(2)`.
-final class ReadinessLoop: @unchecked Sendable {
+final class ReadinessLoop: Sendable {
     static let shared = ReadinessLoop()
 
     private struct Registration {

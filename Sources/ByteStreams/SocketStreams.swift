@@ -12,7 +12,8 @@ import Dispatch
 /// The two streams may be used from two threads (one reading, one writing): a serial Dispatch
 /// queue guards which halves are closed (as in `ReadAheadInputStream`, rather than a `Mutex`).
 /// Reads and writes use the immutable `descriptor`, which is closed only after both streams
-/// have stopped using it.
+/// have stopped using it. `Sendable` is unchecked because the compiler cannot see that
+/// `guardQueue` guards every `var`.
 final class SharedSocket: @unchecked Sendable {
     let displayName: String
     let descriptor: Int32
@@ -125,7 +126,7 @@ final class SharedSocket: @unchecked Sendable {
 /// would return the end fails with `ECONNRESET` instead.
 /// Thread safety: one thread may read this stream while another writes its output
 /// partner. The corresponding C functions are `recv(2)`, `read(2)`, `poll(2)` and `close(2)`.
-public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
+public final class SocketInputStream: ByteInputStream {
     private let socket: SharedSocket
 
     init(socket: SharedSocket) {
@@ -183,7 +184,7 @@ public final class SocketInputStream: ByteInputStream, @unchecked Sendable {
 /// non-blocking while either stream of the pair is scheduled.
 /// Thread safety: one thread may write this stream while another reads its input partner.
 /// The corresponding C functions are `send(2)`, `poll(2)`, `shutdown(2)` and `close(2)`.
-public final class SocketOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class SocketOutputStream: ByteOutputStream {
     private let socket: SharedSocket
 
     init(socket: SharedSocket) {
@@ -264,7 +265,7 @@ public enum SocketStreams {
     /// Blocks while resolving and connecting. Thread-safe (no shared state).
     /// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `connect(2)` and `poll(2)`.
     public static func connect(host: String, port: Int, timeout: Duration?, idleTimeout: Duration? = nil) throws
-        -> (input: ByteInputStream, output: ByteOutputStream)
+        -> sending (input: ByteInputStream, output: ByteOutputStream)
     {
         try requireArgument(port, in: 1...65535, "port", operation: "connect")
         let port = UInt16(port)
@@ -312,10 +313,13 @@ public enum SocketStreams {
 /// Ownership: the listener owns the listening descriptor and closes it on ``close()`` or when
 /// dropped; each accepted pair owns its own socket (see ``SocketInputStream``).
 ///
-/// Thread safety: use a listener from one thread at a time.
+/// Thread safety: use a listener from one thread at a time; it is not `Sendable` (``close()``
+/// changes its descriptor), so move it to another task or thread with `sending`, do not
+/// share it. The streams ``accept(timeout:idleTimeout:)`` returns are the caller's, free to
+/// send to another task or thread.
 /// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `bind(2)`, `listen(2)`,
 /// `accept(2)` and `close(2)`.
-public final class SocketListener: @unchecked Sendable {
+public final class SocketListener {
     /// The listening descriptor, or `-1` after ``close()``.
     public private(set) var fileDescriptor: Int32
     /// The port the listener is bound to: the one asked for, or the one the system chose for 0.
@@ -390,7 +394,7 @@ public final class SocketListener: @unchecked Sendable {
     /// Blocks until a peer connects or `timeout` passes. The corresponding C functions are
     /// `accept(2)` and `poll(2)`.
     public func accept(timeout: Duration? = nil, idleTimeout: Duration? = nil) throws
-        -> (input: ByteInputStream, output: ByteOutputStream)
+        -> sending (input: ByteInputStream, output: ByteOutputStream)
     {
         try SocketStreams.requireTimeouts(timeout, idleTimeout: idleTimeout, operation: "accept")
         guard fileDescriptor >= 0 else { throw ByteStreamError(.notOpen, operation: "accept", target: displayName) }

@@ -44,7 +44,7 @@ import Dispatch
 ///
 /// Thread safety: as every stream, use it from one thread or queue at a time; the worker is
 /// internal and synchronised with a serial Dispatch queue.
-public final class WriteBehindOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class WriteBehindOutputStream: ByteOutputStream {
     /// The number of buffers when a caller gives none: 4.
     public static let defaultBufferCount = 4
     /// The size in bytes of a buffer when a caller gives none: 32 KiB, or `chunkSize` when
@@ -228,7 +228,9 @@ extension WriteBehindOutputStream {
     /// was handed over, else (the current buffer) up to the bytes committed so far, while the
     /// writer fills the rest. A serial Dispatch queue guards the state (rather than a `Mutex`,
     /// whose futex the thread sanitizer does not see); bytes are copied and written outside it,
-    /// writer and worker on disjoint bytes.
+    /// writer and worker on disjoint bytes. `Sendable` is unchecked on that: the compiler
+    /// cannot see the queue guard the state, nor that only the worker (until it is joined)
+    /// writes to `inner`.
     private final class Ring: @unchecked Sendable {
         private let inner: ByteOutputStream
         private let chunkSize: Int

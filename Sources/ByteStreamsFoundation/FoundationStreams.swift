@@ -20,7 +20,7 @@ import Foundation
 /// Blocks when the Foundation stream blocks. Thread safety: as for any stream, one thread at a
 /// time; the Foundation stream must not be used elsewhere meanwhile. Wraps `InputStream`'s
 /// `open()`, `read(_:maxLength:)`, `hasBytesAvailable`, `getBuffer(_:length:)` and `close()`.
-public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
+public final class FoundationInputStream: ByteInputStream {
     /// The Foundation stream read.
     public let innerStream: InputStream
     private let backing: FoundationBacking
@@ -98,7 +98,7 @@ public final class FoundationInputStream: ByteInputStream, @unchecked Sendable {
 ///
 /// Blocks when the Foundation stream blocks. Thread safety: one thread at a time. Wraps
 /// `OutputStream`'s `open()`, `write(_:maxLength:)`, `hasSpaceAvailable` and `close()`.
-public final class FoundationOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class FoundationOutputStream: ByteOutputStream {
     /// The Foundation stream written.
     public let innerStream: OutputStream
     private let backing: FoundationBacking

@@ -42,6 +42,8 @@ import Foundation
 /// and ``modes`` too. Built with swift-corelibs-foundation only (Linux), not on Apple
 /// platforms, whose Foundation has no `RunLoop._Source`. Wraps Core Foundation's `CFRunLoopSourceSignal` (through
 /// `RunLoop._Source`) and `CFRunLoopTimerSetNextFireDate` (through `Timer.fireDate`).
+/// `Sendable` is unchecked only for the run loop and its source, which are not `Sendable` but
+/// are used from other threads only through those thread-safe calls; the modes are behind a lock.
 public final class RunLoopScheduler: ByteStreamScheduler, @unchecked Sendable {
     // `RunLoop` is not `Sendable`, but the calls made on it from other threads here (adding
     // and removing timers and sources) are the thread-safe `CFRunLoop` ones.

@@ -164,7 +164,7 @@ extension Command {
 
 /// A decoder whose compressed position is shown as progress: the indexed decoder reads its
 /// file at offsets (`pread(2)`), which no counting stream sees.
-final class ProgressedDecoder: ByteInputStream, GzipDecodingStream, @unchecked Sendable {
+final class ProgressedDecoder: ByteInputStream, GzipDecodingStream {
     let inner: IndexedGzipInputStream
     private let progress: ProgressReporter
 

@@ -89,7 +89,8 @@ func eraseProgressLineFromSignalHandler() {
 ///
 /// Ownership: writes to `stream` but never closes it. Thread safety: ``write(_:)`` and
 /// ``beginProgress(name:)`` from the command's thread only; a reporter's timer thread draws
-/// through the internal queue.
+/// through the internal queue. `Sendable` is unchecked on that: `guardQueue` guards `stream`
+/// (not `Sendable`) and `shownCount`, and `current` is the command's thread's.
 final class StandardErrorConsole: @unchecked Sendable {
     private let stream: ByteOutputStream
     /// Whether standard error is a terminal: the line is then redrawn in place.

@@ -19,7 +19,7 @@ final class ProgressCounters: Sendable {
 /// Property ``ByteStream/PropertyKey/fileCurrentOffset``: passed through both ways; seeking a
 /// stream at its end makes it readable again.
 /// Ownership: opens `inner` if it is not open yet; never closes it (its owner does).
-final class CountingInputStream: ByteInputStream, @unchecked Sendable {
+final class CountingInputStream: ByteInputStream {
     private let inner: ByteInputStream
     private let counters: ProgressCounters
     private let measuresSize: Bool
@@ -64,7 +64,7 @@ final class CountingInputStream: ByteInputStream, @unchecked Sendable {
 ///
 /// Ownership: opens `inner` if it is not open yet; closes it on ``ByteStream/close()`` when
 /// `closesInnerStream` (then throwing its error, a failed `close(2)` say).
-final class CountingOutputStream: ByteOutputStream, @unchecked Sendable {
+final class CountingOutputStream: ByteOutputStream {
     private let inner: ByteOutputStream
     private let counters: ProgressCounters
     private let closesInnerStream: Bool

@@ -8,6 +8,8 @@ import Dispatch
 /// The rate is that of the input over the last ``rateWindow`` (so a stalled input shows it).
 ///
 /// Thread safety: ``end(completed:)`` from the command's thread; the counters from any thread.
+/// `Sendable` is unchecked for the two `var`s, each one thread's as its comment says (the
+/// timer's `samples` until ``end(completed:)`` joins it).
 final class ProgressReporter: @unchecked Sendable {
     /// How long a job runs before its line first appears: 1 s.
     static let delay: UInt64 = 1_000_000_000

@@ -141,7 +141,7 @@ struct ConnectionTally {
 
 /// A connection's input as send and receive read it (``ConnectionTally``). Opens and closes
 /// the socket stream it wraps. Not thread-safe.
-final class ConnectionInputStream: ByteInputStream, @unchecked Sendable {
+final class ConnectionInputStream: ByteInputStream {
     private let inner: ByteInputStream
     /// The bytes read so far (`byteCount`) and the first of them (`head`).
     private(set) var tally: ConnectionTally
@@ -180,7 +180,7 @@ final class ConnectionInputStream: ByteInputStream, @unchecked Sendable {
 
 /// A connection's output as send and receive write it (``ConnectionTally``). Closing it closes
 /// the socket stream it wraps (a half-close). Not thread-safe.
-final class ConnectionOutputStream: ByteOutputStream, @unchecked Sendable {
+final class ConnectionOutputStream: ByteOutputStream {
     private let inner: ByteOutputStream
     /// The bytes written so far (`byteCount`) and the first of them (`head`).
     private(set) var tally: ConnectionTally

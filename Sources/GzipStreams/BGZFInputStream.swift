@@ -74,7 +74,7 @@ import Darwin
 ///
 /// Wraps libdeflate's `libdeflate_deflate_decompress_ex` or zlib's `inflate`, ISA-L's
 /// `crc32_gzip_refl`, and ``GzipInputStream`` for what is not whole, valid BGZF members.
-public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBytesLending, @unchecked Sendable {
+public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBytesLending {
     /// The bytes ``startsWithBGZFMember(_:)`` looks at: 16.
     public static let signatureLength = BGZFFormat.signatureLength
 

@@ -5,6 +5,8 @@ import Synchronization
 /// once and reused for batch after batch, so that memory does not depend on the input. The
 /// reading thread fills one and hands it to a worker, which writes only ``plain`` and
 /// ``plainCount``; the reading thread reads them after collecting the worker's verdict.
+/// `Sendable` is unchecked on that hand-over, ordered by ``OrderedPipeline``, which the
+/// compiler cannot see.
 final class MemberBatch: @unchecked Sendable {
     /// A member of the batch: where it starts in the whole input and in ``compressed``, its
     /// frame, and the ISIZE its trailer states.

@@ -55,7 +55,7 @@ import ByteStreams
 /// socket, or the pipe or socket itself, for events that never block.
 ///
 /// Wraps libdeflate's `libdeflate_deflate_compress` and ISA-L's `crc32_gzip_refl`.
-public final class BGZFOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class BGZFOutputStream: ByteOutputStream {
     /// The compression level used when none is given: 6, as bgzip with libdeflate.
     public static let defaultLevel = 6
     /// The most plain bytes in one member: 65280 (`0xff00`), as bgzip and htslib, so that even a
@@ -320,7 +320,9 @@ public struct BGZFIndex: Equatable, Sendable {
 
 /// One member's buffers: its plain bytes, filled by the writing thread, and the whole encoded
 /// member, written by a worker. Handed between them through ``OrderedPipeline``, which orders
-/// the accesses; reused for later members.
+/// the accesses; reused for later members. `Sendable` is unchecked on that ordering (a member
+/// belongs to the writing thread until submitted, to the worker until its job's result is
+/// collected), which the compiler cannot see.
 final class BGZFMember: @unchecked Sendable {
     /// ``BGZFOutputStream/maximumPlainMemberSize`` bytes.
     let plain: UnsafeMutablePointer<UInt8>

@@ -31,7 +31,7 @@ extension GzipInputStream: FollowsInnerReadiness {
     }
 
     private func schedulePump() {
-        scheduler?.perform { [weak self] in self?.decodeAhead() }
+        scheduler?.perform { [target = ScheduledStream(weak: self)] in target.stream?.decodeAhead() }
     }
 
     /// On the scheduler: decodes one chunk into the lookahead when it is empty, then posts

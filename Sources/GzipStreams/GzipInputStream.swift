@@ -44,7 +44,7 @@ import CZlib
 /// size of one header, FNAME and FCOMMENT included).
 ///
 /// Wraps ISA-L's `isal_inflate` (default) or zlib's `inflate`.
-public final class GzipInputStream: ByteInputStream, @unchecked Sendable {
+public final class GzipInputStream: ByteInputStream {
     // The stored state, by job; each job's code is in its own file (see the MARKs).
 
     // MARK: Settings

@@ -42,7 +42,7 @@ import ByteStreams
 ///
 /// Errors: the inner stream's errors come through unchanged; zlib failures are
 /// ``GzipError/zlibFailure(code:message:)``. Wraps zlib's `deflate`.
-public final class GzipOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class GzipOutputStream: ByteOutputStream {
     /// The compression level used when none is given: 6, as gzip and zlib.
     public static let defaultLevel = 6
     /// The block size of parallel deflate when none is given: 128 KiB, as pigz.

@@ -138,7 +138,7 @@ enum InMemoryGzip {
 
 /// Keeps what is written in one array: the sink of the `[UInt8]` helpers, so that the result
 /// is not copied out of a `Data` at the end. Never blocks.
-final class ArrayOutputStream: ByteOutputStream, @unchecked Sendable {
+final class ArrayOutputStream: ByteOutputStream {
     private(set) var bytes: [UInt8] = []
 
     /// - Parameter capacity: Bytes to reserve up front (a hint, not a limit).

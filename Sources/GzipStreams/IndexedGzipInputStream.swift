@@ -36,7 +36,7 @@ import Darwin
 /// Not thread-safe: one thread reads (the workers are internal). Reads block while the oldest
 /// span is being inflated. ``ByteStream/close()`` returns after every worker has stopped, and
 /// closes `file` when `closesInnerStream`.
-public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, PlainBytesLending, @unchecked Sendable {
+public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, PlainBytesLending {
     /// The size in bytes of the chunks workers decode into: 512 KiB.
     public static let chunkCapacity = 512 * 1024
     /// The plain bytes all workers together may hold decoded ahead of the reader: 10 MiB. The

@@ -1,6 +1,8 @@
 import ByteStreams
 
 /// What a span worker hands the reader of an ``IndexedGzipInputStream``, in order.
+/// `Sendable` is unchecked for the chunk pointer: the chunk is the emitting worker's until it
+/// emits the item, then the reader's until it gives the chunk back to the ``ChunkPool``.
 enum SpanItem: @unchecked Sendable {
     /// `count` plain bytes at `chunk`, within a chunk buffer of the run's pool, whose CRC-32 is
     /// `crc`. `release` is that buffer when these are its last bytes (the reader gives it back

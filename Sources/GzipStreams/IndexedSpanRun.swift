@@ -3,7 +3,8 @@ import Synchronization
 
 /// A worker's queue of items for the reader of an ``IndexedGzipInputStream``: the worker
 /// emits, the reader takes them in order. A serial Dispatch queue guards the list (the thread
-/// sanitizer sees it) and a semaphore counts the items ready.
+/// sanitizer sees it) and a semaphore counts the items ready; `Sendable` is unchecked because
+/// the compiler cannot see that `guardQueue` guards `items` and `head`.
 final class SpanLane: @unchecked Sendable {
     private let guardQueue = DispatchQueue(label: "gzstream.indexed-lane")
     private var items: [SpanItem] = []
@@ -38,6 +39,8 @@ final class SpanLane: @unchecked Sendable {
 /// right goes with the span, not the worker: a worker that finished the oldest span and went
 /// on to a later one must not take the last chunks while the reader waits for another worker.)
 /// A worker with no chunk to take waits until the reader gives one back or moves on.
+/// `Sendable` is unchecked: `guardQueue` guards every `var`, and a chunk belongs to one thread
+/// at a time (the worker that took it, then the reader, until it gives it back).
 final class ChunkPool: @unchecked Sendable {
     let chunkCapacity: Int
     private let limit: Int
@@ -123,6 +126,8 @@ final class ChunkPool: @unchecked Sendable {
 /// The reader only ever waits on the lane of the oldest span it has not finished, which was
 /// taken before any later one (spans are taken in order), whose worker is decoding it or has
 /// emitted it, and that worker can always have a chunk (``ChunkPool``), so no wait is circular.
+/// `Sendable` is unchecked for `joined`, which only the reader's thread (the owner) touches;
+/// the rest is constant or `Sendable`.
 final class SpanRun: @unchecked Sendable {
     let first: Int
     let end: Int
@@ -194,8 +199,9 @@ final class SpanRun: @unchecked Sendable {
 }
 
 /// Who decodes which span of a ``SpanRun``: spans are taken in order, each by the first worker
-/// free, while a lane of the ring is free for it.
-final class SpanClaims: @unchecked Sendable {
+/// free, while a lane of the ring is free for it. `Sendable` by construction: atomics and a
+/// semaphore, all constants.
+final class SpanClaims: Sendable {
     /// The next span no worker has taken.
     private let next: Atomic<Int>
     /// Lanes of the ring free for a span to be taken; the reader gives one back when it

@@ -38,7 +38,7 @@ import CSodium
 /// read goes on where it stopped). Not thread-safe.
 ///
 /// Wraps `crypto_secretstream_xchacha20poly1305_init_pull` and `…_pull`.
-public final class DecryptingInputStream: ByteInputStream, @unchecked Sendable {
+public final class DecryptingInputStream: ByteInputStream {
     private enum Phase { case head, length, body, plaintext, end }
 
     private let inner: ByteInputStream

@@ -31,7 +31,7 @@ import CSodium
 /// Errors: the inner stream's errors come through unchanged;
 /// ``SecretStreamError/sodiumFailure(function:)`` when libsodium fails.
 /// Wraps `crypto_secretstream_xchacha20poly1305_init_push` and `…_push`.
-public final class EncryptingOutputStream: ByteOutputStream, @unchecked Sendable {
+public final class EncryptingOutputStream: ByteOutputStream {
     private let inner: ByteOutputStream
     private let key: SecretStreamKey
     private let closesInnerStream: Bool

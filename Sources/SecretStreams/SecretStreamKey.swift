@@ -12,7 +12,8 @@ import Darwin
 /// The bytes live in memory from libsodium's guarded allocator (`sodium_malloc`), locked so
 /// that it is not swapped out (`sodium_mlock`), never copied into arrays the key hands out,
 /// and zeroed and freed (`sodium_free`) when the key is released. Immutable, so safe to share
-/// between threads.
+/// between threads: `Sendable` is unchecked only because the bytes are behind a pointer, which
+/// nothing writes after the key is made.
 public final class SecretStreamKey: @unchecked Sendable {
     /// The key size in bytes: 32.
     public static let byteCount = 32

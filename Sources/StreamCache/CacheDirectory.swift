@@ -62,9 +62,9 @@ public struct CacheDirectoryError: Error, Sendable, Equatable, CustomStringConve
 ///
 /// Opened with `O_DIRECTORY | O_NOFOLLOW` and checked with `fstat(2)` on the descriptor:
 /// owned by the effective user, not writable by group or others, else
-/// ``CacheDirectoryError``. Owns its descriptor, closed when released. Thread-safe (nothing
-/// in it changes after opening).
-final class CacheDirectory: @unchecked Sendable {
+/// ``CacheDirectoryError``. Owns its descriptor, closed when released. Thread-safe and
+/// `Sendable` by construction: nothing in it changes after opening.
+final class CacheDirectory: Sendable {
     /// The path it was opened by, for messages.
     let path: Pathname
     let descriptor: Int32

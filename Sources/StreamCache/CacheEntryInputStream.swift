@@ -17,7 +17,7 @@ import SecretStreams
 /// Memory: the gzip stream's buffers and, when encrypted, two of the chunk size (64 KiB by
 /// default), whatever the entry's size. Owns and closes the file's descriptor. Reads block.
 /// Not thread-safe.
-public final class CacheEntryInputStream: ByteInputStream, @unchecked Sendable {
+public final class CacheEntryInputStream: ByteInputStream {
     /// The number of plain bytes the entry holds, from its header.
     public let plainSize: Int64
     /// The entry file's size in bytes.

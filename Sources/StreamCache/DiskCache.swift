@@ -38,6 +38,8 @@ import Darwin
 /// Thread-safe, and safe for several processes sharing the directory: a file appears under its
 /// name only complete (`rename(2)`), so a reader never sees a half-written entry, and the last
 /// store of a key wins. Memory stays flat whatever the entry size: the streams' fixed buffers.
+/// `Sendable` by construction: its properties are constants, and each call opens streams of
+/// its own (the streams it hands out are the caller's, not shared).
 public final class DiskCache: Sendable {
     /// The directory holding the entries.
     public let directory: Pathname

@@ -8,8 +8,9 @@ import Darwin
 /// An entry's file, open for reading: its descriptor, its owner, and the identity (device and
 /// inode) it had when opened, so that removing it after damage never removes a newer file
 /// another writer renamed into its place. Opened and removed relative to the cache directory's
-/// descriptor, which it keeps open.
-final class EntryFile: @unchecked Sendable {
+/// descriptor, which it keeps open. Not thread-safe (closing changes it): one thread, the
+/// reader's, uses it.
+final class EntryFile {
     let directory: CacheDirectory
     let name: Pathname
     let descriptor: Int32
@@ -183,7 +184,7 @@ extension stat {
 /// setting it moves it (what `GzipInputStream` does to decode a member again). Does not own
 /// or close the descriptor. Reads block. Not thread-safe.
 /// The corresponding C function is `pread(2)`.
-final class EntryPayloadInputStream: ByteInputStream, @unchecked Sendable {
+final class EntryPayloadInputStream: ByteInputStream {
     private let file: EntryFile
     private var offset: Int64
 

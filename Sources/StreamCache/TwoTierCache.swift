@@ -15,7 +15,8 @@ import Foundation
 /// Memory entries cost their size in bytes. Each process has its own memory tier: a value
 /// another process stores on disk is seen here once this process's memory copy is evicted or
 /// removed (``removeValue(forKey:)``), so processes sharing a directory should store a key
-/// once or keep the memory tier small. Thread-safe.
+/// once or keep the memory tier small. Thread-safe, and `Sendable` by construction: two
+/// `Sendable` tiers and constants, the store bookkeeping behind a lock.
 public final class TwoTierCache: Sendable {
     /// The memory tier, keyed by the cache keys; costs are sizes in bytes.
     public let memory: MemoryCache<Data>
@@ -175,7 +176,7 @@ public final class TwoTierCache: Sendable {
 
 /// Passes an input through while keeping a copy of its bytes as long as they total at most
 /// `limit`; past that, the copy is dropped and no more are kept.
-final class RecordingInputStream: ByteInputStream, @unchecked Sendable {
+final class RecordingInputStream: ByteInputStream {
     private let inner: ByteInputStream
     private let limit: Int
     private var copy: [UInt8]? = []

@@ -73,7 +73,9 @@ struct RunLoopReadinessTests {
     func socketInput() throws {
         let loop = RunLoopThread()
         defer { #expect(loop.stop()) }
-        let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
+        // The client's halves are used on the loop's thread, the server's by the background
+        // thread, while this one only waits for them.
+        nonisolated(unsafe) let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
         let content = randomBytes(count: 1 << 20, seed: 42)
         let delegate = RecordingDelegate(readLength: 16 << 10)
         loop.scheduleAndOpen(clientInput, delegate: delegate)
@@ -101,7 +103,9 @@ struct RunLoopReadinessTests {
     func socketOutput() throws {
         let loop = RunLoopThread()
         defer { #expect(loop.stop()) }
-        let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
+        // The client's halves are used on the loop's thread, the server's by the background
+        // thread, while this one only waits for them.
+        nonisolated(unsafe) let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
         let content = randomBytes(count: 8 << 20, seed: 43)
         let received = Locked<[UInt8]>([])
         let reader = background {
@@ -139,7 +143,9 @@ struct RunLoopReadinessTests {
     func gzipOverSocket(inflater: GzipInputStream.Inflater) throws {
         let loop = RunLoopThread()
         defer { #expect(loop.stop()) }
-        let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
+        // The client's halves are used on the loop's thread, the server's by the background
+        // thread, while this one only waits for them.
+        nonisolated(unsafe) let (clientInput, clientOutput, serverInput, serverOutput) = try connectedPair()
         let plain = Array(String(repeating: "the quick brown fox jumps over the lazy dog\n", count: 5000).utf8)
             + randomBytes(count: 100_000, seed: 44)
         let input = try GzipInputStream(wrapping: clientInput, inflater: inflater)

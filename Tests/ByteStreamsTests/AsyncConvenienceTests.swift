@@ -41,8 +41,10 @@ private struct Connection {
 
 /// Iterates `input.chunks()` in a task and returns the task, whose value is the bytes and the
 /// error that ended the iteration (`nil` at the end of the stream).
+/// The caller looks at `input` again only after awaiting the task's value.
 private func iterate(_ input: ByteInputStream) -> Task<(bytes: [UInt8], error: (any Error)?), Never> {
-    Task {
+    nonisolated(unsafe) let input = input
+    return Task {
         var bytes: [UInt8] = []
         do {
             for try await chunk in input.chunks() { bytes += chunk }
@@ -60,6 +62,8 @@ private func iterate(_ input: ByteInputStream) -> Task<(bytes: [UInt8], error: (
 private func readSlowly(_ input: ByteInputStream, limit: Int, after gate: DispatchSemaphore,
                         into result: Locked<[UInt8]?>, group: DispatchGroup) {
     group.enter()
+    // The reading thread's alone until the caller waits for `group`.
+    nonisolated(unsafe) let input = input
     DispatchQueue.global().async {
         defer { group.leave() }
         _ = gate.wait(timeout: .now() + .seconds(fallbackSeconds * 2))
@@ -92,7 +96,8 @@ struct AsyncConvenienceTests {
         try await Task.sleep(for: .milliseconds(200))
         // Fallback: should the wait ignore cancellation, the peer ends its output and the
         // iteration ends without an error, failing the expectations below.
-        let serverOutput = connection.server.output
+        // Written or closed by another thread only; the test waits for the iteration, not for it.
+        nonisolated(unsafe) let serverOutput = connection.server.output
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(fallbackSeconds)) { serverOutput.close() }
 
         iteration.cancel()
@@ -115,7 +120,8 @@ struct AsyncConvenienceTests {
         let connection = try Connection()
         let iteration = iterate(connection.client.input)
         let content = randomBytes(count: 200_000, seed: 41)
-        let serverOutput = connection.server.output
+        // Written or closed by another thread only; the test waits for the iteration, not for it.
+        nonisolated(unsafe) let serverOutput = connection.server.output
         DispatchQueue.global().async {
             // Three pieces with pauses: the iteration waits between them.
             for range in [0..<10, 10..<100_000, 100_000..<200_000] {
@@ -148,10 +154,12 @@ struct AsyncConvenienceTests {
     @Test("chunks() in a task cancelled before it starts throws CancellationError for a socket; a memory stream is read as before")
     func cancelledBeforeStart() async throws {
         let connection = try Connection()
+        // The task's alone until its value is awaited.
+        nonisolated(unsafe) let input = connection.client.input
         let socketOutcome = await Task {
             withUnsafeCurrentTask { $0?.cancel() }
             do {
-                for try await _ in connection.client.input.chunks() {}
+                for try await _ in input.chunks() {}
                 return "ended"
             } catch {
                 return error is CancellationError ? "cancelled" : "\(error)"
@@ -180,9 +188,11 @@ struct AsyncConvenienceTests {
         let contents = (0..<3).map { randomBytes(count: 3 << 20, seed: UInt64(50 + $0)) }
         for connection in connections { connection.shrinkBuffers() }
         let writers = zip(connections, contents).map { connection, content in
-            Task {
-                try await connection.client.output.writeAll(content)
-                try connection.client.output.closeOrThrow()
+            // Each output is its writer task's alone; the test looks at the other streams.
+            nonisolated(unsafe) let output = connection.client.output
+            return Task {
+                try await output.writeAll(content)
+                try output.closeOrThrow()
             }
         }
         let gate = DispatchSemaphore(value: 0)
@@ -231,7 +241,8 @@ struct AsyncConvenienceTests {
 
     @Test("writeAll async in a cancelled task writes nothing and throws CancellationError; the stream stays usable")
     func writeAllCancelled() async throws {
-        let output = MemoryOutputStream()
+        // The task's alone until its value is awaited.
+        nonisolated(unsafe) let output = MemoryOutputStream()
         let outcome = await Task {
             withUnsafeCurrentTask { $0?.cancel() }
             do {

@@ -108,7 +108,8 @@ struct ReadAheadInputStreamTests {
     func closeJoinsWorker() throws {
         let gate = DispatchSemaphore(value: 0)
         let inner = RecordingInputStream(bytes: randomBytes(count: 100_000), gate: gate)
-        let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 4, closesInnerStream: false)
+        // Closed on another thread while this one only waits for `closed`.
+        nonisolated(unsafe) let stream = try ReadAheadInputStream(wrapping: inner, chunkSize: 4096, bufferCount: 4, closesInnerStream: false)
         stream.open()
         #expect(eventually { inner.activeReads == 1 }, "the worker is blocked in its first read")
         let closed = DispatchSemaphore(value: 0)

@@ -162,7 +162,8 @@ struct ReadinessTests {
         let queue = makeQueue()
         let pipe = try TestPipe()
         defer { pipe.closeWriteEnd() }  // unblocks a read that blocked after all
-        let input = FileInputStream(fileDescriptor: pipe.readEnd)
+        // Used on its scheduler's queue, as a scheduled stream is.
+        nonisolated(unsafe) let input = FileInputStream(fileDescriptor: pipe.readEnd)
         let recorder = EventRecorder(readLength: 16)
         scheduleAndOpen(input, on: queue, delegate: recorder)
         let answered = DispatchSemaphore(value: 0)
@@ -267,7 +268,8 @@ struct ReadinessTests {
         let content = randomBytes(count: 64 * 37, seed: 5)
         let recorder = EventRecorder(readLength: 4096)
         scheduleAndOpen(client.input, on: queue, delegate: recorder)
-        let peer = server.output
+        // The peer thread's alone until the test waits for it.
+        nonisolated(unsafe) let peer = server.output
         let peerDone = inBackground {
             try peer.openOrThrow()
             for start in stride(from: 0, to: content.count, by: 37) {
@@ -315,7 +317,8 @@ struct ReadinessTests {
         }
         scheduleAndOpen(client.output, on: queue, delegate: recorder)
         let received = Locked<[UInt8]>([])
-        let peer = server.input
+        // The peer thread's alone until the test waits for it.
+        nonisolated(unsafe) let peer = server.input
         let peerDone = inBackground {
             _ = stalled.wait(timeout: .now() + waitLimit)
             try peer.openOrThrow()

@@ -88,7 +88,8 @@ struct SocketStreamTests {
         #expect(listener.port != 0)
         let up = randomBytes(count: 1 << 20, seed: 1)
         let down = randomBytes(count: 1 << 20, seed: 2)
-        let clientOutput = client.output, serverOutput = server.output
+        // Each written by its own thread, which the test joins before reading.
+        nonisolated(unsafe) let clientOutput = client.output, serverOutput = server.output
         let clientWrites = background { try clientOutput.writeAll(up); try clientOutput.closeOrThrow() }
         let serverWrites = background { try serverOutput.writeAll(down); try serverOutput.closeOrThrow() }
 

@@ -191,7 +191,8 @@ struct WriteBehindOutputStreamTests {
     func slowInner() throws {
         let gate = DispatchSemaphore(value: 0)
         let inner = RecordingOutputStream(gate: gate)
-        let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 4096, bufferCount: 3)
+        // The writer queue's alone until it signals `done`.
+        nonisolated(unsafe) let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 4096, bufferSize: 4096, bufferCount: 3)
         stream.open()
         let data = randomBytes(count: 256 << 10)
         let done = DispatchSemaphore(value: 0)
@@ -218,8 +219,9 @@ struct WriteBehindOutputStreamTests {
     func closeJoinsWorker() throws {
         let gate = DispatchSemaphore(value: 0)
         let inner = RecordingOutputStream(gate: gate)
-        let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 1000, bufferSize: 5000, bufferCount: 4,
-                                                 closesInnerStream: false)
+        // Closed on another thread while this one only waits for `closed`.
+        nonisolated(unsafe) let stream = try WriteBehindOutputStream(wrapping: inner, chunkSize: 1000, bufferSize: 5000, bufferCount: 4,
+                                                                     closesInnerStream: false)
         stream.open()
         let data = randomBytes(count: 12_345)
         #expect(writeOnce(stream, data) == data.count, "the ring takes it all at once")

@@ -178,7 +178,8 @@ struct KeyedNetworkCLITests {
             try withScratch { scratch in
                 let data = randomBytes(count: 2 << 20, seed: 46)
                 let receiver = try Receiver(["0", "-o", "copy"], in: scratch)
-                let pair = try SocketStreams.connect(host: "127.0.0.1", port: receiver.port, timeout: .seconds(20))
+                // The output is the trickler thread's alone until it signals `trickled`.
+                nonisolated(unsafe) let pair = try SocketStreams.connect(host: "127.0.0.1", port: receiver.port, timeout: .seconds(20))
                 let peer = try #require((pair.input as? SocketInputStream)?.localName)
                 try pair.output.openOrThrow()
                 try pair.output.writeAll(try data.gzipped(level: 1))
@@ -379,7 +380,8 @@ struct KeyedNetworkCLITests {
         try await offPool {
             try withScratch { scratch in
                 let receiver = try Receiver(["--timeout", "1.5", "--deadline", "2.5", "0", "-o", "copy"], in: scratch)
-                let pair = try SocketStreams.connect(host: "127.0.0.1", port: receiver.port, timeout: .seconds(20))
+                // The output is the trickler thread's alone until it signals `trickled`.
+                nonisolated(unsafe) let pair = try SocketStreams.connect(host: "127.0.0.1", port: receiver.port, timeout: .seconds(20))
                 let peer = try #require((pair.input as? SocketInputStream)?.localName)
                 try pair.output.openOrThrow()
                 // A gzip member's start, one byte at a time: each read gets a byte well within --timeout.

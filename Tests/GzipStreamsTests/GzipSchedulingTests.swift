@@ -91,7 +91,8 @@ struct GzipSchedulingTests {
         }
         #expect(log.events == [.openCompleted], "no 'has bytes available' for header bytes alone")
 
-        let output = server.output
+        // The peer thread's alone until the test waits for it.
+        nonisolated(unsafe) let output = server.output
         let rest = Array(compressed[5...])
         let done = peer { try send(rest, to: output, pieceSize: 7, pauseMicroseconds: 200) }
         #expect(done.wait(timeout: deadline()) == .success)
@@ -239,7 +240,8 @@ struct GzipSchedulingTests {
         try writer.openOrThrow()
         try writer.writeAll(content)
         try writer.flush()
-        let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
+        // Read by the reader thread only, until the test waits for it.
+        nonisolated(unsafe) let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
         try gzip.openOrThrow()
         let received = Received()
         let gotAll = DispatchSemaphore(value: 0)
@@ -288,7 +290,8 @@ struct GzipSchedulingTests {
         let (client, server) = (link.client, link.server)
         let gzip = try GzipInputStream(wrapping: client.input, inflater: inflater)
         let (queue, log, reads) = readScheduled(gzip, readLength: 4096)
-        let output = server.output
+        // The peer thread's alone until the test waits for it.
+        nonisolated(unsafe) let output = server.output
         let done = peer { try send(compressed, to: output, pieceSize: 1000, pauseMicroseconds: 100) }
         #expect(done.wait(timeout: deadline()) == .success)
         #expect(log.waitForEnd())
@@ -404,7 +407,8 @@ struct GzipSchedulingTests {
             }
         }
         scheduleAndOpen(gzip, on: queue, delegate: log)
-        let input = server.input
+        // The reader thread's alone until the test waits for it.
+        nonisolated(unsafe) let input = server.input
         let decoded = Received()
         let reader = peer {
             _ = stalled.wait(timeout: deadline())
