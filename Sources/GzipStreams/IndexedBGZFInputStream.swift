@@ -25,7 +25,7 @@ import Darwin
 /// (it is sought with `lseek(2)`). Memory and threads: one ``BGZFInputStream`` at a time (see
 /// its documentation). Reads block while members are inflated. Not thread-safe: one thread or
 /// queue at a time uses it.
-public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading, @unchecked Sendable {
+public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading {
     /// The index the file is read through.
     public let index: BGZFIndex
     /// The inflating threads of each ``BGZFInputStream``.

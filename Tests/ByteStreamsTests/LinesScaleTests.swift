@@ -91,7 +91,7 @@ struct LineChecksum: Equatable {
 }
 
 /// An input stream that makes ``GeneratedLines`` as it is read, from one pattern in memory.
-final class GeneratedLinesStream: ByteInputStream, @unchecked Sendable {
+final class GeneratedLinesStream: ByteInputStream {
     // Not `lines`, which would hide ByteInputStream's.
     private let generated: GeneratedLines
     private var line = 0

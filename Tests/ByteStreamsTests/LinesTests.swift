@@ -12,7 +12,7 @@ import Darwin
 
 /// Gives `data` in reads of at most `mostPerRead` bytes; then ends, or, when `fails`, throws
 /// ``failure`` as an I/O error would.
-final class SplitInputStream: ByteInputStream, @unchecked Sendable {
+final class SplitInputStream: ByteInputStream {
     static let failure = ByteStreamError(.system(errno: EIO), operation: "read", target: "split test stream")
     private let data: [UInt8]
     private let mostPerRead: Int

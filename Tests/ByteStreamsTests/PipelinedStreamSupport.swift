@@ -15,7 +15,7 @@ struct InjectedError: Error, Equatable {
 /// An input stream over fixed bytes that records every read of the worker: the lengths asked,
 /// reads in progress, and reads after it was closed. It can fail at a given offset (after the
 /// bytes before it) and hold each read until a `gate` is signalled.
-final class RecordingInputStream: ByteInputStream, @unchecked Sendable {
+final class RecordingInputStream: ByteInputStream {
     private let lock = NSLock()
     private let bytes: [UInt8]
     private let mostPerRead: Int
@@ -66,7 +66,7 @@ final class RecordingInputStream: ByteInputStream, @unchecked Sendable {
 /// An output stream that keeps what the worker writes and records each write: the lengths
 /// offered, writes in progress. It can take at most `mostPerWrite` bytes a call, fail once
 /// `failAfter` bytes are taken, and hold each write until a `gate` is signalled.
-final class RecordingOutputStream: ByteOutputStream, @unchecked Sendable {
+final class RecordingOutputStream: ByteOutputStream {
     private let lock = NSLock()
     private let mostPerWrite: Int
     private let failure: (offset: Int, error: InjectedError)?

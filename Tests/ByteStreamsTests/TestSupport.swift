@@ -156,7 +156,7 @@ func readEndIsOpen(_ pipe: TestPipe) -> Bool {
 // MARK: Probes
 
 /// An input stream over fixed bytes that records what the base class asks of it.
-final class ProbeInputStream: ByteInputStream, @unchecked Sendable {
+final class ProbeInputStream: ByteInputStream {
     private let bytes: [UInt8]
     private var position = 0
     /// The largest number of bytes any read(2)-like call may return; simulates short reads.
@@ -200,7 +200,7 @@ final class ProbeInputStream: ByteInputStream, @unchecked Sendable {
 }
 
 /// An output stream that keeps what it is given, taking at most `mostPerWrite` bytes a call.
-final class ProbeOutputStream: ByteOutputStream, @unchecked Sendable {
+final class ProbeOutputStream: ByteOutputStream {
     let mostPerWrite: Int
     var writeError: ByteStreamError?
     private(set) var received: [UInt8] = []

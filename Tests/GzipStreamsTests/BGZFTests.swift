@@ -82,7 +82,7 @@ func packBGZF(_ data: [UInt8], level: Int = BGZFOutputStream.defaultLevel, threa
 }
 
 /// Records the largest write it is offered and passes every byte to memory.
-final class RecordingOutputStream: ByteOutputStream, @unchecked Sendable {
+final class RecordingOutputStream: ByteOutputStream {
     let memory = MemoryOutputStream()
     private(set) var largestWrite = 0
     private(set) var writeCount = 0

@@ -11,7 +11,7 @@ import TestSupport
 
 /// Hands out `bytes` in reads whose sizes come from a seeded sequence: mostly 1 to 16 bytes,
 /// sometimes up to 5000 (never more than asked for).
-private final class UnevenInputStream: ByteInputStream, @unchecked Sendable {
+private final class UnevenInputStream: ByteInputStream {
     private let bytes: [UInt8]
     private var position = 0
     private var generator: SplitMix64

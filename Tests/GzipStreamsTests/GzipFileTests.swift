@@ -11,7 +11,7 @@ import Darwin
 
 /// Passes writes to `inner` until `limit` bytes were taken, then fails them as a full disk
 /// would; closes `inner` with itself.
-private final class FillingOutputStream: ByteOutputStream, @unchecked Sendable {
+private final class FillingOutputStream: ByteOutputStream {
     private let inner: ByteOutputStream
     private let limit: Int
     private var taken = 0

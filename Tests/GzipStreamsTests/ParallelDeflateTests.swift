@@ -22,7 +22,7 @@ func packInBlocks(_ data: [UInt8], level: Int = 6, threads: Int, blockSize: Int?
 }
 
 /// Fails every write once `limit` bytes were taken, as a full disk would.
-final class FailingOutputStream: ByteOutputStream, @unchecked Sendable {
+final class FailingOutputStream: ByteOutputStream {
     static let failure = ByteStreamError(.system(errno: ENOSPC), operation: "write", target: "failing test stream")
     private let limit: Int
     private(set) var taken = 0

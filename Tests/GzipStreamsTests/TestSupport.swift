@@ -147,7 +147,7 @@ func unpack(_ compressed: [UInt8], chunkSize: Int = ByteStream.defaultChunkSize,
 // MARK: Inner streams for tests
 
 /// Gives `bytes` up to `failAt`, then fails with ``failure`` as an I/O error would.
-final class FailingInputStream: ByteInputStream, @unchecked Sendable {
+final class FailingInputStream: ByteInputStream {
     static let failure = ByteStreamError(.system(errno: EIO), operation: "read", target: "failing test stream")
     private let bytes: [UInt8]
     private let failAt: Int

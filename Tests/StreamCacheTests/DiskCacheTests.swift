@@ -431,7 +431,7 @@ struct DiskCacheLimitTests {
 }
 
 /// `count` copies of `block`, read in pieces: a large input without a large buffer.
-final class RepeatingInputStream: ByteInputStream, @unchecked Sendable {
+final class RepeatingInputStream: ByteInputStream {
     private let block: [UInt8]
     private var remaining: Int
     private var position = 0

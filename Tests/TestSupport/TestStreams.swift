@@ -4,7 +4,7 @@ import ByteStreams
 
 /// Hands out at most one byte per read, whatever was asked, so every field of a format arrives
 /// in pieces. Opens its inner stream (unless it is open already) and closes it.
-public final class OneByteInputStream: ByteInputStream, @unchecked Sendable {
+public final class OneByteInputStream: ByteInputStream {
     private let inner: ByteInputStream
 
     public init(wrapping inner: ByteInputStream) {
