@@ -183,6 +183,21 @@ struct IndexedGzipRegressionTests {
     }
 }
 
+/// `data` packed by `pack --index`'s engine (a window-less access point every 32 KiB) into the
+/// file `name` in `directory`: its path and index.
+private func packWithPoints(_ data: [UInt8], named name: String, in directory: URL) throws -> (path: String, index: GzipIndex) {
+    let memory = MemoryOutputStream()
+    let packer = try GzipOutputStream(wrapping: memory, level: 1, threads: 2, blockSize: 32768, buildsIndex: true)
+    try packer.openOrThrow()
+    try packer.writeAll(data)
+    try packer.closeOrThrow()
+    var index = try #require(packer.index)
+    let packed = Array(memory.data)
+    let path = try makeFile(name, in: directory, bytes: packed)
+    index.compressedSize = UInt64(packed.count)
+    return (path, index)
+}
+
 /// Many small spans read slowly on several threads: a worker that finished the span the reader
 /// waits for and went on to later ones once took every chunk, while the reader waited for a
 /// span another worker could not finish without one (unpack of a 4 GiB `pack --index` file hung).
@@ -193,15 +208,7 @@ struct IndexedGzipManySpansTests {
     func manySpans(threads: Int) throws {
         try withTemporaryDirectory { directory in
             let data = mixedBytes(count: 400 * 32768 + 1234, seed: 77)
-            let memory = MemoryOutputStream()
-            let packer = try GzipOutputStream(wrapping: memory, level: 1, threads: 2, blockSize: 32768, buildsIndex: true)
-            try packer.openOrThrow()
-            try packer.writeAll(data)
-            try packer.closeOrThrow()
-            var index = try #require(packer.index)
-            let packed = Array(memory.data)
-            let path = try makeFile("spans.gz", in: directory, bytes: packed)
-            index.compressedSize = UInt64(packed.count)
+            let (path, index) = try packWithPoints(data, named: "spans.gz", in: directory)
             #expect(index.points.count > 300)
             for round in 0..<5 {
                 let stream = try IndexedGzipInputStream(wrapping: FileInputStream(path: path), index: index, threads: threads)
@@ -225,15 +232,7 @@ struct IndexedGzipStoppedRunTests {
     func stoppedRuns(threads: Int) throws {
         try withTemporaryDirectory { directory in
             let data = mixedBytes(count: 40 * 32768 + 99, seed: 78)
-            let memory = MemoryOutputStream()
-            let packer = try GzipOutputStream(wrapping: memory, level: 1, threads: 2, blockSize: 32768, buildsIndex: true)
-            try packer.openOrThrow()
-            try packer.writeAll(data)
-            try packer.closeOrThrow()
-            var index = try #require(packer.index)
-            let packed = Array(memory.data)
-            let path = try makeFile("stopped.gz", in: directory, bytes: packed)
-            index.compressedSize = UInt64(packed.count)
+            let (path, index) = try packWithPoints(data, named: "stopped.gz", in: directory)
             #expect(index.points.count > 30)
             var buffer = [UInt8](repeating: 0, count: 50_000)
             for stopAfter in stride(from: 0, to: data.count, by: 97_001) {
