@@ -71,8 +71,9 @@ extension ByteOutputStream {
 extension ByteInputStream {
     /// Before a chunk of ``chunks(maxLength:)``: checks `maxLength`, opens the stream if
     /// needed and, for a socket or pipe, waits without a thread until a read will not block,
-    /// throwing `CancellationError` as soon as the task is cancelled.
-    func prepareChunk(maxLength: Int) async throws {
+    /// throwing `CancellationError` as soon as the task is cancelled. Runs isolated to the
+    /// caller (`isolation`), so the stream never leaves the caller's actor.
+    func prepareChunk(maxLength: Int, isolation: isolated (any Actor)? = #isolation) async throws {
         try requireArgument(maxLength, in: ByteStream.chunkSizes, "maxLength", operation: "read chunk")
         if streamStatus == .notOpen { try openOrThrow() }
         guard streamStatus == .open, let descriptor = waitableDescriptor(of: self) else { return }

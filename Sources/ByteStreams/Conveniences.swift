@@ -178,7 +178,13 @@ public struct ByteChunks: AsyncSequence {
 
         /// The next chunk, or `nil` at the end of the stream (which is then closed).
         /// - Throws: The stream's error (the stream is then closed), or `CancellationError`.
-        public mutating func next() async throws -> [UInt8]? {
+        public mutating func next() async throws -> [UInt8]? { try await next(isolation: nil) }
+
+        // Iterated from an actor (the main actor, say), `for try await` calls this with that
+        // actor, so the stream is read there. Without it the standard library's default calls
+        // `next()` off the actor, and two tasks of one actor could read one stream at once.
+        /// ``next()``, run isolated to `actor` (what `for try await` passes: the caller's).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> [UInt8]? {
             if stream.streamStatus == .closed { return nil }
             do {
                 try await stream.prepareChunk(maxLength: maxLength)

@@ -75,7 +75,9 @@ final class LineReader {
     /// ``nextLine(_:)`` for an asynchronous iterator: before each read, checks for cancellation
     /// and, over a socket or pipe, waits without a thread until the read will not block (as
     /// ``ByteInputStream/chunks(maxLength:)`` does). Closes the stream at the end or on an error.
-    func nextLine<Line>(_ make: (UnsafeBufferPointer<UInt8>) -> Line) async throws -> Line? {
+    /// Runs isolated to the caller (`isolation`).
+    func nextLine<Line>(isolation: isolated (any Actor)? = #isolation,
+                        _ make: (UnsafeBufferPointer<UInt8>) -> Line) async throws -> Line? {
         do {
             while true {
                 if let line = try bufferedLine(make) { return line }

@@ -142,7 +142,13 @@ public struct ByteLines: AsyncSequence {
 
         /// The next line, or `nil` after the last one (the stream is then closed).
         /// - Throws: As ``ByteLines`` describes; the stream is then closed.
-        public mutating func next() async throws -> String? {
+        public mutating func next() async throws -> String? { try await next(isolation: nil) }
+
+        // Iterated from an actor (the main actor, say), `for try await` calls this with that
+        // actor, so the stream is read there. Without it the standard library's default calls
+        // `next()` off the actor, and two tasks of one actor could read one stream at once.
+        /// ``next()``, run isolated to `actor` (what `for try await` passes: the caller's).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> String? {
             try await reader.nextLine { String(decoding: $0, as: UTF8.self) }
         }
     }
@@ -172,7 +178,13 @@ public struct RawByteLines: AsyncSequence {
 
         /// The next line's bytes, or `nil` after the last line (the stream is then closed).
         /// - Throws: As ``ByteLines`` describes; the stream is then closed.
-        public mutating func next() async throws -> [UInt8]? {
+        public mutating func next() async throws -> [UInt8]? { try await next(isolation: nil) }
+
+        // Iterated from an actor (the main actor, say), `for try await` calls this with that
+        // actor, so the stream is read there. Without it the standard library's default calls
+        // `next()` off the actor, and two tasks of one actor could read one stream at once.
+        /// ``next()``, run isolated to `actor` (what `for try await` passes: the caller's).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> [UInt8]? {
             try await reader.nextLine { Array($0) }
         }
     }
@@ -222,7 +234,14 @@ public struct StreamBytes: AsyncSequence {
         ///   yet, ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
         ///   `chunkSize` out of range.
         @inlinable
-        public mutating func next() async throws -> UInt8? {
+        public mutating func next() async throws -> UInt8? { try await next(isolation: nil) }
+
+        // Iterated from an actor (the main actor, say), `for try await` calls this with that
+        // actor, so the stream is read there. Without it the standard library's default calls
+        // `next()` off the actor, and two tasks of one actor could read one stream at once.
+        /// ``next()``, run isolated to `actor` (what `for try await` passes: the caller's).
+        @inlinable
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> UInt8? {
             if position < count {
                 let byte = buffer[position]
                 position += 1
@@ -233,7 +252,7 @@ public struct StreamBytes: AsyncSequence {
 
         /// Reads the next chunk and returns its first byte; `nil` at the end.
         @usableFromInline
-        mutating func nextAfterRead() async throws -> UInt8? {
+        mutating func nextAfterRead(isolation: isolated (any Actor)? = #isolation) async throws -> UInt8? {
             if finished { return nil }
             let stream = self.stream
             do {
