@@ -23,10 +23,11 @@ extension Command {
     /// the directory the input was opened in, by the same rule for links, and read only if it
     /// is a regular file. `compressedSize` is the gzip file's size (gztool's index lacks it).
     /// For BGZF data (`bgzfData`), `--index PATH` may also name bgzip's `.gzi` (it has no magic:
-    /// anything neither GZIDX nor gztool's is read as one): it is checked and `nil` returned, for
-    /// the BGZF path to use (``unpackRange(_:path:into:closesOutput:)`` reads it again).
+    /// anything neither GZIDX nor gztool's is read as one): `nil` is returned, for the BGZF path;
+    /// with `checksBGZFIndex` the `.gzi` is read and checked first (a whole read, which does not
+    /// use it), without it is left to ``unpackRange(_:path:into:closesOutput:)``, which reads it.
     private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
-                           bgzfData: Bool) throws -> GzipIndex? {
+                           bgzfData: Bool, checksBGZFIndex: Bool) throws -> GzipIndex? {
         let opened: OpenedInput
         do {
             if !location.explicit, let input = currentInput {
@@ -58,7 +59,7 @@ extension Command {
                 return try GzipIndex(gztool: try stream.readToEnd(limit: 1 << 32), compressedSize: UInt64(compressedSize))
             }
             if location.explicit && bgzfData && !magic.starts(with: "GZIDX".utf8) {
-                _ = try readBGZFIndex(stream, name: location.path)
+                if checksBGZFIndex { _ = try readBGZFIndex(stream, name: location.path) }
                 return nil
             }
             return try GzipIndex(gzidxFile: stream.fileDescriptor, path: name)
@@ -79,7 +80,8 @@ extension Command {
               currentInput?.info.isRegularFile ?? true else { return nil }
         let bgzfData = startsWithBGZFMember(file)
         if !location.explicit && bgzfData { return nil }
-        guard let index = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: bgzfData) else { return nil }
+        guard let index = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: bgzfData,
+                                            checksBGZFIndex: true) else { return nil }
         let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
                                                 maximumOutputSize: options.maximumOutputSize.map(Int.init), closesInnerStream: false)
@@ -139,7 +141,7 @@ extension Command {
                             closesOutput: Bool) throws -> Outcome? {
         guard let location = indexLocation, let fileStream = input as? FileInputStream,
               let index = try readIndex(at: location, compressedSize: fileSize(fileStream),
-                                        bgzfData: startsWithBGZFMember(fileStream)) else { return nil }
+                                        bgzfData: startsWithBGZFMember(fileStream), checksBGZFIndex: false) else { return nil }
         let offset = options.rangeOffset ?? 0
         // The data after the range is not checked, trailing garbage included.
         let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: inflaterChoice,
