@@ -83,7 +83,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "chunk-size":
                 options.chunkSize = try parseChunkSize(try scanner.text(for: "--chunk-size"))
                 options.chunkSizeGiven = true
-            case "max-output": options.maximumOutputSize = try parseByteCount(try scanner.text(for: "--max-output"), option: "--max-output")
+            case "max-output": options.maximumOutputSize = Int(try parseByteCount(try scanner.text(for: "--max-output"), option: "--max-output"))
             case "no-name": try flag(); options.useName = false
             case "name": try flag(); options.useName = true
             case "synchronous": try flag(); options.synchronous = true

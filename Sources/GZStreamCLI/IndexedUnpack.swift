@@ -84,7 +84,7 @@ extension Command {
                                             checksBGZFIndex: true) else { return nil }
         let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
-                                                maximumOutputSize: options.maximumOutputSize.map(Int.init), closesInnerStream: false)
+                                                maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
         do {
             try stream.openOrThrow()
         } catch let error as IndexedGzipError where !location.explicit {

@@ -31,7 +31,7 @@ extension Command {
             gzip = try indexedDecodingStream(input, progress: progress) ?? decodingStream(progress?.counting(input) ?? input)
         } else {
             let sequential = try GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
-                                                 maximumOutputSize: options.maximumOutputSize.map(Int.init), inflater: inflaterChoice,
+                                                 maximumOutputSize: options.maximumOutputSize, inflater: inflaterChoice,
                                                  closesInnerStream: false)
             sequential.memberHandler = { member in listing?.row(member) }
             gzip = sequential

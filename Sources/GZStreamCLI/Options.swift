@@ -30,7 +30,7 @@ struct Options: Equatable {
     var keep = false
     var quiet = false
     var verbose = false
-    var maximumOutputSize: Int64?
+    var maximumOutputSize: Int?
     /// `--strict`: decode with zlib only, so that what zlib rejects fails (``Command/inflaterChoice``);
     /// what `test` and `list` always do.
     var strict = false
