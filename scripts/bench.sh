@@ -19,7 +19,7 @@
 # Usage: scripts/bench.sh [path/to/gzstream]        (`make bench` builds release and runs this)
 # Environment (sizes in bytes):
 #   BENCH_SIZE       corpus size, default 268435456 (256 MiB)
-#   BENCH_RUNS       rounds, default 3
+#   BENCH_RUNS       rounds, default 5
 #   BENCH_FLAT_SIZE  the big input of the memory check, default 4294967296 (4 GiB)
 #   BENCH_DIR        corpus and temporary outputs, outside the repository; default
 #                    ${XDG_CACHE_HOME:-$HOME/.cache}/gzstream-bench
@@ -32,7 +32,7 @@ log() { echo "bench: $*" >&2; }
 bin=$(readlink -f "${1:-.build/release/gzstream}")
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 size=${BENCH_SIZE:-268435456}
-runs=${BENCH_RUNS:-3}
+runs=${BENCH_RUNS:-5}
 flat_size=${BENCH_FLAT_SIZE:-4294967296}
 dir=${BENCH_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gzstream-bench}
 cores=$(nproc)
@@ -288,7 +288,8 @@ cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 memory=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=" with uncommitted changes"
-gzstream_version=$("$bin" --version)
+# --version prints the libraries on lines of their own; the header wants them on one.
+gzstream_version=$("$bin" --version | paste -sd, - | sed 's/,/, /g')
 libdeflate_version=$(dpkg-query -W -f '${Version}' libdeflate0 2>/dev/null || echo "?")
 gzip_version=$(gzip --version | head -n 1)
 pigz_version=$(pigz --version 2>&1 | head -n 1)
@@ -320,7 +321,7 @@ mkdir -p "$repo/bench"
   echo "# gzstream beside gzip, pigz, igzip, bgzip and rapidgzip"
   echo
   echo "Measured from $started on $cpu, $cores cores (nproc: the CORES in -p and -@ below), $memory RAM,"
-  echo "Linux $(uname -r). ${gzstream_version}, libdeflate $libdeflate_version, commit $commit, release build;"
+  echo "Linux $(uname -r). ${gzstream_version}, libdeflate $libdeflate_version, commit $commit, release build as \`make install\` links it;"
   echo "$gzip_version; $pigz_version; $igzip_version; $bgzip_version; $rapidgzip_version."
   echo
   echo "Input: $size bytes ($(mib "$size")): a tar of /usr/include and /usr/share/perl, then the Swift"
