@@ -321,7 +321,7 @@ mkdir -p "$repo/bench"
   echo "# gzstream beside gzip, pigz, igzip, bgzip and rapidgzip"
   echo
   echo "Measured from $started on $cpu, $cores cores (nproc: the CORES in -p and -@ below), $memory RAM,"
-  echo "Linux $(uname -r). ${gzstream_version}, libdeflate $libdeflate_version, commit $commit, release build as \`make install\` links it;"
+  echo "Linux $(uname -r). ${gzstream_version} (Debian libdeflate0 $libdeflate_version), commit $commit, release build as \`make install\` links it;"
   echo "$gzip_version; $pigz_version; $igzip_version; $bgzip_version; $rapidgzip_version."
   echo
   echo "Input: $size bytes ($(mib "$size")): a tar of /usr/include and /usr/share/perl, then the Swift"
