@@ -222,6 +222,9 @@ final class Command {
     /// (``removeInputIfAsked(_:inputInfo:status:)``), the `.gzi` beside it and gzip's listing
     /// look names up relative to its directory.
     var currentInput: OpenedInput?
+    /// The index the current input is being decoded through (`FILE.gzidx`, gztool's index
+    /// beside it, or `--index PATH`), for the line that says it did not fit.
+    var indexInUse: Pathname?
     /// gzip mode's `-v`: the name of the file being worked on while its `NAME:\t` is not yet
     /// written (GzipModeMessages.swift).
     var verboseName: String?

@@ -9,7 +9,19 @@ extension Command {
     /// The index suffix `gzstream index` writes beside a gzip file that is not BGZF.
     static let gzidxSuffix: Pathname = ".gzidx"
 
-    /// Where the index of the current operand is: `--index PATH`, or `FILE.gzidx` beside it.
+    /// The name of gztool's index of the file `name`, as `gztool -i` names it: `.gz` (in that
+    /// case) replaced by `.gzi`, else `.gzi` added (`x.gz` → `x.gzi`, `x.tgz` → `x.tgz.gzi`).
+    /// The second form is also bgzip's, so an index found there is taken only by gztool's magic.
+    static func gztoolIndexName(of name: Pathname) -> Pathname {
+        let gz = Array(".gz".utf8)
+        guard name.bytes.count > gz.count, name.bytes.suffix(gz.count).elementsEqual(gz) else {
+            return name.appending(".gzi")
+        }
+        return Pathname(bytes: name.bytes + Array("i".utf8))!
+    }
+
+    /// Where the index of the current operand is looked for first: `--index PATH`, or
+    /// `FILE.gzidx` beside it (then gztool's: ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``).
     private var indexLocation: (path: Pathname, explicit: Bool)? {
         if let path = options.indexPath { return (path, true) }
         guard let input = currentInput else { return nil }
@@ -17,49 +29,98 @@ extension Command {
     }
 
     /// Opens and reads the operand's index: GZIDX (its windows stay in the file and are read
-    /// when a span needs one) or gztool's format (read whole: its windows are compressed).
-    /// An index beside the file that does not exist is `nil`; one that exists is read, and any
-    /// fault of it (or of `--index PATH`) is thrown. The index is looked up beside the input in
-    /// the directory the input was opened in, by the same rule for links, and read only if it
-    /// is a regular file. `compressedSize` is the gzip file's size (gztool's index lacks it).
+    /// when a span needs one) or gztool's format (read whole: its windows are compressed), and
+    /// says where it was found. Beside the file, `FILE.gzidx` is looked for first, then (for
+    /// data that is not BGZF) gztool's (``gztoolIndexName(of:)``), taken only if it starts with
+    /// gztool's magic;
+    /// when neither is there, `nil`. An index that exists is read, and any fault of it (or of
+    /// `--index PATH`) is thrown. The index is looked up beside the input in the directory the
+    /// input was opened in, by the same rule for links, and read only if it is a regular file.
+    /// `compressedSize` is the gzip file's size (gztool's index lacks it).
     /// For BGZF data (`bgzfData`), `--index PATH` may also name bgzip's `.gzi` (it has no magic:
     /// anything neither GZIDX nor gztool's is read as one): `nil` is returned, for the BGZF path;
     /// with `checksBGZFIndex` the `.gzi` is read and checked first (a whole read, which does not
     /// use it), without it is left to ``unpackRange(_:path:into:closesOutput:)``, which reads it.
     private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
-                           bgzfData: Bool, checksBGZFIndex: Bool) throws -> GzipIndex? {
-        let opened: OpenedInput
-        do {
-            if !location.explicit, let input = currentInput {
-                opened = try OpenedInput(name: input.name.appending(Self.gzidxSuffix), in: input.directory,
-                                         ownsDirectory: false, path: location.path, followsLinks: input.followsLinks)
-            } else {
-                opened = try OpenedInput(path: location.path, followsLinks: true)
-            }
-        } catch where !location.explicit && (isSystemError(error, Errno.noSuchFile) || isSystemError(error, Errno.nameTooLong)) {
-            // No index; or the file's name is so long that no index name fits beside it.
-            return nil
-        } catch let error as ByteStreamError where !location.explicit {
-            // An index beside the file that cannot be opened (a symbolic link not followed, no
-            // permission) is said and not used: the file is decoded without it.
-            diagnostics.warning(location.path.description, "not used: \(describe(error))")
+                           bgzfData: Bool, checksBGZFIndex: Bool) throws -> (index: GzipIndex, path: Pathname)? {
+        if location.explicit {
+            guard let opened = try openIndex(at: location.path, beside: nil) else { return nil }
+            defer { opened.close() }
+            return try readIndex(opened, name: location.path, compressedSize: compressedSize,
+                                 bgzfData: bgzfData, checksBGZFIndex: checksBGZFIndex).map { ($0, location.path) }
+        }
+        guard let input = currentInput else { return nil }
+        if let opened = try openIndex(at: location.path, beside: input.name.appending(Self.gzidxSuffix)) {
+            defer { opened.close() }
+            return try readIndex(opened, name: location.path, compressedSize: compressedSize,
+                                 bgzfData: bgzfData, checksBGZFIndex: checksBGZFIndex).map { ($0, location.path) }
+        }
+        // bgzip's `.gzi` beside a BGZF file is the BGZF path's; beside other data only
+        // gztool's (by its magic) is an index of it.
+        let gztoolPath = Self.gztoolIndexName(of: input.path)
+        guard !bgzfData, let opened = try openIndex(at: gztoolPath, beside: Self.gztoolIndexName(of: input.name)) else {
             return nil
         }
         defer { opened.close() }
-        let name = location.path.description
+        guard try Self.isGztoolIndex(opened, name: gztoolPath) else { return nil }
+        return try readIndex(opened, name: gztoolPath, compressedSize: compressedSize,
+                             bgzfData: bgzfData, checksBGZFIndex: checksBGZFIndex).map { ($0, gztoolPath) }
+    }
+
+    /// Opens the index at `path`: as named for `--index PATH` (`beside` nil), or as the name
+    /// `beside` in the input's directory. An index beside the file that does not exist is
+    /// `nil`; one that cannot be opened (a symbolic link not followed, no permission) is said
+    /// and not used (`nil`): the file is decoded without it.
+    private func openIndex(at path: Pathname, beside name: Pathname?) throws -> OpenedInput? {
+        guard let name, let input = currentInput else { return try OpenedInput(path: path, followsLinks: true) }
+        do {
+            return try OpenedInput(name: name, in: input.directory,
+                                   ownsDirectory: false, path: path, followsLinks: input.followsLinks)
+        } catch where isSystemError(error, Errno.noSuchFile) || isSystemError(error, Errno.nameTooLong) {
+            // No index; or the file's name is so long that no index name fits beside it.
+            return nil
+        } catch let error as ByteStreamError {
+            diagnostics.warning(path.description, "not used: \(describe(error))")
+            return nil
+        }
+    }
+
+    /// The first `count` bytes of `opened` (fewer if it is shorter), read at offset 0 without
+    /// moving its file offset (`pread(2)`).
+    private static func leadingBytes(of opened: OpenedInput, count: Int, name: Pathname) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = try bytes.withUnsafeMutableBytes {
+            try SystemCalls.read(opened.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: name.description)
+        }
+        return Array(bytes.prefix(read))
+    }
+
+    /// Whether `bytes` start with gztool's magic: 8 zero bytes, then `gzipindx` (or
+    /// `gzipindX`, with line numbers).
+    private static func isGztoolMagic(_ bytes: [UInt8]) -> Bool {
+        bytes.count == 16 && bytes[0..<8].allSatisfy({ $0 == 0 }) && bytes[8..<15].elementsEqual("gzipind".utf8)
+    }
+
+    /// Whether `opened` is a regular file that starts with gztool's magic.
+    private static func isGztoolIndex(_ opened: OpenedInput, name: Pathname) throws -> Bool {
+        guard opened.info.isRegularFile else { return false }
+        return isGztoolMagic(try leadingBytes(of: opened, count: 16, name: name))
+    }
+
+    /// Reads the index in `opened` (see ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``).
+    private func readIndex(_ opened: OpenedInput, name path: Pathname, compressedSize: Int64,
+                           bgzfData: Bool, checksBGZFIndex: Bool) throws -> GzipIndex? {
+        let name = path.description
         guard opened.info.isRegularFile else { throw Reported(status: reportError(name, "not a regular file")) }
+        let magic = try Self.leadingBytes(of: opened, count: 16, name: path)
         let stream = try opened.stream()
         defer { stream.close() }
-        var magic = [UInt8](repeating: 0, count: 16)
-        let count = try magic.withUnsafeMutableBytes {
-            try SystemCalls.read(stream.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: name)
-        }
         do {
-            if count == 16 && magic[0..<8].allSatisfy({ $0 == 0 }) && magic[8..<15].elementsEqual("gzipind".utf8) {
+            if Self.isGztoolMagic(magic) {
                 return try GzipIndex(gztool: try stream.readToEnd(limit: 1 << 32), compressedSize: UInt64(compressedSize))
             }
-            if location.explicit && bgzfData && !magic.starts(with: "GZIDX".utf8) {
-                if checksBGZFIndex { _ = try readBGZFIndex(stream, name: location.path) }
+            if options.indexPath != nil && bgzfData && !magic.starts(with: "GZIDX".utf8) {
+                if checksBGZFIndex { _ = try readBGZFIndex(stream, name: path) }
                 return nil
             }
             return try GzipIndex(gzidxFile: stream.fileDescriptor, path: name)
@@ -80,8 +141,10 @@ extension Command {
               currentInput?.info.isRegularFile ?? true else { return nil }
         let bgzfData = startsWithBGZFMember(file)
         if !location.explicit && bgzfData { return nil }
-        guard let index = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: bgzfData,
-                                            checksBGZFIndex: true) else { return nil }
+        indexInUse = nil
+        guard let (index, indexPath) = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: bgzfData,
+                                                     checksBGZFIndex: true) else { return nil }
+        indexInUse = indexPath
         let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
                                                 chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
                                                 maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
@@ -89,15 +152,15 @@ extension Command {
             try stream.openOrThrow()
         } catch let error as IndexedGzipError where !location.explicit {
             stream.close()
-            diagnostics.warning(location.path.description, "not used: \(error)")
+            diagnostics.warning(indexPath.description, "not used: \(error)")
             return nil
         } catch let error as IndexedGzipError {
             stream.close()
-            throw Reported(status: reportError(location.path.description, error.description))
+            throw Reported(status: reportError(indexPath.description, error.description))
         }
         if options.verbose {
             diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): read through "
-                + "\(escapingControlCharacters(location.path.description)) (\(index.points.count) access points, "
+                + "\(escapingControlCharacters(indexPath.description)) (\(index.points.count) access points, "
                 + "\(stream.threads) thread\(stream.threads == 1 ? "" : "s"))\n")
         }
         guard let progress else { return stream }
@@ -113,7 +176,7 @@ extension Command {
     /// (the rest was then decoded without it, from the start of the member it failed in).
     func noteIndexMismatch(of decoder: any GzipDecodingStream) {
         let indexed = (decoder as? IndexedGzipInputStream) ?? (decoder as? ProgressedDecoder)?.inner
-        if let mismatch = indexed?.indexMismatch, let location = indexLocation { noteMismatch(mismatch, location.path) }
+        if let mismatch = indexed?.indexMismatch, let path = indexInUse ?? indexLocation?.path { noteMismatch(mismatch, path) }
     }
 
     /// The size in bytes of the open `file` (`fstat(2)`), 0 when it cannot be had.
@@ -134,14 +197,16 @@ extension Command {
 
     /// `unpack --offset N [--length M] FILE` through a GZIDX index: the plain bytes [N, N + M)
     /// (to the end without M), decoded from the last access point at or before N on
-    /// ``inflateThreads`` threads; `nil` when the file has no GZIDX index (`--index PATH` or
-    /// `FILE.gzidx`), or `--index PATH` names a BGZF file's `.gzi`. Every span touched is checked to end where the index says. Closes `output`
+    /// ``inflateThreads`` threads; `nil` when the file has no GZIDX or gztool index (`--index
+    /// PATH`, `FILE.gzidx`, or gztool's beside a file that is not BGZF), or
+    /// `--index PATH` names a BGZF file's `.gzi`. Every span touched is checked to end where the index says. Closes `output`
     /// when `closesOutput`.
     func unpackIndexedRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
                             closesOutput: Bool) throws -> Outcome? {
         guard let location = indexLocation, let fileStream = input as? FileInputStream,
-              let index = try readIndex(at: location, compressedSize: fileSize(fileStream),
-                                        bgzfData: startsWithBGZFMember(fileStream), checksBGZFIndex: false) else { return nil }
+              let (index, indexPath) = try readIndex(at: location, compressedSize: fileSize(fileStream),
+                                                     bgzfData: startsWithBGZFMember(fileStream), checksBGZFIndex: false)
+        else { return nil }
         let offset = options.rangeOffset ?? 0
         // The data after the range is not checked, trailing garbage included.
         let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: inflaterChoice,
@@ -153,7 +218,7 @@ extension Command {
             try stream.copy(to: output, chunkSize: max(options.chunkSize, 64 << 10))
         } catch let error as IndexedGzipError {
             if closesOutput { output.close() }
-            let subject = if case .offsetPastEnd = error { file.description } else { location.path.description }
+            let subject = if case .offsetPastEnd = error { file.description } else { indexPath.description }
             throw Reported(status: reportError(subject, error.description))
         } catch {
             if closesOutput { output.close() }

@@ -163,6 +163,36 @@ struct IndexedUnpackCLITests {
         }
     }
 
+    @Test("gztool's index beside the file, named as gztool -i names it, is read; a file there without its magic is passed over",
+          .requires(.gztool))
+    func gztoolIndexBeside() throws {
+        try withScratch { scratch in
+            try scratch.write("data.plain", Self.data)
+            let made = try shell("gzip -6 -c data.plain > data.gz && cp data.gz data.tgz && gztool -i -s 1 data.gz data.tgz",
+                                 in: scratch)
+            try #require(made.status == 0, "\(made)")
+            try #require(FileManager.default.fileExists(atPath: scratch.path("data.gzi")))
+            try #require(FileManager.default.fileExists(atPath: scratch.path("data.tgz.gzi")))
+            let whole = try gzstream(["unpack", "-c", "-v", "-p", "2", "data.gz"], in: scratch)
+            #expect(whole.status == 0 && whole.stdout == Self.data)
+            #expect(whole.errLines.first == "gzstream: data.gz: read through data.gzi (3 access points, 2 threads)", "\(whole.err)")
+            #expect(try gzstream(["test", "data.gz"], in: scratch).status == 0)
+            for name in ["data.gz", "data.tgz"] {
+                let range = try gzstream(["unpack", "-c", "--offset", "2222222", "--length", "4444", name], in: scratch)
+                #expect(range.status == 0 && range.err == "", "\(name): \(range)")
+                #expect(range.stdout == Array(Self.data[2_222_222..<2_226_666]), "\(name)")
+            }
+            // bgzip's name for a BGZF index, or any other file: not gztool's, so not an index of it.
+            try scratch.write("data.gzi", Array("not an index at all".utf8))
+            let without = try gzstream(["unpack", "-c", "-v", "data.gz"], in: scratch)
+            #expect(without.status == 0 && without.stdout == Self.data)
+            // The same summary line as through the index, and no "read through" line before it.
+            #expect(without.errLines == [try #require(whole.errLines.last)], "\(without.err)")
+            let range = try gzstream(["unpack", "-c", "--offset", "5", "data.gz"], in: scratch)
+            #expect(range.status == 1 && range.err == "gzstream: data.gz: no index data.gz.gzidx (run 'gzstream index data.gz' to build it)\n")
+        }
+    }
+
     @Test("an index beside the file that is a symbolic link is said and not used; a range ignores trailing garbage")
     func linkAndGarbage() throws {
         try withScratch { scratch in
