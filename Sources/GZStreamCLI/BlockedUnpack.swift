@@ -117,9 +117,10 @@ extension Command {
                        bytesOut: written, header: nil)
     }
 
-    /// `gzstream index FILE.gz`: writes `FILE.gz.gzi`, byte for byte what `bgzip -r` writes,
-    /// by walking the member headers without inflating. Refuses a non-BGZF file; the index is
-    /// written beside and renamed into place, never over an existing one without `-f`.
+    /// `gzstream index FILE.gz`: writes `FILE.gz.gzi` (or `-o PATH`), byte for byte what
+    /// `bgzip -r` writes, by walking the member headers without inflating. A file that is not
+    /// BGZF gets a GZIDX index (``buildGzipIndex(_:input:)``). The index is written in its
+    /// directory and renamed into place, never over an existing one without `-f`.
     /// `opened` is the operand opened once (``Command/openOperand(_:)``), `nil` for `-`.
     func buildIndex(_ operand: Pathname, input opened: OpenedInput?) throws -> ExitStatus {
         guard let opened else {
@@ -131,14 +132,16 @@ extension Command {
         let input: ByteInputStream
         do {
             let start = try PeekingInputStream(peeking: file, length: BGZFInputStream.signatureLength)
-            if !BGZFInputStream.startsWithBGZFMember(start.peekedBytes) { return try buildGzipIndex(operand, input: start) }
+            if !BGZFInputStream.startsWithBGZFMember(start.peekedBytes) {
+                return try buildGzipIndex(operand, input: start, inputInfo: opened.info)
+            }
             input = start
         } catch let error as ByteStreamError {
             file.close()
             throw Reported(status: reportError(error.target ?? operand.description, describe(error)))
         }
-        let indexPath = operand.appending(".gzi")
-        let directory = try openIndexDirectory(for: indexPath, closingOnFailure: file)
+        let indexPath = indexPath(of: operand, suffix: ".gzi")
+        let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: opened.info, closingOnFailure: file)
         let scan: BGZFIndex.Scan
         do {
             defer { file.close() }
@@ -158,6 +161,11 @@ extension Command {
         return .success
     }
 
+    /// Where `index` writes the index of `operand`: `-o PATH`, else beside it with `suffix`.
+    func indexPath(of operand: Pathname, suffix: Pathname) -> Pathname {
+        options.outputPath ?? operand.appending(suffix)
+    }
+
     /// Reads bgzip's `.gzi` index from `stream` (at most 1 GiB); a file that is not one is
     /// reported under `name`.
     func readBGZFIndex(_ stream: ByteInputStream, name: Pathname) throws -> BGZFIndex {
@@ -169,11 +177,15 @@ extension Command {
     }
 
     /// The directory that is to hold `indexPath`, opened once (the check, the temporary file and
-    /// the move all take names in it), after refusing to replace an index there without `-f`.
-    /// Closes `input` when it throws.
-    func openIndexDirectory(for indexPath: Pathname, closingOnFailure input: ByteInputStream) throws -> OutputDirectory {
+    /// the move all take names in it), after refusing to replace an index there without `-f`,
+    /// and to replace the indexed file itself (`index -f -o FILE.gz FILE.gz`, or a link to it)
+    /// even with it. Closes `input` when it throws.
+    func openIndexDirectory(for indexPath: Pathname, of operand: Pathname, inputInfo: FileInfo,
+                            closingOnFailure input: ByteInputStream) throws -> OutputDirectory {
         do {
             let directory = try openDirectory(containing: indexPath)
+            try rejectSameFile(inputInfo, directory.info(of: indexPath.lastComponent, followsLinks: true),
+                               inputName: operand.description)
             try refuseToReplaceIndex(indexPath, in: directory)
             return directory
         } catch {

@@ -17,13 +17,13 @@ func parseSpan(_ text: String) throws(UsageError) -> Int {
 }
 
 extension Command {
-    /// Writes `FILE.gz.gzidx` for the gzip file `operand` (any members, not BGZF), whose bytes
+    /// Writes `FILE.gz.gzidx` (or `-o PATH`) for the gzip file `operand` (any members, not BGZF), whose bytes
     /// `input` gives from the first; the windows' temporary file and the index's go in the
     /// index's directory, opened once. Refuses to replace an index without `-f`; a damaged
     /// file gets the error `test` gives and no index. Closes `input`.
-    func buildGzipIndex(_ operand: Pathname, input: ByteInputStream) throws -> ExitStatus {
-        let indexPath = operand.appending(".gzidx")
-        let directory = try openIndexDirectory(for: indexPath, closingOnFailure: input)
+    func buildGzipIndex(_ operand: Pathname, input: ByteInputStream, inputInfo: FileInfo) throws -> ExitStatus {
+        let indexPath = indexPath(of: operand, suffix: Self.gzidxSuffix)
+        let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: inputInfo, closingOnFailure: input)
         let temporary: TemporaryFile
         do {
             temporary = try temporaryFile(in: directory, shownAs: indexPath)

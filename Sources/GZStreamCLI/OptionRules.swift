@@ -24,6 +24,7 @@ extension Options {
             throw UsageError(message: "--strict applies to unpack, test and list")
         }
         if outputPath == "-" {
+            if mode == .index { throw UsageError(message: Self.indexToStandardOutput) }
             // `-o -` is standard output, as `-` is standard input among the files.
             outputPath = nil
             toStandardOutput = true
@@ -97,6 +98,9 @@ extension Options {
         }
     }
 
+    /// `index -o` with an empty path or `-`.
+    private static let indexToStandardOutput = "index -o needs a file's path (the index is not written to standard output)"
+
     /// The rules for `unpack --offset/--length` (a range of a BGZF file, read through its
     /// `.gzi` index) and for the `index` command, which writes that index.
     private func validateBlockedOptions() throws(UsageError) {
@@ -114,10 +118,14 @@ extension Options {
             // The range is inflated by BGZFInputStream's members, with ISA-L only.
         }
         if mode == .index {
-            if outputPath != nil || toStandardOutput || removeInput || maximumOutputSize != nil {
-                throw UsageError(message: "index writes its index beside each FILE: -c, -o, --rm and --max-output do not apply")
+            if let outputPath, outputPath.bytes.isEmpty { throw UsageError(message: Self.indexToStandardOutput) }
+            if toStandardOutput || removeInput || maximumOutputSize != nil {
+                throw UsageError(message: "index writes its index beside each FILE (or to -o PATH): -c, --rm and --max-output do not apply")
             }
             if files.isEmpty { throw UsageError(message: "index needs a FILE") }
+            if outputPath != nil {
+                if files.count != 1 || files[0] == "-" { throw UsageError(message: "index -o PATH needs one FILE (the index is that file's)") }
+            }
         }
     }
 }

@@ -58,6 +58,54 @@ struct GzipIndexCLITests {
         }
     }
 
+    @Test("index -o PATH writes the index there (GZIDX, or bgzip's .gzi for BGZF), read back with --index PATH")
+    func output() throws {
+        try withScratch { scratch in
+            let packed = try gzstream(["pack", "-c"], in: scratch, input: .bytes(Self.plain)).stdout
+            _ = try scratch.write("data.gz", packed)
+            _ = try scratch.write("data.bgz", try gzstream(["pack", "-c", "--bgzf"], in: scratch, input: .bytes(Self.plain)).stdout)
+            try FileManager.default.createDirectory(atPath: scratch.path("indexes"), withIntermediateDirectories: false)
+            let written = try gzstream(["index", "-v", "-o", "indexes/data.idx", "data.gz"], in: scratch)
+            let (expected, summary) = try libraryIndex(packed, span: GzipIndexBuilder.defaultSpan)
+            #expect(written.status == 0 && written.out == "")
+            #expect(written.err == "gzstream: data.gz: 1 members, \(Self.plain.count) bytes -> indexes/data.idx "
+                + "(\(summary.pointCount) points, \(expected.count) bytes)\n")
+            #expect(try scratch.read("indexes/data.idx") == expected)
+            let bgzf = try gzstream(["index", "--output", "indexes/data.bgz.idx", "data.bgz"], in: scratch)
+            #expect(bgzf.status == 0 && bgzf.err == "", "\(bgzf)")
+            let gzi = try BGZFIndex(decoding: try scratch.read("indexes/data.bgz.idx"))
+            #expect(gzi.entries.count > 10)
+            for (file, index) in [("data.gz", "indexes/data.idx"), ("data.bgz", "indexes/data.bgz.idx")] {
+                let range = try gzstream(["unpack", "-c", "--index", index, "--offset", "1000000", "--length", "5000", file],
+                                         in: scratch)
+                #expect(range.status == 0 && range.err == "" && range.stdout == Array(Self.plain[1_000_000..<1_005_000]), "\(file)")
+            }
+            let again = try gzstream(["index", "-o", "indexes/data.idx", "data.gz"], in: scratch)
+            #expect(again.status == 1 && again.err == "gzstream: indexes/data.idx: already exists; not overwritten (use -f to overwrite)\n")
+            #expect(try scratch.listing() == ["data.bgz", "data.gz", "indexes"])
+        }
+    }
+
+    @Test("index -o never replaces the file it indexes, even with -f and through a link; usage errors", arguments: [
+        (["-f", "-o", "data.gz", "data.gz"], "gzstream: data.gz: input and output are the same file\n"),
+        (["-f", "-o", "link.gz", "data.gz"], "gzstream: data.gz: input and output are the same file\n"),
+        (["-o", "x", "data.gz", "data.gz"], usageError("index -o PATH needs one FILE (the index is that file's)")),
+        (["-o", "x", "-"], usageError("index -o PATH needs one FILE (the index is that file's)")),
+        (["-o", "-", "data.gz"], usageError("index -o needs a file's path (the index is not written to standard output)")),
+        (["-o", "", "data.gz"], usageError("index -o needs a file's path (the index is not written to standard output)")),
+    ])
+    func outputRefused(arguments: [String], expected: String) throws {
+        try withScratch { scratch in
+            let packed = try gzstream(["pack", "-c"], in: scratch, input: .bytes(Array(Self.plain.prefix(100_000)))).stdout
+            _ = try scratch.write("data.gz", packed)
+            #expect(symlink("data.gz", scratch.path("link.gz")) == 0)
+            let result = try gzstream(["index"] + arguments, in: scratch)
+            #expect(result.status == 1 && result.out == "" && result.err == expected, "\(result)")
+            #expect(try scratch.read("data.gz") == packed)
+            #expect(try scratch.listing() == ["data.gz", "link.gz"])
+        }
+    }
+
     @Test("--span out of range or given to another command: usage errors", arguments: [
         (["index", "--span", "31K", "a"], "span must be 32K to 4G - 1 (a number alone counts KiB), not '31K'"),
         (["index", "--span", "4G", "a"], "span must be 32K to 4G - 1 (a number alone counts KiB), not '4G'"),
