@@ -184,9 +184,11 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         memberStart = (0, 0)
     }
 
-    /// Refuses what the decoders cannot take: windows other than 32 KiB (deflate's, RFC 1951
-    /// §2: a larger one would only cost memory), and offsets beyond what a file offset holds.
+    /// Refuses what the decoders cannot take: an index without access points (a seek starts
+    /// at one), windows other than 32 KiB (deflate's, RFC 1951 §2: a larger one would only
+    /// cost memory), and offsets beyond what a file offset holds.
     private static func checkUsable(_ index: GzipIndex) throws {
+        guard !index.points.isEmpty else { throw IndexedGzipError.unusable("it has no access points") }
         guard index.windowSize == GzipIndex.defaultWindowSize else {
             throw IndexedGzipError.unusable("window size \(index.windowSize), not 32768")
         }

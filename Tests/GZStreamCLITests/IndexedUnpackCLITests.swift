@@ -193,6 +193,30 @@ struct IndexedUnpackCLITests {
         }
     }
 
+    @Test("an index without access points: a range is refused in one line, nothing left; a whole read says it is not used")
+    func noPoints() throws {
+        try withScratch { scratch in
+            try scratch.write("f.plain", "hello\n")
+            try #require(try shell("gzip -c f.plain > f.gz && rm f.plain", in: scratch).status == 0)
+            let size = try scratch.read("f.gz").count
+            // GZIDX v1: magic, version, flags, compressed size, plain size, spacing, window size, 0 points.
+            var index = Array("GZIDX".utf8) + [1, 0]
+            for (value, width) in [(size, 8), (6, 8), (1 << 20, 4), (32768, 4), (0, 4)] {
+                index += (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+            }
+            try scratch.write("f.gz.gzidx", index)
+            let message = "gzstream: f.gz.gzidx: the index is not usable: it has no access points\n"
+            let range = try gzstream(["unpack", "-c", "--offset", "0", "f.gz"], in: scratch)
+            #expect(range.status == 1 && range.out == "" && range.err == message, "\(range)")
+            let toFile = try gzstream(["unpack", "--offset", "1", "-o", "out", "f.gz"], in: scratch)
+            #expect(toFile.status == 1 && toFile.err == message, "\(toFile)")
+            #expect(try scratch.listing() == ["f.gz", "f.gz.gzidx"])
+            let whole = try gzstream(["unpack", "-c", "f.gz"], in: scratch)
+            #expect(whole.status == 0 && whole.out == "hello\n")
+            #expect(whole.err == "gzstream: f.gz.gzidx: not used: the index is not usable: it has no access points\n")
+        }
+    }
+
     @Test("an index beside the file that is a symbolic link is said and not used; a range ignores trailing garbage")
     func linkAndGarbage() throws {
         try withScratch { scratch in
