@@ -43,28 +43,19 @@ extension Command {
     /// use it), without it is left to ``unpackRange(_:path:into:closesOutput:)``, which reads it.
     private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
                            bgzfData: Bool, checksBGZFIndex: Bool) throws -> (index: GzipIndex, path: Pathname)? {
-        if location.explicit {
-            guard let opened = try openIndex(at: location.path, beside: nil) else { return nil }
+        func read(_ path: Pathname, beside name: Pathname?, onlyGztool: Bool = false) throws -> (index: GzipIndex, path: Pathname)? {
+            guard let opened = try openIndex(at: path, beside: name) else { return nil }
             defer { opened.close() }
-            return try readIndex(opened, name: location.path, compressedSize: compressedSize,
-                                 bgzfData: bgzfData, checksBGZFIndex: checksBGZFIndex).map { ($0, location.path) }
+            return try readIndex(opened, name: path, compressedSize: compressedSize, bgzfData: bgzfData,
+                                 checksBGZFIndex: checksBGZFIndex, onlyGztool: onlyGztool).map { ($0, path) }
         }
+        if location.explicit { return try read(location.path, beside: nil) }
         guard let input = currentInput else { return nil }
-        if let opened = try openIndex(at: location.path, beside: input.name.appending(Self.gzidxSuffix)) {
-            defer { opened.close() }
-            return try readIndex(opened, name: location.path, compressedSize: compressedSize,
-                                 bgzfData: bgzfData, checksBGZFIndex: checksBGZFIndex).map { ($0, location.path) }
-        }
+        if let found = try read(location.path, beside: input.name.appending(Self.gzidxSuffix)) { return found }
         // bgzip's `.gzi` beside a BGZF file is the BGZF path's; beside other data only
         // gztool's (by its magic) is an index of it.
-        let gztoolPath = Self.gztoolIndexName(of: input.path)
-        guard !bgzfData, let opened = try openIndex(at: gztoolPath, beside: Self.gztoolIndexName(of: input.name)) else {
-            return nil
-        }
-        defer { opened.close() }
-        guard try Self.isGztoolIndex(opened, name: gztoolPath) else { return nil }
-        return try readIndex(opened, name: gztoolPath, compressedSize: compressedSize,
-                             bgzfData: bgzfData, checksBGZFIndex: checksBGZFIndex).map { ($0, gztoolPath) }
+        guard !bgzfData else { return nil }
+        return try read(Self.gztoolIndexName(of: input.path), beside: Self.gztoolIndexName(of: input.name), onlyGztool: true)
     }
 
     /// Opens the index at `path`: as named for `--index PATH` (`beside` nil), or as the name
@@ -101,18 +92,18 @@ extension Command {
         bytes.count == 16 && bytes[0..<8].allSatisfy({ $0 == 0 }) && bytes[8..<15].elementsEqual("gzipind".utf8)
     }
 
-    /// Whether `opened` is a regular file that starts with gztool's magic.
-    private static func isGztoolIndex(_ opened: OpenedInput, name: Pathname) throws -> Bool {
-        guard opened.info.isRegularFile else { return false }
-        return isGztoolMagic(try leadingBytes(of: opened, count: 16, name: name))
-    }
-
     /// Reads the index in `opened` (see ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``).
+    /// With `onlyGztool` (a name gztool shares with bgzip), anything but a regular file that
+    /// starts with gztool's magic is not an index of this file: `nil`, nothing said.
     private func readIndex(_ opened: OpenedInput, name path: Pathname, compressedSize: Int64,
-                           bgzfData: Bool, checksBGZFIndex: Bool) throws -> GzipIndex? {
+                           bgzfData: Bool, checksBGZFIndex: Bool, onlyGztool: Bool) throws -> GzipIndex? {
         let name = path.description
-        guard opened.info.isRegularFile else { throw Reported(status: reportError(name, "not a regular file")) }
+        guard opened.info.isRegularFile else {
+            if onlyGztool { return nil }
+            throw Reported(status: reportError(name, "not a regular file"))
+        }
         let magic = try Self.leadingBytes(of: opened, count: 16, name: path)
+        if onlyGztool && !Self.isGztoolMagic(magic) { return nil }
         let stream = try opened.stream()
         defer { stream.close() }
         do {
@@ -176,7 +167,7 @@ extension Command {
     /// (the rest was then decoded without it, from the start of the member it failed in).
     func noteIndexMismatch(of decoder: any GzipDecodingStream) {
         let indexed = (decoder as? IndexedGzipInputStream) ?? (decoder as? ProgressedDecoder)?.inner
-        if let mismatch = indexed?.indexMismatch, let path = indexInUse ?? indexLocation?.path { noteMismatch(mismatch, path) }
+        if let mismatch = indexed?.indexMismatch, let path = indexInUse { noteMismatch(mismatch, path) }
     }
 
     /// The size in bytes of the open `file` (`fstat(2)`), 0 when it cannot be had.

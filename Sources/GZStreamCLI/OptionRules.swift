@@ -123,8 +123,8 @@ extension Options {
                 throw UsageError(message: "index writes its index beside each FILE (or to -o PATH): -c, --rm and --max-output do not apply")
             }
             if files.isEmpty { throw UsageError(message: "index needs a FILE") }
-            if outputPath != nil {
-                if files.count != 1 || files[0] == "-" { throw UsageError(message: "index -o PATH needs one FILE (the index is that file's)") }
+            if outputPath != nil && (files.count != 1 || files[0] == "-") {
+                throw UsageError(message: "index -o PATH needs one FILE (the index is that file's)")
             }
         }
     }
