@@ -21,26 +21,40 @@ extension Command {
         // Messages name both as the user reads them.
         let (path, indexPath) = (file.description, indexFile.description)
         let index: BGZFIndex
+        if foundIndexRefused && options.indexPath == nil {
+            return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                                             closesOutput: closesOutput)
+        }
         do {
-            // Looked up beside the input in the directory it was opened in, by the same rule
-            // for links, and read only if it is a regular file (not a FIFO or /dev/zero);
-            // `--index PATH` is opened as named.
+            // Looked up beside the input in the directory it was opened in, never through a
+            // symbolic link, and trusted as any index (IndexTrust.swift); `--index PATH` is
+            // opened as named. A found index that is not trusted or not valid is not used: the
+            // range is decoded from the start.
+            let explicit = options.indexPath != nil
             let indexInput: OpenedInput
-            if options.indexPath != nil {
-                indexInput = try OpenedInput(path: indexFile, followsLinks: true)
-            } else if let input = currentInput {
-                indexInput = try OpenedInput(name: input.name.appending(".gzi"), in: input.directory, ownsDirectory: false,
-                                             path: indexFile, followsLinks: input.followsLinks)
-            } else {
-                indexInput = try OpenedInput(path: indexFile, followsLinks: followsOperandLinks)
+            do {
+                let name = explicit ? nil : currentInput?.name.appending(".gzi")
+                guard let opened = try openTrustedIndex(indexFile, name: name, explicit: explicit || currentInput == nil) else {
+                    throw ByteStreamError(.system(errno: Errno.noSuchFile), operation: "open", target: indexPath)
+                }
+                indexInput = opened
+            } catch let refusal as IndexRefusal {
+                if explicit { throw Reported(status: reportError(indexPath, refusal.reason)) }
+                noteIndexNotUsed(indexFile, refusal.reason)
+                return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                                                 closesOutput: closesOutput)
             }
             defer { indexInput.close() }
-            guard indexInput.info.isRegularFile else {
-                throw Reported(status: reportError(indexPath, "not a regular file"))
-            }
             let indexStream = try indexInput.stream()
             defer { indexStream.close() }
-            index = try readBGZFIndex(indexStream, name: indexFile)
+            do {
+                index = try readBGZFIndex(indexStream, name: indexFile, found: !explicit,
+                                          compressedSize: FileInfo(descriptor: (input as? FileInputStream)?.fileDescriptor ?? -1)?.size)
+            } catch let refusal as IndexRefusal {
+                noteIndexNotUsed(indexFile, refusal.reason)
+                return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                                                 closesOutput: closesOutput)
+            }
         } catch where isSystemError(error, Errno.noSuchFile) && options.indexPath == nil {
             // Only a BGZF file can have an index: say so rather than suggest building one.
             let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
@@ -168,11 +182,19 @@ extension Command {
 
     /// Reads bgzip's `.gzi` index from `stream` (at most 1 GiB); a file that is not one is
     /// reported under `name`.
-    func readBGZFIndex(_ stream: ByteInputStream, name: Pathname) throws -> BGZFIndex {
+    /// Reads bgzip's `.gzi` whole from `stream`: at most 16 bytes an entry and one entry per
+    /// member (28 bytes at least) of a file of `compressedSize` bytes when it is known, else 1 GiB.
+    /// - Throws: ``Reported`` (said) for a fault, or ``IndexRefusal`` when the index was
+    ///   `found` beside the file (the caller says it and goes on without it).
+    func readBGZFIndex(_ stream: ByteInputStream, name: Pathname, found: Bool = false, compressedSize: Int64? = nil) throws -> BGZFIndex {
+        let limit = compressedSize.map { Int(min(8 + 16 * ($0 / 28 + 1), 1 << 30)) } ?? (1 << 30)
         do {
-            return try BGZFIndex(decoding: try stream.readToEnd(limit: 1 << 30))
+            return try BGZFIndex(decoding: try stream.readToEnd(limit: limit))
         } catch let error as BGZFIndexDecodingError {
+            if found { throw IndexRefusal(reason: error.description) }
             throw Reported(status: reportError(name.description, error.description))
+        } catch let error as ByteStreamError where found {
+            throw IndexRefusal(reason: describe(error))
         }
     }
 

@@ -225,6 +225,9 @@ final class Command {
     /// The index the current input is being decoded through (`FILE.gzidx`, gztool's index
     /// beside it, or `--index PATH`), for the line that says it did not fit.
     var indexInUse: Pathname?
+    /// Whether an index found beside the current input was not used (said already): a range
+    /// is then decoded from the start rather than refused for want of an index.
+    var foundIndexRefused = false
     /// gzip mode's `-v`: the name of the file being worked on while its `NAME:\t` is not yet
     /// written (GzipModeMessages.swift).
     var verboseName: String?

@@ -28,15 +28,17 @@ extension Command {
         return (input.path.appending(Self.gzidxSuffix), false)
     }
 
-    /// Opens and reads the operand's index: GZIDX (its windows stay in the file and are read
-    /// when a span needs one) or gztool's format (read whole: its windows are compressed), and
-    /// says where it was found. Beside the file, `FILE.gzidx` is looked for first, then (for
-    /// data that is not BGZF) gztool's (``gztoolIndexName(of:)``), taken only if it starts with
-    /// gztool's magic;
-    /// when neither is there, `nil`. An index that exists is read, and any fault of it (or of
-    /// `--index PATH`) is thrown. The index is looked up beside the input in the directory the
-    /// input was opened in, by the same rule for links, and read only if it is a regular file.
-    /// `compressedSize` is the gzip file's size (gztool's index lacks it).
+    /// Opens and reads the operand's index: GZIDX (its windows stay in the file, each checked
+    /// against the CRC-32 it had when the index was read) or gztool's format (read whole: its
+    /// windows are compressed), and says where it was found. Beside the file, `FILE.gzidx` is
+    /// looked for first, then (for data that is not BGZF) gztool's (``gztoolIndexName(of:)``),
+    /// taken only if it starts with gztool's magic; when neither is there, `nil`.
+    ///
+    /// Every index must pass ``openTrustedIndex(_:name:explicit:)`` and hold no more points than
+    /// the file can need (``GzipIndex/maximumPointCount(compressedSize:)``). A found index that
+    /// fails any check, or cannot be read, is not used: ``noteIndexNotUsed(_:_:)`` and `nil`,
+    /// and the file is decoded without it. `--index PATH` that fails is an error (thrown as
+    /// ``Reported``). `compressedSize` is the gzip file's size (gztool's index lacks it).
     /// For BGZF data (`bgzfData`), `--index PATH` may also name bgzip's `.gzi` (it has no magic:
     /// anything neither GZIDX nor gztool's is read as one): `nil` is returned, for the BGZF path;
     /// with `checksBGZFIndex` the `.gzi` is read and checked first (a whole read, which does not
@@ -44,10 +46,18 @@ extension Command {
     private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
                            bgzfData: Bool, checksBGZFIndex: Bool) throws -> (index: GzipIndex, path: Pathname)? {
         func read(_ path: Pathname, beside name: Pathname?, onlyGztool: Bool = false) throws -> (index: GzipIndex, path: Pathname)? {
-            guard let opened = try openIndex(at: path, beside: name) else { return nil }
-            defer { opened.close() }
-            return try readIndex(opened, name: path, compressedSize: compressedSize, bgzfData: bgzfData,
-                                 checksBGZFIndex: checksBGZFIndex, onlyGztool: onlyGztool).map { ($0, path) }
+            do {
+                guard let opened = try openTrustedIndex(path, name: name, explicit: location.explicit) else { return nil }
+                defer { opened.close() }
+                return try readIndex(opened, name: path, compressedSize: compressedSize, bgzfData: bgzfData,
+                                     checksBGZFIndex: checksBGZFIndex, onlyGztool: onlyGztool).map { ($0, path) }
+            } catch let refusal as IndexRefusal {
+                if location.explicit { throw Reported(status: reportError(path.description, refusal.reason)) }
+                if onlyGztool { return nil }
+                noteIndexNotUsed(path, refusal.reason)
+                foundIndexRefused = true
+                return nil
+            }
         }
         if location.explicit { return try read(location.path, beside: nil) }
         guard let input = currentInput else { return nil }
@@ -56,24 +66,6 @@ extension Command {
         // gztool's (by its magic) is an index of it.
         guard !bgzfData else { return nil }
         return try read(Self.gztoolIndexName(of: input.path), beside: Self.gztoolIndexName(of: input.name), onlyGztool: true)
-    }
-
-    /// Opens the index at `path`: as named for `--index PATH` (`beside` nil), or as the name
-    /// `beside` in the input's directory. An index beside the file that does not exist is
-    /// `nil`; one that cannot be opened (a symbolic link not followed, no permission) is said
-    /// and not used (`nil`): the file is decoded without it.
-    private func openIndex(at path: Pathname, beside name: Pathname?) throws -> OpenedInput? {
-        guard let name, let input = currentInput else { return try OpenedInput(path: path, followsLinks: true) }
-        do {
-            return try OpenedInput(name: name, in: input.directory,
-                                   ownsDirectory: false, path: path, followsLinks: input.followsLinks)
-        } catch where isSystemError(error, Errno.noSuchFile) || isSystemError(error, Errno.nameTooLong) {
-            // No index; or the file's name is so long that no index name fits beside it.
-            return nil
-        } catch let error as ByteStreamError {
-            diagnostics.warning(path.description, "not used: \(describe(error))")
-            return nil
-        }
     }
 
     /// The first `count` bytes of `opened` (fewer if it is shorter), read at offset 0 without
@@ -92,33 +84,48 @@ extension Command {
         bytes.count == 16 && bytes[0..<8].allSatisfy({ $0 == 0 }) && bytes[8..<15].elementsEqual("gzipind".utf8)
     }
 
-    /// Reads the index in `opened` (see ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``).
-    /// With `onlyGztool` (a name gztool shares with bgzip), anything but a regular file that
-    /// starts with gztool's magic is not an index of this file: `nil`, nothing said.
+    /// Reads the index in `opened` (see ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``),
+    /// a trusted regular file. With `onlyGztool` (a name gztool shares with bgzip), anything
+    /// that does not start with gztool's magic is not an index of this file: `nil`, nothing said.
+    /// - Throws: ``IndexRefusal`` for an index that cannot be read or is not valid.
     private func readIndex(_ opened: OpenedInput, name path: Pathname, compressedSize: Int64,
                            bgzfData: Bool, checksBGZFIndex: Bool, onlyGztool: Bool) throws -> GzipIndex? {
-        let name = path.description
-        guard opened.info.isRegularFile else {
-            if onlyGztool { return nil }
-            throw Reported(status: reportError(name, "not a regular file"))
+        let magic: [UInt8]
+        do {
+            magic = try Self.leadingBytes(of: opened, count: 16, name: path)
+        } catch let error as ByteStreamError {
+            throw IndexRefusal(reason: describe(error))
         }
-        let magic = try Self.leadingBytes(of: opened, count: 16, name: path)
         if onlyGztool && !Self.isGztoolMagic(magic) { return nil }
-        let stream = try opened.stream()
-        defer { stream.close() }
+        let maximumPoints = GzipIndex.maximumPointCount(compressedSize: compressedSize)
         do {
             if Self.isGztoolMagic(magic) {
-                return try GzipIndex(gztool: try stream.readToEnd(limit: 1 << 32), compressedSize: UInt64(compressedSize))
+                // Its windows are read into memory: the file's size is bounded first.
+                let limit = Int64(maximumPoints) * (24 + Int64(GzipIndex.defaultWindowSize) + 64)
+                guard opened.info.size <= limit else {
+                    throw IndexRefusal(reason: "\(opened.info.size) bytes, more than an index of a file of \(compressedSize) bytes can need")
+                }
+                let stream = try opened.stream()
+                defer { stream.close() }
+                let index = try GzipIndex(gztool: try stream.readToEnd(limit: Int(limit)), compressedSize: UInt64(compressedSize))
+                guard index.points.count <= maximumPoints else {
+                    throw IndexRefusal(reason: "\(index.points.count) access points, more than the \(maximumPoints) the file can need")
+                }
+                return index
             }
             if options.indexPath != nil && bgzfData && !magic.starts(with: "GZIDX".utf8) {
+                let stream = try opened.stream()
+                defer { stream.close() }
                 if checksBGZFIndex { _ = try readBGZFIndex(stream, name: path) }
                 return nil
             }
-            return try GzipIndex(gzidxFile: stream.fileDescriptor, path: name)
+            return try GzipIndex(gzidxFile: opened.fileDescriptor, path: path.description, maximumPoints: maximumPoints)
         } catch let error as GzipIndexError {
-            throw Reported(status: reportError(name, error.description))
+            throw IndexRefusal(reason: error.description)
         } catch let error as GztoolIndexError {
-            throw Reported(status: reportError(name, "not a valid gztool index: \(error.reason) (at byte \(error.offset))"))
+            throw IndexRefusal(reason: "not a valid gztool index: \(error.reason) (at byte \(error.offset))")
+        } catch let error as ByteStreamError {
+            throw IndexRefusal(reason: describe(error))
         }
     }
 
@@ -143,11 +150,11 @@ extension Command {
             try stream.openOrThrow()
         } catch let error as IndexedGzipError where !location.explicit {
             stream.close()
-            diagnostics.warning(indexPath.description, "not used: \(error)")
+            noteIndexNotUsed(indexPath, withRemedy(error))
             return nil
         } catch let error as IndexedGzipError {
             stream.close()
-            throw Reported(status: reportError(indexPath.description, error.description))
+            throw Reported(status: reportError(indexPath.description, withRemedy(error)))
         }
         if options.verbose {
             diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): read through "
@@ -160,7 +167,20 @@ extension Command {
 
     /// Says that the index did not fit and the file was decoded without it.
     func noteMismatch(_ error: IndexedGzipError, _ path: Pathname) {
-        diagnostics.warning(path.description, "not used: \(error)")
+        noteIndexNotUsed(path, withRemedy(error))
+    }
+
+    /// `error`'s text, and for an index that does not fit the file (made for another file, or
+    /// for this one before it changed), how to rebuild it.
+    func withRemedy(_ error: IndexedGzipError) -> String {
+        switch error {
+        case .sizeMismatch, .firstPointMisplaced, .pointMismatch, .windowDiffers, .fileChanged, .undecodable, .badWindow:
+            guard let input = currentInput else { return error.description }
+            let output = options.indexPath.map { " -o \($0.description)" } ?? ""
+            return "\(error); rebuild it with: gzstream index -f\(output) \(input.path.description)"
+        case .notRegularFile, .unusable, .offsetPastEnd:
+            return error.description
+        }
     }
 
     /// After a decode through an index: says so if the index was found not to fit on the way
@@ -207,16 +227,74 @@ extension Command {
             try stream.openOrThrow()
             try stream.seek(toPlainOffset: offset, length: options.rangeLength)
             try stream.copy(to: output, chunkSize: max(options.chunkSize, 64 << 10))
+        } catch let error as IndexedGzipError where options.indexPath == nil && !error.isOffsetPastEnd {
+            // A found index that does not fit: the rest of the range is decoded from the
+            // start of the file, after the bytes already written (each checked before it was).
+            noteIndexNotUsed(indexPath, withRemedy(error))
+            let written = stream.uncompressedByteCount
+            return try unpackSequentialRange(input, offset: offset + written,
+                                             length: options.rangeLength.map { $0 - written }, alreadyWritten: written,
+                                             into: output, closesOutput: closesOutput)
         } catch let error as IndexedGzipError {
             if closesOutput { output.close() }
             let subject = if case .offsetPastEnd = error { file.description } else { indexPath.description }
-            throw Reported(status: reportError(subject, error.description))
+            throw Reported(status: reportError(subject, withRemedy(error)))
         } catch {
             if closesOutput { output.close() }
             throw error
         }
         if closesOutput { try output.closeOrThrow() }
         return Outcome(status: .success, bytesIn: stream.compressedByteCount, bytesOut: stream.uncompressedByteCount, header: nil)
+    }
+}
+
+extension IndexedGzipError {
+    var isOffsetPastEnd: Bool { if case .offsetPastEnd = self { true } else { false } }
+}
+
+extension Command {
+    /// `unpack --offset N [--length M]` without a usable index: the file decoded from its first
+    /// byte, the `offset` plain bytes before the range dropped, as a sequential decode gives
+    /// them (`alreadyWritten` bytes of the range were written before, through an index). An
+    /// offset past the end is an error. Closes `output` when `closesOutput`.
+    func unpackSequentialRange(_ input: ByteInputStream, offset: Int64, length: Int64?, alreadyWritten: Int64 = 0,
+                               into output: ByteOutputStream, closesOutput: Bool) throws -> Outcome {
+        guard input.setProperty(Int64(0), forKey: .fileCurrentOffset) || input.streamStatus == .notOpen else {
+            throw Reported(status: reportError(currentInput?.path.description ?? "standard input", "cannot seek to its start"))
+        }
+        let decoder = try decodingStream(input)
+        defer { decoder.close() }
+        var skip = offset
+        var remaining = length ?? Int64.max
+        var written: Int64 = 0
+        let size = max(options.chunkSize, 64 << 10)
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
+        defer { buffer.deallocate() }
+        do {
+            try decoder.openOrThrow()
+            while remaining > 0 || skip > 0 {
+                let count = decoder.read(buffer, maxLength: size)
+                if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                if count == 0 { break }
+                let start = Int(min(skip, Int64(count)))
+                skip -= Int64(start)
+                let take = Int(min(remaining, Int64(count - start)))
+                if take > 0 {
+                    try output.writeAll(UnsafeRawBufferPointer(start: buffer + start, count: take))
+                    remaining -= Int64(take)
+                    written += Int64(take)
+                }
+            }
+            if skip > 0 {
+                let path = currentInput?.path.description ?? "standard input"
+                throw Reported(status: reportError(path, "offset \(offset + alreadyWritten - written) is past the end of the data (\(offset - skip) bytes)"))
+            }
+        } catch {
+            if closesOutput { output.close() }
+            throw error
+        }
+        if closesOutput { try output.closeOrThrow() }
+        return Outcome(status: .success, bytesIn: decoder.compressedByteCount, bytesOut: written + alreadyWritten, header: nil)
     }
 }
 

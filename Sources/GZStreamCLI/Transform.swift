@@ -194,6 +194,7 @@ extension Command {
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
                 if ranged {
                     // Through a GZIDX index the file is read at offsets (its own stream, uncounted).
+                    foundIndexRefused = false
                     let outcome = try unpackIndexedRange(input, path: inputPath, into: sink, closesOutput: closesOutput)
                         ?? unpackRange(source, path: inputPath, into: sink, closesOutput: closesOutput)
                     progress?.end(completed: true)

@@ -91,7 +91,14 @@ public struct GzipIndex: Sendable, Equatable {
     public var windowSize: UInt32
     /// The points, ordered by compressed and by plain offset (neither decreasing).
     public var points: [GzipAccessPoint]
-    /// Where the windows are when they stayed in the index file (``init(gzidxFile:path:)``):
+    /// The last 8 bytes of the compressed file the index was made from (for a gzip file, its
+    /// last member's trailer: CRC-32 and ISIZE), when the index carries gzstream's seal: 20
+    /// bytes after the last window holding them and a CRC-32 of the whole index, which
+    /// indexed_gzip and rapidgzip ignore. ``gzidxEncoded()`` writes the seal when this is set;
+    /// ``IndexedGzipInputStream`` refuses the index for a file whose last bytes differ. `nil`
+    /// for an index without a seal (another tool's).
+    public var compressedTail: [UInt8]?
+    /// Where the windows are when they stayed in the index file (``init(gzidxFile:path:maximumPoints:)``):
     /// the points' own `window` is then `nil`, and ``window(ofPoint:)`` reads them from there.
     var windowFile: GzipIndexWindowFile?
 
@@ -107,7 +114,8 @@ public struct GzipIndex: Sendable, Equatable {
     }
 
     /// The GZIDX version 1 bytes, as indexed_gzip's `export_index` writes them:
-    /// `35 + 18 × points.count + windowSize × (points with a window)` bytes.
+    /// `35 + 18 × points.count + windowSize × (points with a window)` bytes, and gzstream's
+    /// 20-byte seal after them when ``compressedTail`` is set.
     /// - Precondition: every window holds exactly ``windowSize`` bytes, every bit offset is at
     ///   most 7, and there are at most 2^32 − 1 points.
     public func gzidxEncoded() -> [UInt8] {
@@ -132,6 +140,9 @@ public struct GzipIndex: Sendable, Equatable {
         for window in points.lazy.compactMap(\.window) {
             precondition(window.count == Int(windowSize), "every window holds windowSize bytes")
             bytes += window
+        }
+        if let compressedTail {
+            bytes += GzipIndexSeal.encoded(tail: compressedTail, crcBefore: bytes.withUnsafeBytes { crc32(0, $0) })
         }
         return bytes
     }
@@ -189,6 +200,15 @@ public enum GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible 
     case offsetBeyondEnd(point: Int, offset: Int)
     /// `count` bytes follow the last window.
     case trailingBytes(count: Int, offset: Int)
+    /// gzstream's seal, which starts at `offset`, holds a CRC-32 that is not that of the
+    /// index's bytes: the index was damaged or changed after it was written.
+    case sealMismatch(offset: Int)
+    /// The header claims `count` points, more than the `limit` an index of the compressed file
+    /// can need (``GzipIndex/maximumPointCount(compressedSize:)``).
+    case tooManyPoints(Int, limit: Int, offset: Int)
+    /// The window of point `point`, at `offset`, is not the one read when the index was
+    /// opened: the index file changed (or shrank) while it was used.
+    case windowChanged(point: Int, offset: Int)
 
     /// The byte offset in the index file where the fault was found.
     public var offset: Int {
@@ -196,7 +216,8 @@ public enum GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible 
         case .truncated(_, let offset), .badMagic(let offset), .unsupportedVersion(_, let offset),
              .unsupportedFlags(_, let offset), .badWindowSize(_, let offset), .badSpacing(_, _, let offset),
              .badBitOffset(_, _, let offset), .badWindowFlag(_, _, let offset), .offsetsDecrease(_, let offset),
-             .offsetBeyondEnd(_, let offset), .trailingBytes(_, let offset):
+             .offsetBeyondEnd(_, let offset), .trailingBytes(_, let offset), .sealMismatch(let offset),
+             .tooManyPoints(_, _, let offset), .windowChanged(_, let offset):
             offset
         }
     }
@@ -217,6 +238,9 @@ public enum GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible 
         case .offsetsDecrease(let point, _): "point \(point) comes before the point ahead of it"
         case .offsetBeyondEnd(let point, _): "point \(point) lies beyond the sizes in the header"
         case .trailingBytes(let count, _): "\(count) bytes follow the last window"
+        case .sealMismatch: "its checksum does not match its bytes: it was damaged or changed after it was written"
+        case .tooManyPoints(let count, let limit, _): "it claims \(count) access points, more than the \(limit) the file can need"
+        case .windowChanged(let point, _): "the window of point \(point) changed while the index was in use"
         }
         return "not a valid GZIDX index: \(reason) (at byte \(offset))"
     }
@@ -235,6 +259,14 @@ struct GZIDXParser {
             guard bytes.count - offset >= windowSize else { throw .truncated(.window(point: point), offset: offset) }
             index.points[point].window = Array(bytes[offset..<(offset + windowSize)])
             offset += windowSize
+        }
+        if bytes.count - offset == GzipIndexSeal.size, bytes[offset...].starts(with: GzipIndexSeal.magic) {
+            let seal = Array(bytes[offset...])
+            guard GzipIndexSeal.storedCRC(of: seal) == crc32(0, UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 4)])) else {
+                throw .sealMismatch(offset: offset)
+            }
+            index.compressedTail = GzipIndexSeal.tail(of: seal)
+            return index
         }
         guard offset == bytes.count else { throw .trailingBytes(count: bytes.count - offset, offset: offset) }
         return index

@@ -62,7 +62,7 @@ public struct GzipIndexBuilder: Sendable {
         public var pointCount: Int
         /// The points with a window.
         public var windowCount: Int
-        /// The index's size in bytes: `35 + 18 × pointCount + 32768 × windowCount`.
+        /// The index's size in bytes: `35 + 18 × pointCount + 32768 × windowCount + 20` (the seal).
         public var indexSize: Int64
     }
 
@@ -114,10 +114,14 @@ public struct GzipIndexBuilder: Sendable {
         GzipFormat.append(littleEndian: UInt32(scan.pointCount), to: &header)
         try output.writeAll(header)
         try output.writeAll(scan.table)
-        try spill.copy(to: output, chunk: 1 << 20)
+        var crc = header.withUnsafeBytes { crc32(0, $0) }
+        crc = scan.table.withUnsafeBytes { crc32(crc, $0) }
+        try spill.copy(to: output, chunk: 1 << 20) { crc = crc32(crc, $0) }
+        let seal = GzipIndexSeal.encoded(tail: scan.lastBytes, crcBefore: crc)
+        try output.writeAll(seal)
         return Summary(compressedSize: scan.position, plainSize: scan.plainSize, memberCount: scan.member,
                        pointCount: scan.pointCount, windowCount: scan.windowCount,
-                       indexSize: Int64(header.count + scan.table.count) + spill.size)
+                       indexSize: Int64(header.count + scan.table.count + seal.count) + spill.size)
     }
 }
 
@@ -150,6 +154,16 @@ private final class IndexScan {
 
     /// The offset in the input of the next byte to read.
     var position: Int64 { base + Int64(start) }
+
+    /// The last (up to 8) bytes read before ``position``: at the end, the file's last bytes,
+    /// which gzstream's seal binds the index to.
+    var lastBytes: [UInt8] {
+        let from = max(0, start - GzipIndexSeal.tailSize)
+        let inBuffer = Array(UnsafeBufferPointer(start: buffer + from, count: start - from))
+        return Array((previousBytes + inBuffer).suffix(GzipIndexSeal.tailSize))
+    }
+    /// The last (up to 8) bytes of the buffers before the current one.
+    private var previousBytes: [UInt8] = []
 
     init(input: ByteInputStream, chunkSize: Int, span: Int, spill: WindowSpillFile) throws(GzipError) {
         self.input = input
@@ -315,6 +329,7 @@ private final class IndexScan {
 
     /// Reads the next chunk once the buffer is used up. - Returns: `false` at the end.
     private func refill() throws -> Bool {
+        previousBytes = lastBytes
         base += Int64(end)
         start = 0
         end = 0

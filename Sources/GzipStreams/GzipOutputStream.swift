@@ -279,10 +279,13 @@ public final class GzipOutputStream: ByteOutputStream {
                 } else {
                     try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish)
                 }
-                try emit(GzipTrailer(crc32: crc, plainSize: uncompressedCount).encoded)
+                let trailer = GzipTrailer(crc32: crc, plainSize: uncompressedCount).encoded
+                try emit(trailer)
                 if let accessPoints, let blockSize {
                     index = GzipIndex(compressedSize: UInt64(producedCount), plainSize: UInt64(uncompressedCount),
                                       spacing: UInt32(clamping: blockSize), points: accessPoints)
+                    // The trailer is the file's last 8 bytes: the seal binds the index to them.
+                    index?.compressedTail = Array(trailer)
                 }
             } catch {
                 firstError = error

@@ -30,6 +30,9 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
     case undecodable(point: Int, error: GzipError)
     /// A seek to `offset`, past the end of the plain data (`size` bytes).
     case offsetPastEnd(offset: Int64, size: Int64)
+    /// The index carries gzstream's seal, and the file's last 8 bytes are not the ones it names:
+    /// the file was changed (rewritten, or another file put in its place) after the index was made.
+    case fileChanged
 
     /// The message a user reads: what did not fit, and where.
     public var description: String {
@@ -52,6 +55,8 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
             "decoding from access point \(point) failed (a damaged file, or an index that is not this file's): \(error)"
         case .offsetPastEnd(let offset, let size):
             "offset \(offset) is past the end of the data (\(size) bytes)"
+        case .fileChanged:
+            "the index is stale: the file's last bytes are not those it was made from (the file changed after the index was made)"
         }
     }
 }

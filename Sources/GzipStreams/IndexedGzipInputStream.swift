@@ -72,6 +72,11 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                           release: UnsafeMutablePointer<UInt8>?, pool: ChunkPool)?
     /// Plain bytes still to drop from the start of the run (a seek between points).
     private var skip: Int64 = 0
+    /// After a seek to a point other than the first: that span's bytes of the range, kept
+    /// until the span has ended where the index says the next point is (its bit, a block
+    /// boundary, its plain offset, its window), so that no byte decoded from a window the
+    /// data cannot vouch for is returned before that check; `nil` when nothing is held.
+    private var held: (span: Int, bytes: [UInt8], position: Int, checked: Bool)?
     /// The plain offset after which reads end (a seek with a length).
     private var rangeEnd: Int64?
     /// The plain offset of the next byte a read returns.
@@ -157,11 +162,24 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         guard UInt64(fileSize) == index.compressedSize else {
             throw IndexedGzipError.sizeMismatch(indexed: index.compressedSize, actual: fileSize)
         }
-        try Self.checkUsable(index)
+        try Self.checkUsable(index, fileSize: fileSize)
+        if let tail = index.compressedTail {
+            let count = Int(min(Int64(tail.count), fileSize))
+            var last = [UInt8](repeating: 0, count: count)
+            let read = try last.withUnsafeMutableBytes {
+                try SystemCalls.read(descriptor, $0.baseAddress!, count, at: fileSize - Int64(count), target: file.displayName)
+            }
+            guard read == count, last.elementsEqual(tail.suffix(count)) else { throw IndexedGzipError.fileChanged }
+        }
         for _ in 0..<threads {
-            let decoder: any PrimedInflater = switch inflater {
-            case .isal: IsalInflater()
-            case .zlib: try ZStream(inflate: ())
+            let decoder: any PrimedInflater
+            switch inflater {
+            case .isal:
+                decoder = IsalInflater()
+            case .zlib:
+                let zlib = try ZStream(inflate: ())
+                zlib.stopsAtBlocks = true
+                decoder = zlib
             }
             decoders.append(SpanDecoder(decoder: decoder, descriptor: descriptor, fileSize: fileSize,
                                         fileName: file.displayName, index: index))
@@ -185,10 +203,14 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     }
 
     /// Refuses what the decoders cannot take: an index without access points (a seek starts
-    /// at one), windows other than 32 KiB (deflate's, RFC 1951 §2: a larger one would only
+    /// at one), more points than the file can need (``GzipIndex/maximumPointCount(compressedSize:)``), windows other than 32 KiB (deflate's, RFC 1951 §2: a larger one would only
     /// cost memory), and offsets beyond what a file offset holds.
-    private static func checkUsable(_ index: GzipIndex) throws {
+    private static func checkUsable(_ index: GzipIndex, fileSize: Int64) throws {
         guard !index.points.isEmpty else { throw IndexedGzipError.unusable("it has no access points") }
+        let pointLimit = GzipIndex.maximumPointCount(compressedSize: fileSize)
+        guard index.points.count <= pointLimit else {
+            throw IndexedGzipError.unusable("\(index.points.count) access points, more than the \(pointLimit) a file of \(fileSize) bytes can need")
+        }
         guard index.windowSize == GzipIndex.defaultWindowSize else {
             throw IndexedGzipError.unusable("window size \(index.windowSize), not 32768")
         }
@@ -258,6 +280,18 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             let (end, overflow) = offset.addingReportingOverflow(length)
             return overflow ? Int64.max : end
         }
+        held = nil
+        if low > 0 {
+            // The bytes of the first span that the range takes, held until it is checked; a
+            // span too long to hold is decoded and checked first, its bytes dropped.
+            let spanEnd = low + 1 < points.count ? Int64(points[low + 1].plainOffset) : Int64.max
+            let holding = min(spanEnd, rangeEnd ?? .max) - offset
+            if holding <= Int64(Self.holdLimit) {
+                held = (low, [], 0, false)
+            } else {
+                try checkSpan(low)
+            }
+        }
         start(at: low, plain: Int64(points[low].plainOffset))
         skip = offset - Int64(points[low].plainOffset)
         plainOffset = offset
@@ -282,6 +316,36 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         }
         run = SpanRun(spans: first..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
                       chunkCapacity: Self.chunkCapacity)
+    }
+
+    /// The most plain bytes a seek holds back until its first span is checked: 32 MiB.
+    static let holdLimit = 32 << 20
+
+    /// Decodes span `span` alone, dropping its bytes, and throws unless it ends where the
+    /// index says the next point is: the check of a seek's first span when it is too long
+    /// to hold.
+    private func checkSpan(_ span: Int) throws {
+        let probe = SpanRun(spans: span..<(span + 1), decoders: decoders, chunkLimit: 4, chunkCapacity: Self.chunkCapacity)
+        defer { probe.cancelAndJoin() }
+        while true {
+            switch probe.lane(of: span).next() {
+            case .bytes(_, _, _, let release):
+                if let release { probe.pool.give(release) }
+            case .memberEnd:
+                continue
+            case .spanEnd:
+                return
+            case .stop(.mismatch(let error)):
+                throw error
+            case .stop(.failed(let error as GzipError)):
+                throw IndexedGzipError.undecodable(point: span, error: error)
+            case .stop(.failed(let error)):
+                throw error
+            case .stop(.boundary):
+                // What follows a member is not a header: the range cannot go on past it.
+                return
+            }
+        }
     }
 
     private func stopRun() {
@@ -317,7 +381,21 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// The next plain bytes of the parallel path, in place (valid until the next call): at
     /// most `maxLength`, empty at the end; `nil` once the sequential reader has taken over.
     func lendPlainBytes(maxLength: Int) throws -> UnsafeRawBufferPointer? {
-        while fallback == nil {
+        while fallback == nil || held?.checked == true {
+            if let hold = held, hold.checked {
+                // The checked first span's bytes, then the rest as the workers give them.
+                let left = hold.bytes.count - hold.position
+                if left > 0 && maxLength > 0 {
+                    let count = try limitedCount(min(maxLength, left))
+                    held!.position += count
+                    plainOffset += Int64(count)
+                    returnedCount += Int64(count)
+                    return held!.bytes.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[(hold.position)..<(hold.position + count)]) }
+                }
+                if left > 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
+                held = nil
+                continue
+            }
             if var taken = current {
                 let left = taken.count - taken.position
                 if left > 0 {
@@ -325,6 +403,17 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                         let dropped = Int(min(skip, Int64(left)))
                         skip -= Int64(dropped)
                         taken.position += dropped
+                        current = taken
+                        continue
+                    }
+                    if let hold = held, !hold.checked, hold.span == span {
+                        // Kept, not returned, until the span is checked.
+                        var count = left
+                        if let rangeEnd {
+                            count = Int(max(0, min(Int64(count), rangeEnd - plainOffset - Int64(hold.bytes.count))))
+                        }
+                        held!.bytes.append(contentsOf: UnsafeRawBufferPointer(start: taken.chunk + taken.position, count: count))
+                        taken.position = taken.count
                         current = taken
                         continue
                     }
@@ -345,6 +434,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             }
             if ended {
                 if skip > 0 { throw IndexedGzipError.offsetPastEnd(offset: plainOffset, size: chunkPlainEnd) }
+                if held != nil { held!.checked = true; continue }
                 return UnsafeRawBufferPointer(start: nil, count: 0)
             }
             guard let run else { throw ByteStreamError(.notOpen, operation: "read") }
@@ -393,6 +483,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             memberCRC = 0
             compressedPosition = next
         case .spanEnd:
+            if held?.span == span { held!.checked = true }
             span += 1
             if span < run.end { run.readerWaits(for: span) }
             compressedPosition = span < index.points.count ? Int64(index.points[span].compressedOffset) : fileSize
@@ -415,6 +506,8 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     private func failed(_ reason: SpanStop, trailerCheck: (stored: GzipTrailer, computed: GzipTrailer, offset: Int64)?) throws {
         if case .boundary(let offset) = reason {
             // After a checked member: the sequential reader's rules for what follows a member.
+            // A held span decoded to that member's end, as a sequential decode would.
+            if held?.span == span { held!.checked = true }
             stopRun()
             startSequential(at: offset, membersBefore: max(membersRead, 1), plainBefore: chunkPlainEnd)
             return

@@ -60,6 +60,9 @@ final class SpanDecoder {
     private var limit: Int64 = 0
     /// The last plain bytes decoded (up to the window size), to compare with the next window.
     private var tail: [UInt8] = []
+    /// Whether the decoder was started at a member's first deflate byte and has taken no input
+    /// since: it rests at the start of a stream, a block boundary no inflater reports as one.
+    private var atMemberStart = false
 
     init(decoder: any PrimedInflater, descriptor: Int32, fileSize: Int64, fileName: String, index: GzipIndex) {
         self.decoder = decoder
@@ -151,6 +154,7 @@ final class SpanDecoder {
             let step = decoder.step(input: input + inputStart, inputCount: inputEnd - inputStart,
                                     output: output, outputCapacity: room)
             inputStart += step.consumed
+            if step.consumed > 0 { atMemberStart = false }
             if step.produced > 0 {
                 if atTarget { return stop(.mismatch(.pointMismatch(point: span + 1))) }
                 let bytes = UnsafeRawBufferPointer(start: output, count: step.produced)
@@ -176,7 +180,7 @@ final class SpanDecoder {
                         emit(.spanEnd)
                         return true
                     }
-                    return finishSpan(span, produced: produced, target: target, emit: emit)
+                    return finishSpan(span, produced: produced, target: target, atEndOfFile: true, emit: emit)
                 case .notMember(let item, let boundary):
                     // The member is checked first; then the sequential reader judges what follows.
                     emit(item)
@@ -203,7 +207,8 @@ final class SpanDecoder {
 
     /// The end of a span's input with the decoder at rest: right when the span gave exactly the
     /// plain bytes between its point and the next, and its last bytes are the next point's window.
-    private func finishSpan(_ span: Int, produced: Int64, target: Int64?, emit: (SpanItem) -> Void) -> Bool {
+    private func finishSpan(_ span: Int, produced: Int64, target: Int64?, atEndOfFile: Bool = false,
+                            emit: (SpanItem) -> Void) -> Bool {
         guard let target else {
             // The last span ends only after a trailer at the end of the file.
             emit(.stop(.failed(GzipError.truncated(member: 0, part: .deflateData, offset: position))))
@@ -216,6 +221,15 @@ final class SpanDecoder {
             } else {
                 emit(.stop(.mismatch(.pointMismatch(point: span + 1))))
             }
+            return false
+        }
+        // The next point must be where a block starts, at its very bit: decoding from a bit
+        // that is not a block's start would give other bytes, or none, from a right window.
+        // (A point at the end of the file, after the last trailer, starts nothing.)
+        let pendingBits = Int(index.points[span + 1].bitOffset)
+        guard (atEndOfFile && pendingBits == 0) || (atMemberStart && pendingBits == 0)
+                || decoder.restsAtBlockBoundary(pendingBits: pendingBits) else {
+            emit(.stop(.mismatch(.pointMismatch(point: span + 1))))
             return false
         }
         do {
@@ -279,6 +293,7 @@ final class SpanDecoder {
                 return .stopped(.failed(GzipError.zlibFailure(code: 0, message: "cannot restart the inflater")))
             }
             tail.removeAll(keepingCapacity: true)
+            atMemberStart = true
             return .nextMember(ended)
         } catch {
             return .stopped(.failed(error))
@@ -305,6 +320,7 @@ final class SpanDecoder {
         inputStart = 0
         inputEnd = 0
         tail = window ?? []
+        atMemberStart = false
     }
 
     /// Reads the next input of the span; `false` at its end (or the file's).

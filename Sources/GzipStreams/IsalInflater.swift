@@ -93,6 +93,20 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         return true
     }
 
+    /// Reads ISA-L's state: between blocks (a new header next, or part of one read into its
+    /// `tmp_in_buffer`; after a BFINAL block ISA-L is in neither state, and `bfinal` may
+    /// already be the next header's bit), holding exactly `pendingBits` bits (`read_in_length`,
+    /// and the bytes of a header it began).
+    func restsAtBlockBoundary(pendingBits: Int) -> Bool {
+        let state = state.pointee
+        switch state.block_state {
+        case ISAL_BLOCK_NEW_HDR, ISAL_BLOCK_HDR:
+            return Int(state.read_in_length) + 8 * Int(state.tmp_in_size) == pendingBits
+        default:
+            return false
+        }
+    }
+
     private static func reason(_ code: Int32) -> String {
         switch code {
         case ISAL_INVALID_BLOCK: return "invalid block"

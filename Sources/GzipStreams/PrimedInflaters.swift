@@ -8,6 +8,12 @@ protocol PrimedInflater: RawInflater {
     /// that distances may reach into (RFC 1951 §3.2.5).
     /// - Returns: `false` when the library refuses the bits or the window.
     func start(primingBits bitCount: Int, of bits: UInt8, window: [UInt8]?) -> Bool
+
+    /// Whether the inflater, having taken all its input, rests exactly at a deflate block
+    /// boundary (RFC 1951 §3.2.3) that is not the end of the stream, holding `pendingBits`
+    /// (0...7) bits of the next block: where an access point `pendingBits` bits before the byte
+    /// after the input says the next block starts.
+    func restsAtBlockBoundary(pendingBits: Int) -> Bool
 }
 
 extension IsalInflater: PrimedInflater {}
@@ -27,5 +33,12 @@ extension ZStream: PrimedInflater {
             guard code == Z_OK else { return false }
         }
         return true
+    }
+
+    /// Reads zlib's `data_type` after `inflate` with `Z_BLOCK` (``stopsAtBlocks``): 128 when it
+    /// stopped at a block boundary, 64 when the last block was BFINAL, plus the bits it holds.
+    func restsAtBlockBoundary(pendingBits: Int) -> Bool {
+        let dataType = Int(pointer.pointee.data_type)
+        return dataType & 128 != 0 && dataType & 64 == 0 && dataType & 7 == pendingBits
     }
 }

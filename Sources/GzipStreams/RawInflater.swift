@@ -67,8 +67,8 @@ protocol WholeBufferInflater: AnyObject {
 extension ZStream: RawInflater {
     static var stepsAfterInputEnd: Bool { true }
 
-    /// Wraps zlib's `inflate` with `Z_NO_FLUSH`; zlib never reads past the end of the deflate
-    /// data, so nothing is read ahead.
+    /// Wraps zlib's `inflate` with `Z_NO_FLUSH` (`Z_BLOCK` when ``ZStream/stopsAtBlocks``); zlib
+    /// never reads past the end of the deflate data, so nothing is read ahead.
     /// - Precondition: The stream inflates (``ZStream/init(inflate:)``).
     func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
               outputCapacity: Int) -> RawInflateStep {
@@ -77,7 +77,7 @@ extension ZStream: RawInflater {
         z.pointee.avail_in = UInt32(inputCount)
         z.pointee.next_out = output
         z.pointee.avail_out = UInt32(outputCapacity)
-        let code = CZlib.inflate(z, Z_NO_FLUSH)
+        let code = CZlib.inflate(z, stopsAtBlocks ? Z_BLOCK : Z_NO_FLUSH)
         let consumed = inputCount - Int(z.pointee.avail_in)
         let produced = outputCapacity - Int(z.pointee.avail_out)
         z.pointee.next_in = nil

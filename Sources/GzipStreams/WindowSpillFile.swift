@@ -50,8 +50,9 @@ final class WindowSpillFile {
     }
 
     /// Writes the file's bytes from the start to `output`, `chunk` bytes at a time, through one
-    /// buffer. The corresponding C function is `pread(2)`.
-    func copy(to output: ByteOutputStream, chunk: Int) throws {
+    /// buffer, each chunk also handed to `observe` (the index's checksum). The corresponding C
+    /// function is `pread(2)`.
+    func copy(to output: ByteOutputStream, chunk: Int, observe: (UnsafeRawBufferPointer) -> Void = { _ in }) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 1)
         defer { buffer.deallocate() }
         var offset: Int64 = 0
@@ -62,7 +63,9 @@ final class WindowSpillFile {
             guard count > 0 else {
                 throw ByteStreamError(.system(errno: EIO), operation: "read", target: "temporary file for index windows")
             }
-            try output.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            observe(bytes)
+            try output.writeAll(bytes)
             offset += Int64(count)
         }
     }

@@ -17,6 +17,10 @@ final class ZStream {
     let mode: Mode
     let pointer: UnsafeMutablePointer<z_stream>
     private(set) var isLive = false
+    /// Whether ``RawInflater/step(input:inputCount:output:outputCapacity:)`` inflates with
+    /// `Z_BLOCK`, returning at every deflate block boundary, so that `data_type` tells whether
+    /// the input ended at one (the indexed span decoders' check); `Z_NO_FLUSH` otherwise.
+    var stopsAtBlocks = false
 
     /// A raw deflater at `level` (0...9) with a 32 KiB window and zlib's default memory level.
     /// Wraps zlib's `deflateInit2`.

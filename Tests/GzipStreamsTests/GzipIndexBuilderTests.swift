@@ -178,10 +178,19 @@ struct GzipIndexBuilderTests {
             #expect(matches.value.allSatisfy { $0 })
             #expect(try lazy.loadingWindows() == eager)
             #expect(try lazy.loadingWindows().gzidxEncoded() == bytes)
-            // The same checks of the file's size as the eager reader's.
-            for (cut, expected) in [(bytes.dropLast(1), GzipIndexError.truncated(.window(point: count - 1),
-                                                                               offset: bytes.count - 32768)),
-                                    (bytes[...] + [0], GzipIndexError.trailingBytes(count: 1, offset: bytes.count))] {
+            // The same checks of the file's size and of the seal (the last 20 bytes) as the
+            // eager reader's: without the seal the index is another tool's, still valid.
+            let sealStart = bytes.count - 20
+            var flipped = bytes
+            flipped[sealStart - 100] ^= 1
+            let unsealed = Array(bytes[..<sealStart])
+            #expect(try GzipIndex(gzidx: unsealed).compressedTail == nil)
+            #expect(try GzipIndex(gzidx: bytes).compressedTail != nil)
+            for (cut, expected) in [(bytes.dropLast(1), GzipIndexError.trailingBytes(count: 19, offset: sealStart)),
+                                    (unsealed.dropLast(1), GzipIndexError.truncated(.window(point: count - 1),
+                                                                                  offset: sealStart - 32768)),
+                                    (bytes[...] + [0], GzipIndexError.trailingBytes(count: 21, offset: sealStart)),
+                                    (flipped[...], GzipIndexError.sealMismatch(offset: sealStart))] {
                 let damaged = try makeFile("damaged.gzidx", in: directory, bytes: Array(cut))
                 let descriptor = open(damaged, O_RDONLY | O_CLOEXEC)
                 defer { close(descriptor) }
@@ -220,7 +229,7 @@ struct GzipIndexBuilderTests {
             let fd = open(indexPath, O_RDONLY | O_CLOEXEC)
             defer { close(fd) }
             let index = try GzipIndex(gzidxFile: fd, path: indexPath)
-            #expect(Int64(35 + 18 * index.points.count + 32768 * summary.windowCount) == summary.indexSize)
+            #expect(Int64(35 + 18 * index.points.count + 32768 * summary.windowCount + 20) == summary.indexSize)
             for point in [1, index.points.count / 2, index.points.count - 1] {
                 let end = Int(index.points[point].plainOffset)
                 let window = try #require(try index.window(ofPoint: point))
