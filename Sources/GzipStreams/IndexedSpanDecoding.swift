@@ -155,6 +155,7 @@ final class SpanDecoder {
                                     output: output, outputCapacity: room)
             inputStart += step.consumed
             if step.consumed > 0 { atMemberStart = false }
+
             if step.produced > 0 {
                 if atTarget { return stop(.mismatch(.pointMismatch(point: span + 1))) }
                 let bytes = UnsafeRawBufferPointer(start: output, count: step.produced)

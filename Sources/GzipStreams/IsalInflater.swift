@@ -96,12 +96,17 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
     /// Reads ISA-L's state: between blocks (a new header next, or part of one read into its
     /// `tmp_in_buffer`; after a BFINAL block ISA-L is in neither state, and `bfinal` may
     /// already be the next header's bit), holding exactly `pendingBits` bits (`read_in_length`,
-    /// and the bytes of a header it began).
+    /// and the bytes of a header it began); or just into a fixed-Huffman block whose 3-bit
+    /// header it read from those bits.
     func restsAtBlockBoundary(pendingBits: Int) -> Bool {
         let state = state.pointee
         switch state.block_state {
         case ISAL_BLOCK_NEW_HDR, ISAL_BLOCK_HDR:
             return Int(state.read_in_length) + 8 * Int(state.tmp_in_size) == pendingBits
+        case ISAL_BLOCK_CODED:
+            // A fixed-Huffman block's header is its 3 bits alone: with 3 or more bits held,
+            // ISA-L has read it and is in the block, holding the bits after it.
+            return pendingBits >= 3 && Int(state.read_in_length) == pendingBits - 3 && state.tmp_in_size == 0
         default:
             return false
         }

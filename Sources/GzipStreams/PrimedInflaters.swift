@@ -35,10 +35,12 @@ extension ZStream: PrimedInflater {
         return true
     }
 
-    /// Reads zlib's `data_type` after `inflate` with `Z_BLOCK` (``stopsAtBlocks``): 128 when it
-    /// stopped at a block boundary, 64 when the last block was BFINAL, plus the bits it holds.
+    /// Reads zlib's `data_type` after the last `inflate` with `Z_BLOCK` (``stopsAtBlocks``) that
+    /// took input or gave output: 128 when it stopped at a block boundary, 64 when the last
+    /// block was BFINAL, plus the bits it holds. (A later call without input would go on to
+    /// read the next block's header from those bits.)
     func restsAtBlockBoundary(pendingBits: Int) -> Bool {
-        let dataType = Int(pointer.pointee.data_type)
+        let dataType = Int(dataTypeAfterProgress)
         return dataType & 128 != 0 && dataType & 64 == 0 && dataType & 7 == pendingBits
     }
 }

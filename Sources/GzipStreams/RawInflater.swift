@@ -80,6 +80,7 @@ extension ZStream: RawInflater {
         let code = CZlib.inflate(z, stopsAtBlocks ? Z_BLOCK : Z_NO_FLUSH)
         let consumed = inputCount - Int(z.pointee.avail_in)
         let produced = outputCapacity - Int(z.pointee.avail_out)
+        if consumed > 0 || produced > 0 { dataTypeAfterProgress = z.pointee.data_type }
         z.pointee.next_in = nil
         z.pointee.next_out = nil
         let outcome: RawInflateOutcome

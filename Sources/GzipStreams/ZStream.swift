@@ -21,6 +21,8 @@ final class ZStream {
     /// `Z_BLOCK`, returning at every deflate block boundary, so that `data_type` tells whether
     /// the input ended at one (the indexed span decoders' check); `Z_NO_FLUSH` otherwise.
     var stopsAtBlocks = false
+    /// zlib's `data_type` after the last step that took input or gave output.
+    var dataTypeAfterProgress: Int32 = 0
 
     /// A raw deflater at `level` (0...9) with a 32 KiB window and zlib's default memory level.
     /// Wraps zlib's `deflateInit2`.
