@@ -53,7 +53,6 @@ extension Command {
                                      checksBGZFIndex: checksBGZFIndex, onlyGztool: onlyGztool).map { ($0, path) }
             } catch let refusal as IndexRefusal {
                 if location.explicit { throw Reported(status: reportError(path.description, refusal.reason)) }
-                if onlyGztool { return nil }
                 noteIndexNotUsed(path, refusal.reason)
                 foundIndexRefused = true
                 return nil

@@ -66,7 +66,7 @@ struct IndexTrustCLITests {
                 #expect(result.status == 0 && result.stdout == expected, "\(kind) \(arguments): \(result.status) \(result.err)")
                 if arguments[0] == "-dc" {
                     #expect(result.err == "", "gzip mode says nothing of a file beside the input: \(result.err)")
-                } else if kind != "gztool-truncated" {
+                } else {
                     #expect(result.errLines.count == 1 && result.err.hasPrefix("gzstream: \(name): not used: "), "\(kind): \(result.err)")
                 }
             }
@@ -139,13 +139,15 @@ struct IndexTrustCLITests {
         try withScratch { scratch in
             try Self.makeIndexed("data.gz", in: scratch)
             let size = try scratch.read("data.gz").count
-            // Two bytes changed, as many times as it takes to give the same compressed size.
+            // Two neighbouring bytes swapped, at one place after another until the compressed
+            // size is the same (about one place in ten).
             var changed = Self.data
             var found = false
-            for attempt in 0..<400 where !found {
+            for attempt in 0..<300 where !found {
                 changed = Self.data
-                changed[900_000 + attempt] ^= 0x20
-                changed[900_001 + attempt] ^= 0x20
+                let place = 900_000 + 7 * attempt
+                guard changed[place] != changed[place + 1] else { continue }
+                changed.swapAt(place, place + 1)
                 try scratch.write("new.plain", changed)
                 _ = try shell("gzip -6 -c new.plain > new.gz", in: scratch)
                 found = try scratch.read("new.gz").count == size
