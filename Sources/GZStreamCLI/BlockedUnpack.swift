@@ -154,7 +154,7 @@ extension Command {
         }
         let temporary = try temporaryFile(in: directory, shownAs: indexPath)
         defer { temporary.discard() }
-        try writeIndex(scan.index.encoded, into: temporary, path: indexPath, mode: defaultPermissions(), owner: nil)
+        try writeIndex(scan.index.encoded, into: temporary, path: indexPath, source: opened.info)
         try publishIndex(temporary, as: indexPath)
         reportIndexWritten(operand, members: scan.memberCount, plainSize: scan.uncompressedSize, indexPath: indexPath,
                            detail: "\(scan.index.entries.count) entries")

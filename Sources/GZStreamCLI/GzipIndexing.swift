@@ -41,7 +41,7 @@ extension Command {
             summary = try builder.build(from: input, into: output, spillDirectory: directory.descriptor,
                                         chunkSize: max(options.chunkSize, 64 << 10))
             try output.closeOrThrow()
-            try temporary.finish(mode: defaultPermissions(), times: nil, owner: nil)
+            try finishIndex(temporary, source: inputInfo)
         } catch let error as GzipError {
             output.close()
             throw Reported(status: reportError(operand.description, describe(error)))

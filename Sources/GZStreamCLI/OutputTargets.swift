@@ -137,7 +137,7 @@ extension Command {
         // two appear together or not at all.
         if let indexTemporary, let indexPath {
             try writeIndex(outcome.indexBytes ?? BGZFIndex().encoded, into: indexTemporary, path: indexPath,
-                           mode: permissions, owner: owner)
+                           source: inputInfo)
             try publishIndex(indexTemporary, as: indexPath)
         }
         do {
@@ -369,21 +369,29 @@ extension Command {
         }
     }
 
-    /// Writes the `.gzi` bytes into the index's temporary file, then sets its mode and owner
-    /// (``TemporaryFile/finish(mode:times:owner:synchronous:)``), which closes it.
-    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname, mode: UInt32,
-                    owner: (UInt32, UInt32)?) throws {
+    /// Writes the index's bytes (`.gzi` or GZIDX) into its temporary file, then gives it the
+    /// owner and mode of the file it was made from (``finishIndex(_:source:)``), which closes it.
+    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname, source: FileInfo?) throws {
         let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
                                       displayName: path.description)
         do {
             try stream.openOrThrow()
             try stream.writeAll(bytes)
             try stream.closeOrThrow()
-            try temporary.finish(mode: mode, times: nil, owner: owner)
+            try finishIndex(temporary, source: source)
         } catch {
             stream.close()
             throw Reported(status: reportError(path.description, describe(error)))
         }
+    }
+
+    /// Sets an index's owner and mode on its temporary file's descriptor, then closes it: the
+    /// owner of `source` (the file whose data it describes; where allowed, as for outputs) and
+    /// ``indexPermissions(of:)``, without the group bits when the group could not be given.
+    /// - Throws: ``ByteStreamError`` when closing reports an error.
+    func finishIndex(_ temporary: TemporaryFile, source: FileInfo?) throws {
+        let owner = source.flatMap { $0.isRegularFile ? ($0.owner, $0.group) : nil }
+        try temporary.finish(mode: indexPermissions(of: source), times: nil, owner: owner, groupNeedsOwner: true)
     }
 
     /// Refuses to write over the input itself (also through a link): an error, input untouched.

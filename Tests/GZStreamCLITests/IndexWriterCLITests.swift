@@ -1,0 +1,72 @@
+import ByteStreams
+import Foundation
+import GzipStreams
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Debian's `nobody` and `nogroup`: another user, whose files root indexes.
+private let nobody: (uid: uid_t, gid: gid_t) = (65534, 65534)
+
+/// The owner and permission bits of `path` (not followed if it is a link).
+private func ownerAndMode(_ path: String) -> (uid: uid_t, gid: gid_t, mode: mode_t)? {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return nil }
+    return (info.st_uid, info.st_gid, info.st_mode & 0o7777)
+}
+
+@Suite("What writes an index: its mode and owner, links, trailing garbage, stale indexes", .onDedicatedThreads)
+struct IndexWriterCLITests {
+    static let plain = sampleText(byteCount: 200_000, seed: 52)
+
+    /// How each command writes an index of `data` (or `data.gz`), and the index's name.
+    static let writers: [(label: String, arguments: [String], input: String, index: String)] = [
+        ("index (GZIDX)", ["index"], "data.gz", "data.gz.gzidx"),
+        ("index (BGZF .gzi)", ["index"], "data.bgz", "data.bgz.gzi"),
+        ("pack --index", ["pack", "--index"], "data", "data.gz.gzidx"),
+        ("pack --bgzf --index", ["pack", "--bgzf", "--index"], "data", "data.gz.gzi"),
+    ]
+
+    /// Writes the input `name` of a writer: the plain data, gzip's or BGZF.
+    private func writeInput(_ name: String, in scratch: Scratch) throws {
+        switch name {
+        case "data.gz":
+            try scratch.write(name, try gzstream(["pack", "-c"], in: scratch, input: .bytes(Self.plain)).stdout)
+        case "data.bgz":
+            try scratch.write(name, try gzstream(["pack", "-c", "--bgzf"], in: scratch, input: .bytes(Self.plain)).stdout)
+        default:
+            try scratch.write(name, Self.plain)
+        }
+    }
+
+    @Test("An index is never more readable than its input: its read and owner-write bits, never group- or other-writable", arguments: writers.map(\.label), [0o600, 0o640, 0o775, 0o444] as [mode_t])
+    func indexMode(label: String, inputMode: mode_t) throws {
+        let writer = Self.writers.first { $0.label == label }!
+        try withScratch { scratch in
+            try writeInput(writer.input, in: scratch)
+            #expect(chmod(scratch.path(writer.input), inputMode) == 0)
+            let result = try gzstream(writer.arguments + [writer.input], in: scratch)
+            #expect(result.status == 0 && result.out == "" && result.err == "", "\(result)")
+            #expect(ownerAndMode(scratch.path(writer.index))?.mode == inputMode & 0o644, "\(label), input \(String(inputMode, radix: 8))")
+        }
+    }
+
+    @Test("Run by root, an index gets the input's owner and group, set on its descriptor", .asRoot,
+          arguments: writers.map(\.label))
+    func indexOwner(label: String) throws {
+        let writer = Self.writers.first { $0.label == label }!
+        try withScratch { scratch in
+            try writeInput(writer.input, in: scratch)
+            let input = scratch.path(writer.input)
+            #expect(chmod(input, 0o640) == 0 && chown(input, nobody.uid, nobody.gid) == 0)
+            let result = try gzstream(writer.arguments + [writer.input], in: scratch)
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            let index = ownerAndMode(scratch.path(writer.index))
+            #expect(index?.uid == nobody.uid && index?.gid == nobody.gid && index?.mode == 0o640, "\(label): \(String(describing: index))")
+        }
+    }
+}
