@@ -69,4 +69,23 @@ struct IndexWriterCLITests {
             #expect(index?.uid == nobody.uid && index?.gid == nobody.gid && index?.mode == 0o640, "\(label): \(String(describing: index))")
         }
     }
+
+    @Test("index follows a symbolic link named as FILE only with -f, as unpack does")
+    func indexLink() throws {
+        try withScratch { scratch in
+            try writeInput("data.gz", in: scratch)
+            #expect(symlink("data.gz", scratch.path("planted.gz")) == 0)
+            let refused = try gzstream(["index", "planted.gz"], in: scratch)
+            let unpacked = try gzstream(["unpack", "planted.gz"], in: scratch)
+            #expect(refused.status == 1 && refused.out == "")
+            #expect(refused.err == "gzstream: planted.gz: is a symbolic link (use -f to follow it)\n", "\(refused)")
+            #expect(refused.err == unpacked.err && refused.status == unpacked.status)
+            #expect(try scratch.listing() == ["data.gz", "planted.gz"])
+            let forced = try gzstream(["index", "-f", "planted.gz"], in: scratch)
+            #expect(forced.status == 0 && forced.out == "" && forced.err == "", "\(forced)")
+            #expect(try scratch.listing() == ["data.gz", "planted.gz", "planted.gz.gzidx"])
+            let range = try gzstream(["unpack", "-c", "-f", "--offset", "1000", "--length", "300", "planted.gz"], in: scratch)
+            #expect(range.status == 0 && range.stdout == Array(Self.plain[1000..<1300]), "\(range)")
+        }
+    }
 }
