@@ -20,7 +20,9 @@ extension Command {
     /// Writes `FILE.gz.gzidx` (or `-o PATH`) for the gzip file `operand` (any members, not BGZF), whose bytes
     /// `input` gives from the first; the windows' temporary file and the index's go in the
     /// index's directory, opened once. Refuses to replace an index without `-f`; a damaged
-    /// file gets the error `test` gives and no index. Closes `input`.
+    /// file gets the error `test` gives and no index. Trailing garbage is taken as `test`
+    /// takes it: the members before it are indexed, with its warning (exit 2); zero padding
+    /// passes unsaid. Closes `input`.
     func buildGzipIndex(_ operand: Pathname, input: ByteInputStream, inputInfo: FileInfo) throws -> ExitStatus {
         let indexPath = indexPath(of: operand, suffix: Self.gzidxSuffix)
         let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: inputInfo, closingOnFailure: input)
@@ -39,7 +41,7 @@ extension Command {
             defer { input.close() }
             let builder = try GzipIndexBuilder(span: options.span ?? GzipIndexBuilder.defaultSpan)
             summary = try builder.build(from: input, into: output, spillDirectory: directory.descriptor,
-                                        chunkSize: max(options.chunkSize, 64 << 10))
+                                        chunkSize: max(options.chunkSize, 64 << 10), ignoresTrailingGarbage: true)
             try output.closeOrThrow()
             try finishIndex(temporary, source: inputInfo)
         } catch let error as GzipError {
@@ -55,6 +57,7 @@ extension Command {
         try publishIndex(temporary, as: indexPath)
         reportIndexWritten(operand, members: summary.memberCount, plainSize: summary.plainSize, indexPath: indexPath,
                            detail: "\(summary.pointCount) points, \(summary.indexSize) bytes")
+        if let garbage = summary.trailingGarbage { return try warnTrailingGarbage(operand.description, garbage) }
         return .success
     }
 }

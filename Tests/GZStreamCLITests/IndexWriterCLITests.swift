@@ -88,4 +88,35 @@ struct IndexWriterCLITests {
             #expect(range.status == 0 && range.stdout == Array(Self.plain[1000..<1300]), "\(range)")
         }
     }
+
+    /// What follows the members, and the status `index` and `test` end with.
+    static let trailers: [String: (bytes: [UInt8], status: Int32)] = [
+        "garbage": (Array("trailing garbage\n".utf8), 2),
+        "zeros": ([UInt8](repeating: 0, count: 1000), 0),
+        "zeros then garbage": ([UInt8](repeating: 0, count: 10) + [7, 7], 2),
+    ]
+
+    @Test("index of a file with trailing garbage indexes its members and warns as test does; the index reads back",
+          arguments: ["garbage", "zeros", "zeros then garbage"])
+    func trailingData(label: String) throws {
+        let (trailer, status) = Self.trailers[label]!
+        try withScratch { scratch in
+            let packed = try gzstream(["pack", "-c"], in: scratch, input: .bytes(Self.plain)).stdout
+            let file = packed + packed + trailer
+            try scratch.write("data.gz", file)
+            let result = try gzstream(["index", "--span", "32K", "data.gz"], in: scratch)
+            let tested = try gzstream(["test", "data.gz"], in: scratch)
+            #expect(result.status == status && result.out == "", "\(label): \(result)")
+            #expect(result.err == tested.err && result.status == tested.status, "\(label): \(result) / \(tested)")
+            #expect(result.err == (status == 2 ? "gzstream: data.gz: decompression OK, trailing garbage ignored\n" : ""))
+            let index = try GzipIndex(gzidx: try scratch.read("data.gz.gzidx"))
+            #expect(index.compressedSize == UInt64(file.count) && index.plainSize == UInt64(2 * Self.plain.count))
+            #expect(index.points.count >= 2)
+            let doubled = Self.plain + Self.plain
+            let range = try gzstream(["unpack", "-c", "--offset", "210000", "--length", "100000", "data.gz"], in: scratch)
+            #expect(range.status == 0 && range.err == "" && range.stdout == Array(doubled[210_000..<310_000]), "\(range)")
+            let whole = try gzstream(["unpack", "-c", "data.gz"], in: scratch)
+            #expect(whole.status == status && whole.stdout == doubled && whole.err == result.err, "\(whole)")
+        }
+    }
 }
