@@ -58,7 +58,7 @@ extension Command {
         let member = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
         guard BGZFInputStream.startsWithBGZFMember(member.peekedBytes) else {
             throw Reported(status: reportError(path, "no BGZF member at byte \(entry.compressedOffset), where "
-                + "\(indexPath) says one starts: the index is not this file's (run 'gzstream index -f \(path)')"))
+                + "\(indexPath) says one starts: the index is not this file's; rebuild it with: gzstream index -f \(path)"))
         }
         let bgzf = try BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: options.chunkSize,
                                        trailingGarbage: .ignore,

@@ -113,8 +113,9 @@ extension Command {
         }
         try rejectSameFile(inputInfo, publishDirectory.info(of: finalName, followsLinks: true), inputName: inputName)
         // Messages name the path the user gave (`-o link`), not the file behind the link.
-        let shownPath = (finalName == publishName ? outputPath
-            : Pathname(bytes: outputPath.directoryPart.bytes + finalName.bytes)!).description
+        let shownPathname = finalName == publishName ? outputPath
+            : Pathname(bytes: outputPath.directoryPart.bytes + finalName.bytes)!
+        let shownPath = shownPathname.description
         // A FIFO's or a device's mode (often 0666) is no file's: those get the umask's default.
         var permissions = inputInfo.flatMap { $0.isRegularFile ? $0.permissions : nil } ?? defaultPermissions()
         var owner = inputInfo.map { ($0.owner, $0.group) }
@@ -155,7 +156,15 @@ extension Command {
             }
         }
         report(outcome, inputName: inputName, outputName: shownPath)
-        return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: outcome.status)
+        // The indexes that described the file replaced (not the one written now): beside the
+        // name the user gave, as pack --index writes its own.
+        let (staleDirectory, staleName) = publishPath == outputPath ? (publishDirectory, finalName)
+            : (openedDirectory, outputPath.lastComponent)
+        let besideInput = currentInput.map { $0.path.directoryPart == outputPath.directoryPart } ?? false
+        let stale = removeStaleIndexes(of: staleName, in: staleDirectory, shownPath: shownPathname,
+                                       kept: indexPath.map { _ in indexName },
+                                       inputName: options.mode == .unpack && besideInput ? currentInput?.name : nil)
+        return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: max(outcome.status, stale))
     }
 
     /// Moves the written output into place as `finalName`. An output found there only now

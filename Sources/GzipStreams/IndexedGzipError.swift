@@ -31,27 +31,37 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
     /// A seek to `offset`, past the end of the plain data (`size` bytes).
     case offsetPastEnd(offset: Int64, size: Int64)
 
-    /// The message a user reads: what did not fit, and where.
+    /// The message a user reads: what did not fit, and where; for an index that does not fit,
+    /// ending with how to make one that does (``rebuildRemedy``).
     public var description: String {
         switch self {
         case .notRegularFile:
             "an index can be used only with a regular file"
         case .sizeMismatch(let indexed, let actual):
             "the index is not this file's: it was made for a file of \(indexed) bytes, this one has \(actual)"
+                + Self.rebuildRemedy
         case .firstPointMisplaced(let headerEnd):
             "the index is not this file's: its first access point is not at byte \(headerEnd), where the deflate data starts"
+                + Self.rebuildRemedy
         case .pointMismatch(let point):
             "the data does not decode to access point \(point) as the index says (the file is damaged, or the index is not its)"
+                + Self.rebuildRemedy
         case .badWindow(let point):
-            "the index is not usable: the inflater refused the window of access point \(point)"
+            "the index is not usable: the inflater refused the window of access point \(point)" + Self.rebuildRemedy
         case .windowDiffers(let point):
             "the window of access point \(point) is not the data before it (a sparse window, as rapidgzip writes by default, or a damaged one)"
+                + Self.rebuildRemedy
         case .unusable(let reason):
-            "the index is not usable: \(reason)"
+            "the index is not usable: \(reason)" + Self.rebuildRemedy
         case .undecodable(let point, let error):
             "decoding from access point \(point) failed (a damaged file, or an index that is not this file's): \(error)"
+                + Self.rebuildRemedy
         case .offsetPastEnd(let offset, let size):
             "offset \(offset) is past the end of the data (\(size) bytes)"
         }
     }
+
+    /// How an index that does not fit is made again, the end of every such message: the
+    /// library does not know the file's name, so it names the command alone.
+    public static let rebuildRemedy = "; rebuild it with 'gzstream index -f' on the gzip file"
 }

@@ -119,4 +119,86 @@ struct IndexWriterCLITests {
             #expect(whole.status == status && whole.stdout == doubled && whole.err == result.err, "\(whole)")
         }
     }
+
+    @Test("A command that replaces F.gz removes the indexes of the old one (all three tools'), not the one it writes", arguments: [
+        (["pack", "-f", "data"], ["data", "data.gz"]),
+        (["-f", "-k", "data"], ["data", "data.gz"]),
+        (["pack", "-f", "--index", "data"], ["data", "data.gz", "data.gz.gzidx"]),
+        (["pack", "-f", "--bgzf", "--index", "data"], ["data", "data.gz", "data.gz.gzi"]),
+        (["pack", "-f", "-o", "data.gz", "data"], ["data", "data.gz"]),
+    ])
+    func staleRemoved(arguments: [String], listing: [String]) throws {
+        try withScratch { scratch in
+            try scratch.write("data", Self.plain)
+            try scratch.write("data.gz", Array("an older data.gz".utf8))
+            for index in ["data.gz.gzidx", "data.gz.gzi", "data.gzi"] { try scratch.write(index, Array("stale".utf8)) }
+            let result = try gzstream(arguments, in: scratch)
+            #expect(result.status == 0 && result.out == "" && result.err == "", "\(arguments): \(result)")
+            #expect(try scratch.listing() == listing, "\(arguments)")
+            for index in ["data.gz.gzidx", "data.gz.gzi"] where scratch.exists(index) {
+                #expect(try scratch.read(index) != Array("stale".utf8), "\(index) is the new index")
+            }
+        }
+    }
+
+    @Test("unpack to a name that is a gzip file's removes that file's stale indexes, never the input's own")
+    func staleAfterUnpack() throws {
+        try withScratch { scratch in
+            let inner = try gzstream(["pack", "-c"], in: scratch, input: .bytes(Self.plain)).stdout
+            try scratch.write("x.gz.gz", try gzstream(["pack", "-c"], in: scratch, input: .bytes(inner)).stdout)
+            try scratch.write("tar.gz", inner)
+            // x.gz.gzi is gztool's name for the index of x.gz.gz; tar.gzi for tar.gz's.
+            for index in ["x.gz.gzidx", "x.gzi", "x.gz.gzi", "tar.gzi"] { try scratch.write(index, Array("stale".utf8)) }
+            let result = try gzstream(["unpack", "-k", "x.gz.gz"], in: scratch)
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            let plain = try gzstream(["unpack", "-k", "tar.gz"], in: scratch)
+            #expect(plain.status == 0 && plain.err == "", "\(plain)")
+            #expect(try scratch.listing() == ["tar", "tar.gz", "tar.gzi", "x.gz", "x.gz.gz", "x.gz.gzi"])
+        }
+    }
+
+    @Test("A stale index that is a symbolic link is neither followed nor removed: one warning line, exit 2")
+    func staleLink() throws {
+        try withScratch { scratch in
+            try scratch.write("data", Self.plain)
+            try scratch.write("target", Array("kept".utf8))
+            #expect(symlink("target", scratch.path("data.gz.gzidx")) == 0)
+            let result = try gzstream(["pack", "data"], in: scratch)
+            #expect(result.status == 2 && result.out == "", "\(result)")
+            #expect(result.err == "gzstream: data.gz.gzidx: stale index of data.gz not removed (a symbolic link); "
+                + "remove it, or rebuild it with: gzstream index -f data.gz\n")
+            #expect(try scratch.read("target") == Array("kept".utf8))
+            #expect(try scratch.listing() == ["data", "data.gz", "data.gz.gzidx", "target"])
+        }
+    }
+
+    @Test("Run by root, another user's stale index is left with one warning line, exit 2; root's is removed", .asRoot)
+    func staleOtherUser() throws {
+        try withScratch { scratch in
+            try scratch.write("data", Self.plain)
+            try scratch.write("data.gz.gzidx", Array("theirs".utf8))
+            #expect(chown(scratch.path("data.gz.gzidx"), nobody.uid, nobody.gid) == 0)
+            try scratch.write("data.gzi", Array("root's".utf8))
+            let result = try gzstream(["pack", "data"], in: scratch)
+            #expect(result.status == 2 && result.out == "", "\(result)")
+            #expect(result.err == "gzstream: data.gz.gzidx: stale index of data.gz not removed (owned by uid 65534, "
+                + "another user); remove it, or rebuild it with: gzstream index -f data.gz\n")
+            #expect(try scratch.listing() == ["data", "data.gz", "data.gz.gzidx"])
+        }
+    }
+
+    @Test("Messages about an index that is not the file's say how to rebuild it")
+    func staleMessages() throws {
+        try withScratch { scratch in
+            // The same data at two levels: members of other sizes, so the other's entries miss.
+            try scratch.write("data.bgz", try gzstream(["pack", "-c", "--bgzf", "-9"], in: scratch, input: .bytes(Self.plain)).stdout)
+            try scratch.write("other.bgz", try gzstream(["pack", "-c", "--bgzf", "-1"], in: scratch, input: .bytes(Self.plain)).stdout)
+            #expect(try gzstream(["index", "other.bgz"], in: scratch).status == 0)
+            let bgzf = try gzstream(["unpack", "-c", "--index", "other.bgz.gzi", "--offset", "150000", "data.bgz"], in: scratch)
+            #expect(bgzf.status == 1 && bgzf.err.hasSuffix("; rebuild it with: gzstream index -f data.bgz\n"), "\(bgzf)")
+            let mismatch = IndexedGzipError.sizeMismatch(indexed: 10, actual: 12)
+            #expect(mismatch.description == "the index is not this file's: it was made for a file of 10 bytes, this one "
+                + "has 12; rebuild it with 'gzstream index -f' on the gzip file")
+        }
+    }
 }

@@ -78,7 +78,7 @@ struct IndexedUnpackCLITests {
             let indexed = try readBytes(scratch.path("other.gz")).count
             #expect(wrong.status == 1 && !scratch.exists("out"))
             #expect(wrong.err == "gzstream: other.gz.gzidx: the index is not this file's: it was made for a file of "
-                + "\(indexed) bytes, this one has \(size)\n")
+                + "\(indexed) bytes, this one has \(size)\(IndexedGzipError.rebuildRemedy)\n")
             for (arguments, message) in [(["pack", "--index=x", "f"], "--index PATH applies to unpack and test"),
                                          (["unpack", "--index", "x", "-c", "a", "b"], "--index PATH needs one FILE (the index is that file's)")] {
                 let usage = try gzstream(arguments, in: scratch)
@@ -99,7 +99,7 @@ struct IndexedUnpackCLITests {
             let indexed = try readBytes(scratch.path("other.gz")).count
             #expect(result.status == 0 && result.stdout == Self.data)
             #expect(result.err == "gzstream: data.gz.gzidx: not used: the index is not this file's: it was made for a "
-                + "file of \(indexed) bytes, this one has \(size)\n")
+                + "file of \(indexed) bytes, this one has \(size)\(IndexedGzipError.rebuildRemedy)\n")
             let quiet = try gzstream(["test", "-q", "data.gz"], in: scratch)
             #expect(quiet.status == 0 && quiet.err == "")
         }
@@ -205,7 +205,7 @@ struct IndexedUnpackCLITests {
                 index += (0..<width).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
             }
             try scratch.write("f.gz.gzidx", index)
-            let message = "gzstream: f.gz.gzidx: the index is not usable: it has no access points\n"
+            let message = "gzstream: f.gz.gzidx: the index is not usable: it has no access points\(IndexedGzipError.rebuildRemedy)\n"
             let range = try gzstream(["unpack", "-c", "--offset", "0", "f.gz"], in: scratch)
             #expect(range.status == 1 && range.out == "" && range.err == message, "\(range)")
             let toFile = try gzstream(["unpack", "--offset", "1", "-o", "out", "f.gz"], in: scratch)
@@ -213,7 +213,7 @@ struct IndexedUnpackCLITests {
             #expect(try scratch.listing() == ["f.gz", "f.gz.gzidx"])
             let whole = try gzstream(["unpack", "-c", "f.gz"], in: scratch)
             #expect(whole.status == 0 && whole.out == "hello\n")
-            #expect(whole.err == "gzstream: f.gz.gzidx: not used: the index is not usable: it has no access points\n")
+            #expect(whole.err == "gzstream: f.gz.gzidx: not used: the index is not usable: it has no access points\(IndexedGzipError.rebuildRemedy)\n")
         }
     }
 
