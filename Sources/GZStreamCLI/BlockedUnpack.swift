@@ -72,7 +72,7 @@ extension Command {
         let member = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
         guard BGZFInputStream.startsWithBGZFMember(member.peekedBytes) else {
             throw Reported(status: reportError(path, "no BGZF member at byte \(entry.compressedOffset), where "
-                + "\(indexPath) says one starts: the index is not this file's (run 'gzstream index -f \(path)')"))
+                + "\(indexPath) says one starts: the index is not this file's; rebuild it with: gzstream index -f \(path)"))
         }
         let bgzf = try BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: options.chunkSize,
                                        trailingGarbage: .ignore,
@@ -168,7 +168,7 @@ extension Command {
         }
         let temporary = try temporaryFile(in: directory, shownAs: indexPath)
         defer { temporary.discard() }
-        try writeIndex(scan.index.encoded, into: temporary, path: indexPath, mode: defaultPermissions(), owner: nil)
+        try writeIndex(scan.index.encoded, into: temporary, path: indexPath, source: opened.info)
         try publishIndex(temporary, as: indexPath)
         reportIndexWritten(operand, members: scan.memberCount, plainSize: scan.uncompressedSize, indexPath: indexPath,
                            detail: "\(scan.index.entries.count) entries")

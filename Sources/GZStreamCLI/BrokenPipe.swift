@@ -26,6 +26,19 @@ public func holdBrokenPipeSignal() -> Bool {
         && sigismember(&mask, SIGPIPE) == 0
 }
 
+/// Whether SIGXFSZ, as the process started, would end it (the default action, not blocked);
+/// then ignores it, so that a write past the file size limit (`ulimit -f`) fails with `EFBIG`,
+/// an error that removes the temporary output, instead of killing the process.
+/// Call once, before any thread starts.
+/// The corresponding C functions are `signal(2)` and `sigprocmask(2)`.
+public func holdFileSizeSignal() -> Bool {
+    let previous = signal(SIGXFSZ, SIG_IGN)
+    var mask = sigset_t()
+    sigprocmask(SIG_BLOCK, nil, &mask)
+    return unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_DFL, to: Int.self)
+        && sigismember(&mask, SIGXFSZ) == 0
+}
+
 /// Ends the process by SIGPIPE with its default action, as a write to the closed pipe would
 /// have. Call after the run has cleaned up, from the main thread.
 /// The corresponding C function is `raise(3)`.

@@ -109,7 +109,7 @@ which unpack --offset and unpack -p read. For a BGZF file, write FILE.gz.gzi
 
 Options:
   -o, --output PATH     write the index to PATH, not beside FILE.gz (one FILE)
-  -f, --force           replace an existing index
+  -f, --force           replace an existing index; follow a symbolic link FILE
       --span SIZE       a GZIDX point every SIZE plain bytes (default 16M; a
                         number alone counts KiB; K, M, G suffixes); a 32 KiB
                         window each

@@ -101,6 +101,15 @@ func defaultPermissions() -> UInt32 {
     0o666 & ~SystemCalls.fileCreationMask()
 }
 
+/// The mode of an index (GZIDX, `.gzi`) derived from `source`: an index holds plain bytes
+/// of the data (GZIDX windows), so it is never more readable than its source and never
+/// writable by group or others: the source's read and owner-write bits, no execute, set-ID or
+/// sticky bit. Without a regular source (standard input), the umask's default, narrowed the same way.
+func indexPermissions(of source: FileInfo?) -> UInt32 {
+    let base = source.flatMap { $0.isRegularFile ? $0.permissions : nil } ?? defaultPermissions()
+    return base & 0o644
+}
+
 /// Whether `error` is a ``ByteStreamError`` from the system with errno `code`.
 ///
 /// The CLI's `catch` clauses test errno through this, out of line: Swift 6.3.1's optimizer

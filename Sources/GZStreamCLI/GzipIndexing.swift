@@ -2,7 +2,9 @@ import ByteStreams
 import GzipStreams
 
 // `gzstream index FILE.gz` for a gzip file that is not BGZF: indexed_gzip's GZIDX, built by
-// decoding the whole file once (GzipIndexBuilder), beside the file as FILE.gz.gzidx.
+// decoding the whole file once (GzipIndexBuilder), beside the file as FILE.gz.gzidx; and what
+// every index writer shares (index, pack --index): the refusal to replace one, its owner and
+// mode, and its publication.
 
 /// `--span SIZE`: the plain distance between GZIDX points, in the syntax of `-b` (a number
 /// alone counts KiB; K, M, G suffixes), from 32 KiB (the window size, the least indexed_gzip
@@ -20,7 +22,9 @@ extension Command {
     /// Writes `FILE.gz.gzidx` (or `-o PATH`) for the gzip file `operand` (any members, not BGZF), whose bytes
     /// `input` gives from the first; the windows' temporary file and the index's go in the
     /// index's directory, opened once. Refuses to replace an index without `-f`; a damaged
-    /// file gets the error `test` gives and no index. Closes `input`.
+    /// file gets the error `test` gives and no index. Trailing garbage is taken as `test`
+    /// takes it: the members before it are indexed, with its warning (exit 2); zero padding
+    /// passes unsaid. Closes `input`.
     func buildGzipIndex(_ operand: Pathname, input: ByteInputStream, inputInfo: FileInfo) throws -> ExitStatus {
         let indexPath = indexPath(of: operand, suffix: Self.gzidxSuffix)
         let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: inputInfo, closingOnFailure: input)
@@ -39,9 +43,9 @@ extension Command {
             defer { input.close() }
             let builder = try GzipIndexBuilder(span: options.span ?? GzipIndexBuilder.defaultSpan)
             summary = try builder.build(from: input, into: output, spillDirectory: directory.descriptor,
-                                        chunkSize: max(options.chunkSize, 64 << 10))
+                                        chunkSize: max(options.chunkSize, 64 << 10), ignoresTrailingGarbage: true)
             try output.closeOrThrow()
-            try temporary.finish(mode: defaultPermissions(), times: nil, owner: nil)
+            try finishIndex(temporary, source: inputInfo)
         } catch let error as GzipError {
             output.close()
             throw Reported(status: reportError(operand.description, describe(error)))
@@ -55,6 +59,49 @@ extension Command {
         try publishIndex(temporary, as: indexPath)
         reportIndexWritten(operand, members: summary.memberCount, plainSize: summary.plainSize, indexPath: indexPath,
                            detail: "\(summary.pointCount) points, \(summary.indexSize) bytes")
+        if let garbage = summary.trailingGarbage { return try warnTrailingGarbage(operand.description, garbage) }
         return .success
+    }
+
+    /// Refuses to replace an existing `.gzi` (or a link by that name) in `directory` without `-f`.
+    func refuseToReplaceIndex(_ indexPath: Pathname, in directory: OutputDirectory) throws {
+        if !options.force, directory.info(of: indexPath.lastComponent, followsLinks: false) != nil {
+            throw Reported(status: reportError(indexPath.description, Self.existingOutput))
+        }
+    }
+
+    /// Moves a written `.gzi` into place beside its output, in the temporary file's directory
+    /// (over an existing one only with `-f`).
+    func publishIndex(_ temporary: TemporaryFile, as indexPath: Pathname) throws {
+        do {
+            try temporary.publish(as: indexPath.lastComponent, replacing: options.force)
+        } catch {
+            throw Reported(status: reportError(indexPath.description, error.message))
+        }
+    }
+
+    /// Writes the index's bytes (`.gzi` or GZIDX) into its temporary file, then gives it the
+    /// owner and mode of the file it was made from (``finishIndex(_:source:)``), which closes it.
+    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname, source: FileInfo?) throws {
+        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
+                                      displayName: path.description)
+        do {
+            try stream.openOrThrow()
+            try stream.writeAll(bytes)
+            try stream.closeOrThrow()
+            try finishIndex(temporary, source: source)
+        } catch {
+            stream.close()
+            throw Reported(status: reportError(path.description, describe(error)))
+        }
+    }
+
+    /// Sets an index's owner and mode on its temporary file's descriptor, then closes it: the
+    /// owner of `source` (the file whose data it describes; where allowed, as for outputs) and
+    /// ``indexPermissions(of:)``, without the group bits when the group could not be given.
+    /// - Throws: ``ByteStreamError`` when closing reports an error.
+    func finishIndex(_ temporary: TemporaryFile, source: FileInfo?) throws {
+        let owner = source.flatMap { $0.isRegularFile ? ($0.owner, $0.group) : nil }
+        try temporary.finish(mode: indexPermissions(of: source), times: nil, owner: owner, groupNeedsOwner: true)
     }
 }

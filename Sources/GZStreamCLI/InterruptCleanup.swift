@@ -7,9 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-// The signal side of temporary files: a handler for SIGINT, SIGTERM, SIGHUP and SIGXCPU that
-// removes the temporary outputs still pending and erases the progress line, then dies of the
-// signal. It may only make async-signal-safe calls, so it calls the C library directly
+// The signal side of temporary files: a handler for SIGINT, SIGTERM, SIGHUP and SIGXCPU (and
+// SIGPIPE and SIGXFSZ sent by another process) that removes the temporary outputs still
+// pending and erases the progress line, then dies of the signal: GNU gzip's set. It may only make async-signal-safe calls, so it calls the C library directly
 // (the wrappers in SystemCalls build errors, which allocates): this file and the other
 // signal and terminal files are the CLI's only ones that import it.
 
@@ -114,7 +114,18 @@ func runsInForeground() -> Bool {
 /// nor a stale line.
 /// A signal ignored when the process started (`nohup`, a background job of a shell without
 /// job control) stays ignored, as GNU gzip leaves it.
-public func installInterruptCleanup() {
+///
+/// SIGPIPE and SIGXFSZ are also what the kernel sends this process for its own write to a
+/// closed pipe or past the file size limit; that write must fail with `EPIPE` or `EFBIG`
+/// instead, so that the run stops and cleans up as after any failed write (BrokenPipe.swift).
+/// The caller ignores them for that, and names in `signalsFromOthers` those of the two that
+/// had their default action at start: each is then caught, and one sent by another process
+/// (`kill -PIPE`) is handled as SIGTERM is, while the kernel's for this process's own write
+/// (whose sender is this process) returns at once, and the write fails as if it was ignored.
+/// - Parameter signalsFromOthers: SIGPIPE, SIGXFSZ or both; other numbers are a programmer error.
+/// Call once, before any thread starts. The corresponding C functions are `signal(2)` and
+/// `sigaction(2)`.
+public func installInterruptCleanup(signalsFromOthers: [Int32] = []) {
     // Globals are initialised on first use: done here, not in the handler.
     _ = pendingStates[0].load(ordering: .sequentiallyConsistent)
     _ = pendingRecords
@@ -130,13 +141,32 @@ public func installInterruptCleanup() {
             continue
         }
         signal(signalNumber) { received in
-            removePendingTemporaries()
-            if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {
-                unlink(path)
-            }
-            eraseProgressLineFromSignalHandler()
-            signal(received, SIG_DFL)
-            raise(received)
+            cleanUpAndDie(of: received)
         }
     }
+    for signalNumber in signalsFromOthers {
+        precondition(signalNumber == SIGPIPE || signalNumber == SIGXFSZ, "only SIGPIPE and SIGXFSZ come from writes")
+        var action = sigaction()
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_SIGINFO | SA_RESTART
+        action.__sigaction_handler.sa_sigaction = { received, info, _ in
+            // The kernel sends a failed write's signal as if this process had sent it.
+            if let info, info.pointee._sifields._kill.si_pid == getpid() { return }
+            cleanUpAndDie(of: received)
+        }
+        sigaction(signalNumber, &action, nil)
+    }
+}
+
+/// The handler's work: removes the pending temporary files and cache entry, erases the
+/// progress line, and ends the process by `received` with its default action (delivered
+/// once the handler returns, the signal being blocked while it runs). Async-signal-safe.
+private func cleanUpAndDie(of received: Int32) {
+    removePendingTemporaries()
+    if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {
+        unlink(path)
+    }
+    eraseProgressLineFromSignalHandler()
+    signal(received, SIG_DFL)
+    raise(received)
 }

@@ -5,10 +5,11 @@ import GzipStreams
 extension Command {
     /// Whether a symbolic link named as an operand is followed: with `-f` (as GNU gzip's `-f`),
     /// and wherever no file is written beside the input and nothing is removed (`-c`, test,
-    /// list, index, send). Pack and unpack in file mode refuse one (`-o FILE` reads one to a
-    /// regular file: ``openOperand(_:)``).
+    /// list, send). Pack and unpack in file mode, and index (whose index holds the data's plain
+    /// bytes, beside the link), refuse one (`-o FILE` reads one to a regular file:
+    /// ``openOperand(_:)``).
     var followsOperandLinks: Bool {
-        options.force || !writesFiles || options.network != nil
+        options.force || !(writesFiles || options.mode == .index) || options.network != nil
     }
 
     /// Opens an operand (not `-`) once, through ``OpenedInput``, and refuses what cannot be

@@ -113,8 +113,9 @@ extension Command {
         }
         try rejectSameFile(inputInfo, publishDirectory.info(of: finalName, followsLinks: true), inputName: inputName)
         // Messages name the path the user gave (`-o link`), not the file behind the link.
-        let shownPath = (finalName == publishName ? outputPath
-            : Pathname(bytes: outputPath.directoryPart.bytes + finalName.bytes)!).description
+        let shownPathname = finalName == publishName ? outputPath
+            : Pathname(bytes: outputPath.directoryPart.bytes + finalName.bytes)!
+        let shownPath = shownPathname.description
         // A FIFO's or a device's mode (often 0666) is no file's: those get the umask's default.
         var permissions = inputInfo.flatMap { $0.isRegularFile ? $0.permissions : nil } ?? defaultPermissions()
         var owner = inputInfo.map { ($0.owner, $0.group) }
@@ -137,7 +138,7 @@ extension Command {
         // two appear together or not at all.
         if let indexTemporary, let indexPath {
             try writeIndex(outcome.indexBytes ?? BGZFIndex().encoded, into: indexTemporary, path: indexPath,
-                           mode: permissions, owner: owner)
+                           source: inputInfo)
             try publishIndex(indexTemporary, as: indexPath)
         }
         do {
@@ -155,7 +156,15 @@ extension Command {
             }
         }
         report(outcome, inputName: inputName, outputName: shownPath)
-        return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: outcome.status)
+        // The indexes that described the file replaced (not the one written now): beside the
+        // name the user gave, as pack --index writes its own.
+        let (staleDirectory, staleName) = publishPath == outputPath ? (publishDirectory, finalName)
+            : (openedDirectory, outputPath.lastComponent)
+        let besideInput = currentInput.map { $0.path.directoryPart == outputPath.directoryPart } ?? false
+        let stale = removeStaleIndexes(of: staleName, in: staleDirectory, shownPath: shownPathname,
+                                       kept: indexPath.map { _ in indexName },
+                                       inputName: options.mode == .unpack && besideInput ? currentInput?.name : nil)
+        return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: max(outcome.status, stale))
     }
 
     /// Moves the written output into place as `finalName`. An output found there only now
@@ -349,40 +358,6 @@ extension Command {
             return try OutputDirectory(containing: path)
         } catch {
             throw Reported(status: reportError((subject ?? path).description, error.message))
-        }
-    }
-
-    /// Refuses to replace an existing `.gzi` (or a link by that name) in `directory` without `-f`.
-    func refuseToReplaceIndex(_ indexPath: Pathname, in directory: OutputDirectory) throws {
-        if !options.force, directory.info(of: indexPath.lastComponent, followsLinks: false) != nil {
-            throw Reported(status: reportError(indexPath.description, Self.existingOutput))
-        }
-    }
-
-    /// Moves a written `.gzi` into place beside its output, in the temporary file's directory
-    /// (over an existing one only with `-f`).
-    func publishIndex(_ temporary: TemporaryFile, as indexPath: Pathname) throws {
-        do {
-            try temporary.publish(as: indexPath.lastComponent, replacing: options.force)
-        } catch {
-            throw Reported(status: reportError(indexPath.description, error.message))
-        }
-    }
-
-    /// Writes the `.gzi` bytes into the index's temporary file, then sets its mode and owner
-    /// (``TemporaryFile/finish(mode:times:owner:synchronous:)``), which closes it.
-    func writeIndex(_ bytes: [UInt8], into temporary: TemporaryFile, path: Pathname, mode: UInt32,
-                    owner: (UInt32, UInt32)?) throws {
-        let stream = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
-                                      displayName: path.description)
-        do {
-            try stream.openOrThrow()
-            try stream.writeAll(bytes)
-            try stream.closeOrThrow()
-            try temporary.finish(mode: mode, times: nil, owner: owner)
-        } catch {
-            stream.close()
-            throw Reported(status: reportError(path.description, describe(error)))
         }
     }
 

@@ -164,16 +164,24 @@ final class TemporaryFile {
     ///   - owner: user and group; `nil` leaves them.
     ///   - synchronous: Whether to flush the data and attributes to the disk before closing
     ///     (`--synchronous`).
+    ///   - groupNeedsOwner: Whether the group bits of `mode` are cleared when `owner` could not
+    ///     be set (an index, whose group bits were meant for its source's group, not the
+    ///     group the file was created with).
     /// - Throws: ``ByteStreamError`` when flushing or closing reports an error (a write that
     ///   failed late, on NFS or a full quota).
     /// Does not block beyond `close(2)` (and `fsync(2)` when `synchronous`). The corresponding
     /// C functions are `fchown(2)`, `fchmod(2)`, `futimens(2)`, `fsync(2)` and `close(2)`.
     func finish(mode: UInt32, times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?,
-                owner: (UInt32, UInt32)?, synchronous: Bool = false) throws {
+                owner: (UInt32, UInt32)?, synchronous: Bool = false, groupNeedsOwner: Bool = false) throws {
         precondition(descriptor >= 0, "finish(mode:times:owner:synchronous:) twice")
         let target = path.description
+        var mode = mode
         if let (user, group) = owner {
-            try? SystemCalls.changeOwner(of: descriptor, owner: user, group: group, target: target)
+            do {
+                try SystemCalls.changeOwner(of: descriptor, owner: user, group: group, target: target)
+            } catch {
+                if groupNeedsOwner { mode &= ~0o070 }
+            }
         }
         try? SystemCalls.changeMode(of: descriptor, to: mode, target: target)
         if let times {

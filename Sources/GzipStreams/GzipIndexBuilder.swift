@@ -22,7 +22,10 @@ import Darwin
 /// Every member's header (RFC 1952 §2.3.1), CRC-32 and ISIZE are checked as the sequential
 /// reader (``GzipInputStream`` with ``GzipInputStream/Inflater/zlib``) checks them, with the
 /// same errors: an index of a damaged file is refused. Zero padding after the last member is
-/// taken, as that reader takes it; other trailing bytes are not.
+/// taken, as that reader takes it; other trailing bytes (trailing garbage) are refused, or
+/// taken as that reader's ``GzipInputStream/TrailingGarbagePolicy/ignore`` takes them when
+/// asked. The index's compressed size is the whole input's either way (indexed_gzip and
+/// rapidgzip check it against the file's size).
 ///
 /// Memory stays flat for any input: the windows go to an unlinked temporary file as they are
 /// found and are copied after the point table when the index is written; what stays in memory
@@ -64,6 +67,11 @@ public struct GzipIndexBuilder: Sendable {
         public var windowCount: Int
         /// The index's size in bytes: `35 + 18 × pointCount + 32768 × windowCount + 20` (the seal).
         public var indexSize: Int64
+        /// The bytes after the last member that are neither zero padding nor a member, when
+        /// they were taken (`ignoresTrailingGarbage`); `nil` when there are none.
+        public var trailingGarbage: GzipInputStream.TrailingGarbage? = nil
+        /// Whether the input ended with zero bytes after the last member (padding, taken).
+        public var endedWithZeroPadding = false
     }
 
     /// Reads a whole gzip file and writes its GZIDX version 1 index to `output`.
@@ -75,17 +83,21 @@ public struct GzipIndexBuilder: Sendable {
     ///   - spillDirectory: An open directory descriptor (the caller keeps owning it) in which
     ///     the windows' temporary file is made; `nil` for `$TMPDIR`, else `/tmp`.
     ///   - chunkSize: The size in bytes of each read, `1...ByteStream.maximumChunkSize`; default 64 KiB.
+    ///   - ignoresTrailingGarbage: Whether trailing garbage is taken (read to the end, counted
+    ///     in the compressed size, and told in ``Summary/trailingGarbage``) instead of being an
+    ///     error; default `false`.
     /// - Returns: The sizes and counts.
     /// - Throws: The ``GzipError`` the sequential reader gives for the same input
     ///   (``GzipError/emptyInput``, ``GzipError/notGzip(offset:)``, a bad header, invalid
     ///   deflate data with zlib's message, ``GzipError/crcMismatch(member:stored:computed:offset:)``,
     ///   ``GzipError/lengthMismatch(member:stored:computed:offset:)``, ``GzipError/truncated(member:part:offset:)``,
-    ///   ``GzipError/trailingGarbage(offset:length:)``); the input's or output's own errors;
+    ///   ``GzipError/trailingGarbage(offset:length:)`` unless `ignoresTrailingGarbage`); the
+    ///   input's or output's own errors;
     ///   ``ByteStreamError`` for the temporary file; ``GzipError/zlibFailure(code:message:)``.
     /// Blocks while reading and writing. Wraps zlib's `inflateInit2`, `inflate` with `Z_BLOCK`
     /// and `inflateEnd`.
     public func build(from input: ByteInputStream, into output: ByteOutputStream, spillDirectory: Int32? = nil,
-                      chunkSize: Int = 64 << 10) throws -> Summary {
+                      chunkSize: Int = 64 << 10, ignoresTrailingGarbage: Bool = false) throws -> Summary {
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "build gzip index")
         let spill: WindowSpillFile
         if let spillDirectory {
@@ -99,7 +111,8 @@ public struct GzipIndexBuilder: Sendable {
         }
         defer { spill.close() }
         try input.openUnlessOpened()
-        let scan = try IndexScan(input: input, chunkSize: chunkSize, span: span, spill: spill)
+        let scan = try IndexScan(input: input, chunkSize: chunkSize, span: span, spill: spill,
+                                 ignoresTrailingGarbage: ignoresTrailingGarbage)
         defer { scan.release() }
         try scan.run()
         if output.streamStatus == .notOpen { try output.openOrThrow() }
@@ -121,7 +134,8 @@ public struct GzipIndexBuilder: Sendable {
         try output.writeAll(seal)
         return Summary(compressedSize: scan.position, plainSize: scan.plainSize, memberCount: scan.member,
                        pointCount: scan.pointCount, windowCount: scan.windowCount,
-                       indexSize: Int64(header.count + scan.table.count + seal.count) + spill.size)
+                       indexSize: Int64(header.count + scan.table.count + seal.count) + spill.size,
+                       trailingGarbage: scan.trailingGarbage, endedWithZeroPadding: scan.endedWithZeroPadding)
     }
 }
 
@@ -151,6 +165,10 @@ private final class IndexScan {
     private(set) var member = 0
     private(set) var plainSize: Int64 = 0
     private var lastPoint: Int64 = 0
+    private let ignoresTrailingGarbage: Bool
+    /// What followed the last member, once ``run()`` returned.
+    private(set) var trailingGarbage: GzipInputStream.TrailingGarbage?
+    private(set) var endedWithZeroPadding = false
 
     /// The offset in the input of the next byte to read.
     var position: Int64 { base + Int64(start) }
@@ -165,8 +183,10 @@ private final class IndexScan {
     /// The last (up to 8) bytes of the buffers before the current one.
     private var previousBytes: [UInt8] = []
 
-    init(input: ByteInputStream, chunkSize: Int, span: Int, spill: WindowSpillFile) throws(GzipError) {
+    init(input: ByteInputStream, chunkSize: Int, span: Int, spill: WindowSpillFile,
+         ignoresTrailingGarbage: Bool) throws(GzipError) {
         self.input = input
+        self.ignoresTrailingGarbage = ignoresTrailingGarbage
         self.chunkSize = chunkSize
         self.span = Int64(span)
         self.spill = spill
@@ -230,11 +250,21 @@ private final class IndexScan {
                 guard byte == 0 else { break }
                 start += 1
             }
-            if try peekByte() == nil { return nil }
+            if try peekByte() == nil {
+                endedWithZeroPadding = true
+                return nil
+            }
         }
+        // As the sequential reader tells it: the first byte, and the second after a lone ID1.
+        var leadingBytes = [first]
+        if first == GzipFormat.magic.0, let second = try peekByte() { leadingBytes.append(second) }
         start = end
         while try refill() {}
-        throw GzipError.trailingGarbage(offset: following, length: position - following)
+        let garbage = GzipInputStream.TrailingGarbage(offset: following, length: position - following,
+                                                      leadingBytes: leadingBytes)
+        guard ignoresTrailingGarbage else { throw GzipError.trailingGarbage(offset: garbage.offset, length: garbage.length) }
+        trailingGarbage = garbage
+        return nil
     }
 
     private func readHeader(_ parser: inout GzipHeaderParser) throws {

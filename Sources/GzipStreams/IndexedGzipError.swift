@@ -34,7 +34,8 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
     /// the file was changed (rewritten, or another file put in its place) after the index was made.
     case fileChanged
 
-    /// The message a user reads: what did not fit, and where.
+    /// The message a user reads: what did not fit, and where. (The command line adds how to
+    /// rebuild the index, naming the file.)
     public var description: String {
         switch self {
         case .notRegularFile:

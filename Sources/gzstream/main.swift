@@ -10,7 +10,7 @@ import Darwin
 let brokenPipeIsFatal = holdBrokenPipeSignal()
 // A write past the file size limit (`ulimit -f`) fails with EFBIG, an error that removes the
 // temporary output, instead of SIGXFSZ killing the process and leaving it behind.
-signal(SIGXFSZ, SIG_IGN)
+let fileSizeSignalIsFatal = holdFileSizeSignal()
 
 // A standard descriptor the caller closed (`<&-`) must not be reused by the next open (a
 // temporary output would become "standard input"): hold it with /dev/null opened the other
@@ -23,7 +23,9 @@ where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
         close(placeholder)
     }
 }
-installInterruptCleanup()
+// SIGPIPE and SIGXFSZ that another process sends still end the run, after its cleanup, as
+// GNU gzip's do (unless they were ignored at start).
+installInterruptCleanup(signalsFromOthers: (brokenPipeIsFatal ? [SIGPIPE] : []) + (fileSizeSignalIsFatal ? [SIGXFSZ] : []))
 // The arguments' bytes as the system passed them: CommandLine.arguments decodes them as UTF-8
 // and replaces what is not, so a file named in ISO 8859-1 could not be opened.
 let arguments = (0..<Int(CommandLine.argc)).map { index in
