@@ -20,7 +20,7 @@ struct PrefixChecker {
 
     init(expected: ArraySlice<UInt8>) { self.expected = expected }
 
-    /// Checks the next bytes read; false once a byte is wrong (the read should stop there).
+    /// Checks the next bytes read; false once a byte is wrong (later bytes are not checked).
     mutating func take(_ piece: UnsafeRawBufferPointer) -> Bool {
         guard firstWrong == nil else { return false }
         for (offset, byte) in piece.enumerated() {
@@ -55,8 +55,9 @@ private func hex(_ byte: UInt8) -> String {
     return "0x" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 15)])
 }
 
-/// Reads `stream` (open) until it ends, fails, gives a wrong byte or has given `limit` bytes,
-/// `readSize` bytes at a time.
+/// Reads `stream` (open) until it ends, fails or has given `limit` bytes, `readSize` bytes at a
+/// time; after a wrong byte the rest is read unchecked, so that a report can say whether the
+/// read went on to fail (the stream's output limit bounds it).
 /// - Returns: The read's error, described, or nil.
 func readChecking(_ stream: ByteInputStream, readSize: Int, limit: Int = .max, into checker: inout PrefixChecker) -> String? {
     var buffer = [UInt8](repeating: 0, count: readSize)
@@ -67,8 +68,7 @@ func readChecking(_ stream: ByteInputStream, readSize: Int, limit: Int = .max, i
         }
         if count < 0 { return describe(stream.streamError) }
         if count == 0 { return nil }
-        let fine = buffer.withUnsafeBytes { checker.take(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-        if !fine { return nil }
+        _ = buffer.withUnsafeBytes { checker.take(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         left -= count
     }
     return nil
@@ -104,7 +104,7 @@ func reportViolation(_ read: ReadDescription, category: String, violation: Strin
     let key = "\(read.format)-\(read.mode)/\(category)/\(violation.prefix { $0 != " " })"
     var lines = ["ORACLE VIOLATION [\(key)]",
                  "  read: \(read.text)",
-                 "  outcome: \(violation); the read reported \(error ?? "no error")"]
+                 "  outcome: \(violation); the read then reported \(error ?? "no error")"]
     lines += details.map { "  " + $0 }
     abortUnlessIgnored(key, lines)
 }
