@@ -120,13 +120,16 @@ bench-cache: test-deps
 	$(SWIFT) build -c release
 	scripts/bench-cache.sh $(RELEASE_BIN)
 
-# libFuzzer (with the address sanitizer) on GzipInputStream, seeded with the fixtures;
-# FUZZ_SECONDS=600 by default. Crashes land in fuzz-out/. CI runs it for a few seconds
-# (.ci/run), so the target cannot stop building unnoticed.
+# libFuzzer (with the address sanitizer) on two targets, one after the other, FUZZ_SECONDS
+# (600 by default) split between them: GzipInputStream on any bytes, seeded with the fixtures;
+# and index files (GZIDX, gztool's, bgzip's .gzi) read beside fixed gzip and BGZF files the
+# target makes, every read checked against the true bytes, seeded with valid indexes it writes
+# (fuzz-out/index-corpus). Crashes land in fuzz-out/ (crash-*, index-crash-*). CI runs it for a
+# few seconds (.ci/run), so the targets cannot stop building unnoticed.
 fuzz: deps
 	scripts/fuzz.sh
 
-# Builds the fuzzer without running it (.build/fuzz/gzip-input-fuzzer).
+# Builds the fuzzers without running them (.build/fuzz/gzip-input-fuzzer, index-file-fuzzer).
 fuzz-build: deps
 	scripts/fuzz.sh --build
 

@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target for GzipInputStream (Fuzz/GzipInputFuzzer.swift, with the indexed
-# path's check in Fuzz/IndexedFuzzCheck.swift) with the
-# address sanitizer and runs it, seeded with every fixture. FUZZ_SECONDS (default 600) bounds
-# the run; crashes are written to fuzz-out/ as crash-*; turn each into a fixture.
+# Builds the two libFuzzer targets with the address sanitizer and runs them, one after the other,
+# FUZZ_SECONDS (default 600) split between them:
+# - .build/fuzz/gzip-input-fuzzer (Fuzz/GzipInputFuzzer.swift, with the indexed path's check in
+#   Fuzz/IndexedFuzzCheck.swift): GzipInputStream on any bytes, seeded with every fixture
+#   (fuzz-out/corpus); crashes are written to fuzz-out/ as crash-*;
+# - .build/fuzz/index-file-fuzzer (Fuzz/IndexFileFuzzer.swift and Fuzz/IndexFuzz*.swift): any
+#   bytes as an index file (GZIDX, gztool's, bgzip's .gzi) over fixed files it makes at start-up,
+#   every read checked against the true plain bytes; seeded with valid indexes it writes
+#   (--write-seeds) and, when gztool is installed, gztool's own (fuzz-out/index-corpus);
+#   crashes are written to fuzz-out/ as index-crash-*, and the fixed files it reads to
+#   fuzz-out/index-fixed/ (fixed.gz, fixed.bgz), to reproduce a finding with the CLI.
+# Turn each crash into a fixture or a test.
 #
 #   scripts/fuzz.sh            build, then fuzz for FUZZ_SECONDS
 #   scripts/fuzz.sh --build    build only (CI runs this, then a few seconds of fuzzing, so the
-#                              target cannot stop compiling unnoticed)
-# Other arguments are passed to libFuzzer.
+#                              targets cannot stop compiling unnoticed)
+# Other arguments are passed to libFuzzer, for both targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_only=false
@@ -40,9 +48,16 @@ swiftc "${flags[@]}" -emit-module -emit-library -static -module-name GzipStreams
   -I "$out" "${c_modules[@]}" -emit-module-path "$out/GzipStreams.swiftmodule" -o "$out/libGzipStreams.a" \
   "${gzip_streams[@]}"
 # lld, the toolchain's linker: gold warns about every local symbol of the sanitizer runtime.
-swiftc "${flags[@]}" -use-ld=lld -I "$out" "${c_modules[@]}" -L "$out" -lGzipStreams -lByteStreams -lz -ldeflate -lisal \
-  -o "$out/gzip-input-fuzzer" Fuzz/GzipInputFuzzer.swift Fuzz/IndexedFuzzCheck.swift
-echo "fuzz.sh: built $out/gzip-input-fuzzer"
+link() {
+  local target=$1
+  shift
+  swiftc "${flags[@]}" -use-ld=lld -I "$out" "${c_modules[@]}" -L "$out" -lGzipStreams -lByteStreams -lz -ldeflate -lisal \
+    -o "$out/$target" "$@"
+  echo "fuzz.sh: built $out/$target"
+}
+link gzip-input-fuzzer Fuzz/GzipInputFuzzer.swift Fuzz/IndexedFuzzCheck.swift
+link index-file-fuzzer Fuzz/IndexFileFuzzer.swift Fuzz/IndexFuzzFixtures.swift Fuzz/IndexFuzzOracle.swift \
+  Fuzz/IndexFuzzSeeds.swift
 if $build_only; then exit 0; fi
 
 mkdir -p fuzz-out/corpus
@@ -51,5 +66,22 @@ find fixtures \( -name '*.gz' -o -name '*.bgz' \) -size -256k -exec cp {} fuzz-o
 # the address sanitizer reports as a bad read that hides the real failure; libFuzzer prints
 # the stack itself.
 export SWIFT_BACKTRACE=enable=no
-"$out/gzip-input-fuzzer" fuzz-out/corpus -max_total_time="${FUZZ_SECONDS:-600}" -max_len=65536 \
-  -rss_limit_mb=2048 -timeout=10 -artifact_prefix=fuzz-out/ -print_final_stats=1 "$@"
+# Each target gets half the time (at least a second each).
+seconds=${FUZZ_SECONDS:-600}
+half=$(( seconds / 2 > 0 ? seconds / 2 : 1 ))
+status=0
+"$out/gzip-input-fuzzer" fuzz-out/corpus -max_total_time="$half" -max_len=65536 \
+  -rss_limit_mb=2048 -timeout=10 -artifact_prefix=fuzz-out/ -print_final_stats=1 "$@" || status=$?
+
+mkdir -p fuzz-out/index-corpus fuzz-out/index-fixed
+"$out/index-file-fuzzer" --write-seeds fuzz-out/index-corpus --write-fixed fuzz-out/index-fixed
+if command -v gztool >/dev/null 2>&1; then
+  # gztool's own index of the fixed gzip file (its default span: one point per member start).
+  gztool -f -I fuzz-out/index-corpus/gztool.gzi fuzz-out/index-fixed/fixed.gz >/dev/null 2>&1 ||
+    echo "fuzz.sh: gztool could not index fuzz-out/index-fixed/fixed.gz; no gztool seed" >&2
+fi
+# The seeds are up to ~200 KB (GZIDX windows are 32 KiB each): -max_len keeps them whole.
+"$out/index-file-fuzzer" fuzz-out/index-corpus -max_total_time="$(( seconds - half > 0 ? seconds - half : 1 ))" \
+  -max_len=262144 -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -artifact_prefix=fuzz-out/index- \
+  -print_final_stats=1 "$@" || status=$?
+exit "$status"
