@@ -65,6 +65,18 @@ extension Command {
         }
         let (entry, membersBefore) = index.start(containing: UInt64(offset))
         try input.openUnlessOpened()
+        if let descriptor = (input as? FileInputStream)?.fileDescriptor ?? currentInput?.fileDescriptor {
+            do {
+                try index.checkStart(membersBefore: membersBefore, descriptor: descriptor, path: path)
+            } catch let error as IndexedGzipError {
+                guard options.indexPath != nil else {
+                    noteIndexNotUsed(indexFile, "\(error); rebuild it with: gzstream index -f \(path)")
+                    return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                                                     closesOutput: closesOutput)
+                }
+                throw Reported(status: reportError(indexPath, "\(error); rebuild it with: gzstream index -f -o \(indexPath) \(path)"))
+            }
+        }
         guard input.setProperty(Int64(entry.compressedOffset), forKey: .fileCurrentOffset) else {
             throw Reported(status: reportError(path, "cannot seek to byte \(entry.compressedOffset) (not a regular file)"))
         }

@@ -129,3 +129,47 @@ extension BGZFIndex {
         return (entries[low - 1], low)
     }
 }
+
+extension BGZFIndex {
+    /// Checks, without inflating, that the start ``start(containing:)`` returned is where its
+    /// plain offset says: the entry before it (or the file's start) plus the ISIZE of every
+    /// member from there to it, each member found by its BSIZE (the SAMv1 BGZF framing) and
+    /// its ISIZE read from its trailer (RFC 1952 §2.3.1). A `.gzi` entry whose plain offset is
+    /// off (damage, or another file's index) would otherwise give bytes from the wrong place.
+    /// - Parameters:
+    ///   - membersBefore: The start's position as ``start(containing:)`` gives it (0 for the
+    ///     file's start, which needs no check).
+    ///   - descriptor: The BGZF file, read with `pread(2)` (its offset is not moved).
+    ///   - path: The file's name for errors.
+    /// - Throws: ``IndexedGzipError/pointMismatch(point:)`` (point `membersBefore`) when the
+    ///   members do not add up or are not BGZF members; ``ByteStreamError`` when reading fails.
+    ///   Blocks while reading: two reads per member between the two entries.
+    public func checkStart(membersBefore: Int, descriptor: Int32, path: String) throws {
+        guard membersBefore > 0, membersBefore <= entries.count else { return }
+        let entry = entries[membersBefore - 1]
+        let previous = membersBefore >= 2 ? entries[membersBefore - 2] : Entry(compressedOffset: 0, uncompressedOffset: 0)
+        var offset = Int64(previous.compressedOffset)
+        var plain = previous.uncompressedOffset
+        let target = Int64(entry.compressedOffset)
+        // The 16 bytes BGZF's signature covers, then BSIZE: the 18-byte BGZF header.
+        var header = [UInt8](repeating: 0, count: BGZFInputStream.signatureLength + 2)
+        var trailer = [UInt8](repeating: 0, count: 4)
+        while offset < target {
+            let read = try header.withUnsafeMutableBytes {
+                try SystemCalls.read(descriptor, $0.baseAddress!, $0.count, at: offset, target: path)
+            }
+            guard read == header.count, BGZFInputStream.startsWithBGZFMember(Array(header.prefix(BGZFInputStream.signatureLength))) else {
+                throw IndexedGzipError.pointMismatch(point: membersBefore)
+            }
+            // BSIZE, the member's size minus 1, is the last field of BGZF's 18-byte header.
+            let size = Int64(UInt16(header[16]) | UInt16(header[17]) << 8) + 1
+            let trailerRead = try trailer.withUnsafeMutableBytes {
+                try SystemCalls.read(descriptor, $0.baseAddress!, 4, at: offset + size - 4, target: path)
+            }
+            guard trailerRead == 4 else { throw IndexedGzipError.pointMismatch(point: membersBefore) }
+            plain += UInt64(trailer[0]) | UInt64(trailer[1]) << 8 | UInt64(trailer[2]) << 16 | UInt64(trailer[3]) << 24
+            offset += size
+        }
+        guard offset == target, plain == entry.uncompressedOffset else { throw IndexedGzipError.pointMismatch(point: membersBefore) }
+    }
+}

@@ -132,7 +132,9 @@ public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading {
     ///   the end, still usable); ``GzipError/notBGZF(member:offset:)`` where the index says a
     ///   member starts and none does (the index is not this file's), or
     ///   ``GzipError/truncated(member:part:offset:)`` at the file's end when the file ends
-    ///   before that member (cut short); a decoding error (the
+    ///   before that member (cut short); ``IndexedGzipError/pointMismatch(point:)`` when the
+    ///   members before it do not add up to its plain offset (``BGZFIndex/checkStart(membersBefore:descriptor:path:)``);
+    ///   a decoding error (the
     ///   stream has then failed); ``ByteStreamError`` `.notOpen` for a closed stream.
     public func seek(toPlainOffset offset: Int) throws {
         try requirePlainOffset(offset)
@@ -162,6 +164,8 @@ public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading {
         rangeEnd = nil
         do {
             let (entry, membersBefore) = index.start(containing: UInt64(offset))
+            try file.openUnlessOpened()
+            try index.checkStart(membersBefore: membersBefore, descriptor: file.fileDescriptor, path: file.displayName)
             try startDecoder(at: entry, membersBefore: membersBefore)
             plainOffset = Int(entry.uncompressedOffset)
             if streamStatus == .atEnd { setStatus(.open) }

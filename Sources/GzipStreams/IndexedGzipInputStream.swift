@@ -77,6 +77,9 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// boundary, its plain offset, its window), so that no byte decoded from a window the
     /// data cannot vouch for is returned before that check; `nil` when nothing is held.
     private var held: (span: Int, bytes: [UInt8], position: Int, checked: Bool)?
+    /// Set when the first point is not where the first member's deflate data starts (or has a
+    /// window there): a seek cannot start from it.
+    private var firstPointMisplaced: IndexedGzipError?
     /// The plain offset after which reads end (a seek with a length).
     private var rangeEnd: Int64?
     /// The plain offset of the next byte a read returns.
@@ -193,8 +196,9 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             return
         }
         guard let first = index.points.first, first.plainOffset == 0, first.bitOffset == 0,
-              Int64(first.compressedOffset) == headerEnd else {
+              Int64(first.compressedOffset) == headerEnd, !index.hasWindow(ofPoint: 0) else {
             indexMismatch = .firstPointMisplaced(headerEnd: headerEnd)
+            firstPointMisplaced = indexMismatch
             startSequential(at: 0, membersBefore: 0, plainBefore: 0)
             return
         }
@@ -281,6 +285,12 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             return overflow ? Int64.max : end
         }
         held = nil
+        if low == 0, let firstPointMisplaced { throw firstPointMisplaced }
+        if low > 0 && index.compressedTail == nil {
+            // Another tool's index has no checksum: the point the range starts from is checked
+            // by decoding the span before it, which must end there with its window.
+            try checkSpan(low - 1, mustReachNext: true)
+        }
         if low > 0 {
             // The bytes of the first span that the range takes, held until it is checked; a
             // span too long to hold is decoded and checked first, its bytes dropped.
@@ -323,8 +333,8 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
 
     /// Decodes span `span` alone, dropping its bytes, and throws unless it ends where the
     /// index says the next point is: the check of a seek's first span when it is too long
-    /// to hold.
-    private func checkSpan(_ span: Int) throws {
+    /// to hold, and (`mustReachNext`) of the point a seek starts from, by the span before it.
+    private func checkSpan(_ span: Int, mustReachNext: Bool = false) throws {
         let probe = SpanRun(spans: span..<(span + 1), decoders: decoders, chunkLimit: 4, chunkCapacity: Self.chunkCapacity)
         defer { probe.cancelAndJoin() }
         while true {
@@ -342,7 +352,9 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             case .stop(.failed(let error)):
                 throw error
             case .stop(.boundary):
-                // What follows a member is not a header: the range cannot go on past it.
+                // What follows a member is not a header: the data ends there. A span that must
+                // reach the next point has not.
+                if span + 1 < index.points.count && mustReachNext { throw IndexedGzipError.pointMismatch(point: span + 1) }
                 return
             }
         }
