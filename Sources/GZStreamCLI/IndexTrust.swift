@@ -1,9 +1,4 @@
 import ByteStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // Whether an index file may change what gzstream writes. An index is data from whoever owns
 // it: its windows become output bytes, its offsets choose which bytes. It is read only when its
@@ -62,7 +57,7 @@ extension Command {
     /// writable by group or others, or is older than the current input (stale, as make decides).
     func checkTrust(of info: FileInfo, explicit: Bool) throws(IndexRefusal) {
         guard info.isRegularFile else { throw IndexRefusal(reason: "not a regular file") }
-        let user = geteuid()
+        let user = SystemCalls.effectiveUserID
         guard info.owner == user || info.owner == 0 else {
             throw IndexRefusal(reason: "owned by uid \(info.owner), another user (an index is trusted only from you or root)")
         }
@@ -80,7 +75,7 @@ extension Command {
     /// user can write it, so can put or swap a file there), or `nil` when it is not.
     static func hostileDirectory(_ descriptor: Int32) -> String? {
         guard let info = FileInfo(descriptor: descriptor) else { return "its directory cannot be examined" }
-        let user = geteuid()
+        let user = SystemCalls.effectiveUserID
         if info.owner != user && info.owner != 0 {
             return "its directory belongs to uid \(info.owner), another user"
         }
