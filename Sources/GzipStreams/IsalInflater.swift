@@ -47,7 +47,18 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
 
     /// ``RawInflater/step(input:inputCount:output:outputCapacity:)``: at the end of the
     /// deflate data, the whole bytes ISA-L's bit buffer took past it come back as `readAhead`;
-    /// an invalid stream gives ISA-L's reason. Wraps ISA-L's `isal_inflate`.
+    /// an invalid stream gives ISA-L's reason, and no byte of the call (`produced` 0).
+    ///
+    /// Why none: ISA-L's fast decoding loop (`decode_huffman_code_block_stateless`, in
+    /// assembly) moves its output pointer past a match before it checks the match's distance
+    /// (and its distance code), and keeps it there when it returns the error
+    /// (`ISAL_INVALID_LOOKBACK`, `ISAL_INVALID_SYMBOL`): the count then takes in up to 258
+    /// bytes it never wrote, whatever its own buffer or `output` held there (the previous
+    /// member's bytes, the bytes before an access point). A distance that reaches before the
+    /// start of the member, or before the data after a window-less start, is invalid
+    /// (RFC 1951 §3.2.5, RFC 1952 §2.2); zlib gives the bytes before it and no byte of the
+    /// match, and which of ISA-L's bytes are true is not known, so none is given.
+    /// Wraps ISA-L's `isal_inflate`.
     func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
               outputCapacity: Int) -> RawInflateStep {
         state.pointee.next_in = input
@@ -59,7 +70,7 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         let produced = outputCapacity - Int(state.pointee.avail_out)
         state.pointee.next_in = nil
         state.pointee.next_out = nil
-        if code < 0 { return RawInflateStep(consumed: consumed, produced: produced, outcome: .invalid(Self.reason(code))) }
+        if code < 0 { return RawInflateStep(consumed: consumed, produced: 0, outcome: .invalid(Self.reason(code))) }
         if state.pointee.block_state == ISAL_BLOCK_FINISH {
             // The bits left in the bit buffer: the rest of the last byte (padding), then whole
             // bytes that follow the deflate data, least significant first.

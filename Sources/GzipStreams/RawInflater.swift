@@ -15,7 +15,9 @@ enum RawInflateOutcome {
     /// The deflate data ended; `readAhead` are whole bytes after it that the decoder had
     /// already taken (ISA-L's bit buffer, at most 8), to be put back in front of the input.
     case streamEnd(readAhead: [UInt8])
-    /// The data is invalid; the decoder's reason ("invalid block type", …).
+    /// The data is invalid; the decoder's reason ("invalid block type", …). The step's
+    /// `produced` counts only bytes a sequential zlib decode gives before the error too:
+    /// zlib's own, and none of ISA-L's (see ``IsalInflater``).
     case invalid(String)
     /// The call could not progress (zlib's `Z_BUF_ERROR`): normal when no input was given, a
     /// library fault (this error) when input remains.
