@@ -1,7 +1,8 @@
 import CIsal
 
 /// One raw inflate (RFC 1951, no wrapper) through ISA-L's streaming `isal_inflate`, the
-/// decoder igzip uses.
+/// decoder igzip uses; as a ``WholeBufferInflater`` (`isal_inflate_stateless`), the decoder of
+/// ``BGZFInputStream``'s members.
 ///
 /// ISA-L reads input ahead into a 64-bit bit buffer, so at the end of a deflate stream up to
 /// 8 whole bytes it took (perhaps from an earlier call's input) belong to what follows, the
