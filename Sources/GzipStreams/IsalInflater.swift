@@ -1,4 +1,5 @@
 import CIsal
+import CZlib
 
 /// One raw inflate (RFC 1951, no wrapper) through ISA-L's streaming `isal_inflate`, the
 /// decoder igzip uses; as a ``WholeBufferInflater`` (`isal_inflate_stateless`), the decoder of
@@ -103,6 +104,47 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         state.pointee.read_in = UInt64(bits) & ((1 << UInt64(bitCount)) - 1)
         state.pointee.read_in_length = Int32(bitCount)
         return true
+    }
+
+    /// ``RawInflater/invalidAtEndOfInput()``: ISA-L decodes a block header only once it holds
+    /// all of it (until then it keeps the header's bits, `read_in` and `tmp_in_buffer`, and asks
+    /// for more), so at the end of the input a header that is already invalid, such as a
+    /// code-length code that zlib rejects (RFC 1951 §3.2.7), would pass for a truncation. The
+    /// bits it holds are given to zlib, which stops at the end of a block header (`Z_TREES`):
+    /// zlib's reason when it finds the header invalid, and the bytes after the point where it
+    /// does; `nil` otherwise (a valid or unfinished header: the end is a truncation).
+    /// Wraps zlib's `inflateInit2`, `inflatePrime`, `inflate` and `inflateEnd`.
+    func invalidAtEndOfInput() -> (reason: String, bytesAfter: Int)? {
+        guard state.pointee.block_state == ISAL_BLOCK_HDR, let zlib = try? ZStream(inflate: ()) else { return nil }
+        defer { zlib.end() }
+        // The bits of `read_in`: first the rest of a byte begun, then whole bytes; then the
+        // bytes of `tmp_in_buffer`.
+        let bitCount = Int(state.pointee.read_in_length)
+        let partBits = bitCount % 8
+        let bits = state.pointee.read_in
+        var bytes = (0..<(bitCount / 8)).map { UInt8(truncatingIfNeeded: bits >> UInt64(partBits + 8 * $0)) }
+        let heldCount = Int(state.pointee.tmp_in_size)
+        withUnsafeBytes(of: &state.pointee.tmp_in_buffer) { bytes += $0.prefix(heldCount) }
+        let z = zlib.pointer
+        if partBits > 0, inflatePrime(z, Int32(partBits), Int32(bits & ((1 << UInt64(partBits)) - 1))) != Z_OK {
+            return nil
+        }
+        var scratch: UInt8 = 0
+        let code = bytes.withUnsafeMutableBufferPointer { input in
+            withUnsafeMutablePointer(to: &scratch) { output in
+                z.pointee.next_in = input.baseAddress
+                z.pointee.avail_in = UInt32(input.count)
+                z.pointee.next_out = output
+                z.pointee.avail_out = 1
+                defer {
+                    z.pointee.next_in = nil
+                    z.pointee.next_out = nil
+                }
+                return CZlib.inflate(z, Z_TREES)
+            }
+        }
+        guard code == Z_DATA_ERROR else { return nil }
+        return (ZStream.message(for: code, stream: z), Int(z.pointee.avail_in))
     }
 
     private static func reason(_ code: Int32) -> String {
