@@ -17,18 +17,17 @@ import Darwin
 /// The decoder depends on `inflater`. With ``GzipInputStream/Inflater/zlib`` it is zlib's raw
 /// inflate, and the result is exactly a ``GzipInputStream``'s with the same inflater: zlib's
 /// verdict, for readers that must say whether a file is readable everywhere. With
-/// ``GzipInputStream/Inflater/isal`` (the default, the fast path) it is libdeflate's, what bgzip
-/// uses: on the 256 MiB benchmark file made BGZF by `bgzip -l 6`, inflating its members took
-/// about a quarter less CPU time than with ISA-L's `isal_inflate_stateless` (perf samples:
-/// 0.48 s against 0.65 s), and `gzstream unpack -c` (which also writes straight from the
-/// workers' buffers) 0.62-0.66 s of CPU time against 0.86-0.87 s before (`bgzip -@ 2 -d`:
-/// 0.58-0.63 s; its median wall time went from 1.11-1.58× bgzip's to 0.95-1.29× in
-/// interleaved runs on a shared, loaded 2-core machine). libdeflate accepts deflate
-/// data that zlib rejects (the reserved distance codes 30 and 31, literal/length codes 286 and
-/// 287, some incomplete codes); the fast path keeps such a member's bytes only when its CRC-32
-/// and ISIZE match them (as bgzip and igzip do), and otherwise hands it to the sequential reader
-/// (`fixtures/regressions/bgzf-reserved-distance-code.bgz` decodes to 40009 bytes here, where
-/// zlib fails after 40006). Wherever zlib succeeds, the bytes are zlib's.
+/// ``GzipInputStream/Inflater/isal`` (the default, the fast path) it is ISA-L's
+/// `isal_inflate_stateless`, which rejects what the sequential ISA-L reader rejects: the
+/// reserved distance codes 30 and 31 and literal/length codes 286 and 287 are errors
+/// (RFC 1951 §3.2.6), as in zlib, gzip, pigz and igzip. (libdeflate, what bgzip uses, decodes
+/// them, as distance 24577 and more and length 258; it inflated the members of the 256 MiB
+/// benchmark file made by `bgzip -l 6` with about a tenth less CPU time, 0.30 s against 0.33 s
+/// on one core, but `fixtures/regressions/bgzf-reserved-distance-code.bgz` then decoded to
+/// 40009 bytes with no error, where zlib fails after 40006.) ISA-L does accept a dynamic block
+/// whose literal/length or distance code is incomplete until a missing code is used; the fast
+/// path keeps such a member's bytes only when its CRC-32 and ISIZE match them, and otherwise
+/// hands it to the sequential reader. Wherever zlib succeeds, the bytes are zlib's.
 ///
 /// Apart from those members, the result is exactly ``GzipInputStream``'s for the same input,
 /// `chunkSize`, `trailingGarbage`, `maximumOutputSize` and `inflater`: the same bytes, errors,
@@ -58,7 +57,7 @@ import Darwin
 /// Memory: `2 × threads` batches at most, each allocated once when first needed and reused
 /// (a batch closes at 512 KiB of plain bytes, 256 KiB of compressed bytes, or 64 members, and
 /// has room for 576 KiB and 320 KiB of them: 1.8 MiB per thread), a buffer of two members and one 64 KiB read for
-/// reading, and a decoder per worker (libdeflate's about 32 KiB, zlib's at most 44 KiB);
+/// reading, and a decoder per worker (ISA-L's about 50 KiB, zlib's at most 44 KiB);
 /// whatever the input size or the speed of the caller. Each worker allocates its state on its first batch; all are freed
 /// when the stream closes. ``ByteStream/close()`` returns only after every worker has stopped.
 ///
@@ -72,8 +71,8 @@ import Darwin
 /// blocks as when polled. Schedule a `GzipInputStream` or `GzipOutputStream` over a pipe or
 /// socket, or the pipe or socket itself, for events that never block.
 ///
-/// Wraps libdeflate's `libdeflate_deflate_decompress_ex` or zlib's `inflate`, ISA-L's
-/// `crc32_gzip_refl`, and ``GzipInputStream`` for what is not whole, valid BGZF members.
+/// Wraps ISA-L's `isal_inflate_stateless` or zlib's `inflate`, ISA-L's `crc32_gzip_refl`, and
+/// ``GzipInputStream`` for what is not whole, valid BGZF members.
 public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBytesLending {
     /// The bytes ``startsWithBGZFMember(_:)`` looks at: 16.
     public static let signatureLength = BGZFFormat.signatureLength
@@ -172,7 +171,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
     ///     then the whole file's; ``uncompressedByteCount`` and the limit count from `start`.
     ///     Both of its fields are `>= 0`.
     ///   - inflater: ``GzipInputStream/Inflater/isal`` (the default): members are inflated
-    ///     with libdeflate and the sequential reader uses ISA-L; ``GzipInputStream/Inflater/zlib``:
+    ///     with ISA-L's stateless inflate and the sequential reader uses ISA-L; ``GzipInputStream/Inflater/zlib``:
     ///     zlib inflates them, and the result is exactly a zlib ``GzipInputStream``'s.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the

@@ -76,7 +76,7 @@ final class MemberBatch: @unchecked Sendable {
 
 /// A worker's whole-buffer decoder, allocated on the worker's first batch and used only on that
 /// worker's queue; ``release()`` frees it once the worker has stopped. For
-/// ``GzipInputStream/Inflater/isal`` it is libdeflate's (``LibdeflateInflater``), for
+/// ``GzipInputStream/Inflater/isal`` it is ISA-L's stateless inflate (``IsalInflater``), for
 /// ``GzipInputStream/Inflater/zlib`` zlib's raw inflate (``ZStream``).
 final class MemberInflater {
     /// The number of decoders allocated and not yet freed, across the process.
@@ -95,12 +95,11 @@ final class MemberInflater {
     /// - Returns: Whether every check passed (``MemberBatch/plainCount`` is then the bytes
     ///   written); on `false` (a decoder that cannot be allocated too) the caller lets the
     ///   sequential reader find the error.
-    /// Wraps libdeflate's `libdeflate_deflate_decompress_ex` or zlib's `inflate`, and ISA-L's
-    /// `crc32_gzip_refl`.
+    /// Wraps ISA-L's `isal_inflate_stateless` or zlib's `inflate`, and ISA-L's `crc32_gzip_refl`.
     func inflate(_ batch: MemberBatch) -> Bool {
         if decoder == nil {
             switch kind {
-            case .isal: decoder = LibdeflateInflater()
+            case .isal: decoder = IsalInflater()
             case .zlib: decoder = try? ZStream(inflate: ())
             }
             guard decoder != nil else { return false }

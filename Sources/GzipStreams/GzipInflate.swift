@@ -57,6 +57,12 @@ extension GzipInputStream {
             var inputEnded = false
             if inputStart == inputEnd, !decoderFilledOutput, try !refill() {
                 guard Decoder.stepsAfterInputEnd else {
+                    // ISA-L judges a block header only whole: invalid data it already holds
+                    // outranks the end.
+                    if let (reason, bytesAfter) = decoder.invalidAtEndOfInput() {
+                        return (produced, GzipError.invalidDeflateData(member: memberIndex, message: reason,
+                                                                       offset: position - Int64(bytesAfter)))
+                    }
                     return (produced, GzipError.truncated(member: memberIndex, part: .deflateData, offset: position))
                 }
                 // zlib may still hold output without more input: one more call gives it.
@@ -67,6 +73,10 @@ extension GzipInputStream {
                                     output: buffer + produced, outputCapacity: room)
             decoderFilledOutput = step.produced == room
             if inputEnded, produced + step.produced == 0, !step.outcome.isStreamEnd {
+                // The last call's verdict first: invalid data found before the end outranks it.
+                if case .invalid(let reason) = step.outcome {
+                    return (0, GzipError.invalidDeflateData(member: memberIndex, message: reason, offset: position))
+                }
                 return (0, GzipError.truncated(member: memberIndex, part: .deflateData, offset: position))
             }
             inputStart += step.consumed

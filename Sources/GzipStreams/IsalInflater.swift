@@ -1,7 +1,9 @@
 import CIsal
+import CZlib
 
 /// One raw inflate (RFC 1951, no wrapper) through ISA-L's streaming `isal_inflate`, the
-/// decoder igzip uses.
+/// decoder igzip uses; as a ``WholeBufferInflater`` (`isal_inflate_stateless`), the decoder of
+/// ``BGZFInputStream``'s members.
 ///
 /// ISA-L reads input ahead into a 64-bit bit buffer, so at the end of a deflate stream up to
 /// 8 whole bytes it took (perhaps from an earlier call's input) belong to what follows, the
@@ -47,7 +49,18 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
 
     /// ``RawInflater/step(input:inputCount:output:outputCapacity:)``: at the end of the
     /// deflate data, the whole bytes ISA-L's bit buffer took past it come back as `readAhead`;
-    /// an invalid stream gives ISA-L's reason. Wraps ISA-L's `isal_inflate`.
+    /// an invalid stream gives ISA-L's reason, and no byte of the call (`produced` 0).
+    ///
+    /// Why none: ISA-L's fast decoding loop (`decode_huffman_code_block_stateless`, in
+    /// assembly) moves its output pointer past a match before it checks the match's distance
+    /// (and its distance code), and keeps it there when it returns the error
+    /// (`ISAL_INVALID_LOOKBACK`, `ISAL_INVALID_SYMBOL`): the count then takes in up to 258
+    /// bytes it never wrote, whatever its own buffer or `output` held there (the previous
+    /// member's bytes, the bytes before an access point). A distance that reaches before the
+    /// start of the member, or before the data after a window-less start, is invalid
+    /// (RFC 1951 §3.2.5, RFC 1952 §2.2); zlib gives the bytes before it and no byte of the
+    /// match, and which of ISA-L's bytes are true is not known, so none is given.
+    /// Wraps ISA-L's `isal_inflate`.
     func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
               outputCapacity: Int) -> RawInflateStep {
         state.pointee.next_in = input
@@ -59,7 +72,7 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         let produced = outputCapacity - Int(state.pointee.avail_out)
         state.pointee.next_in = nil
         state.pointee.next_out = nil
-        if code < 0 { return RawInflateStep(consumed: consumed, produced: produced, outcome: .invalid(Self.reason(code))) }
+        if code < 0 { return RawInflateStep(consumed: consumed, produced: 0, outcome: .invalid(Self.reason(code))) }
         if state.pointee.block_state == ISAL_BLOCK_FINISH {
             // The bits left in the bit buffer: the rest of the last byte (padding), then whole
             // bytes that follow the deflate data, least significant first.
@@ -110,6 +123,47 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         default:
             return false
         }
+    }
+
+    /// ``RawInflater/invalidAtEndOfInput()``: ISA-L decodes a block header only once it holds
+    /// all of it (until then it keeps the header's bits, `read_in` and `tmp_in_buffer`, and asks
+    /// for more), so at the end of the input a header that is already invalid, such as a
+    /// code-length code that zlib rejects (RFC 1951 §3.2.7), would pass for a truncation. The
+    /// bits it holds are given to zlib, which stops at the end of a block header (`Z_TREES`):
+    /// zlib's reason when it finds the header invalid, and the bytes after the point where it
+    /// does; `nil` otherwise (a valid or unfinished header: the end is a truncation).
+    /// Wraps zlib's `inflateInit2`, `inflatePrime`, `inflate` and `inflateEnd`.
+    func invalidAtEndOfInput() -> (reason: String, bytesAfter: Int)? {
+        guard state.pointee.block_state == ISAL_BLOCK_HDR, let zlib = try? ZStream(inflate: ()) else { return nil }
+        defer { zlib.end() }
+        // The bits of `read_in`: first the rest of a byte begun, then whole bytes; then the
+        // bytes of `tmp_in_buffer`.
+        let bitCount = Int(state.pointee.read_in_length)
+        let partBits = bitCount % 8
+        let bits = state.pointee.read_in
+        var bytes = (0..<(bitCount / 8)).map { UInt8(truncatingIfNeeded: bits >> UInt64(partBits + 8 * $0)) }
+        let heldCount = Int(state.pointee.tmp_in_size)
+        withUnsafeBytes(of: &state.pointee.tmp_in_buffer) { bytes += $0.prefix(heldCount) }
+        let z = zlib.pointer
+        if partBits > 0, inflatePrime(z, Int32(partBits), Int32(bits & ((1 << UInt64(partBits)) - 1))) != Z_OK {
+            return nil
+        }
+        var scratch: UInt8 = 0
+        let code = bytes.withUnsafeMutableBufferPointer { input in
+            withUnsafeMutablePointer(to: &scratch) { output in
+                z.pointee.next_in = input.baseAddress
+                z.pointee.avail_in = UInt32(input.count)
+                z.pointee.next_out = output
+                z.pointee.avail_out = 1
+                defer {
+                    z.pointee.next_in = nil
+                    z.pointee.next_out = nil
+                }
+                return CZlib.inflate(z, Z_TREES)
+            }
+        }
+        guard code == Z_DATA_ERROR else { return nil }
+        return (ZStream.message(for: code, stream: z), Int(z.pointee.avail_in))
     }
 
     private static func reason(_ code: Int32) -> String {

@@ -15,7 +15,9 @@ enum RawInflateOutcome {
     /// The deflate data ended; `readAhead` are whole bytes after it that the decoder had
     /// already taken (ISA-L's bit buffer, at most 8), to be put back in front of the input.
     case streamEnd(readAhead: [UInt8])
-    /// The data is invalid; the decoder's reason ("invalid block type", …).
+    /// The data is invalid; the decoder's reason ("invalid block type", …). The step's
+    /// `produced` counts only bytes a sequential zlib decode gives before the error too:
+    /// zlib's own, and none of ISA-L's (see ``IsalInflater``).
     case invalid(String)
     /// The call could not progress (zlib's `Z_BUF_ERROR`): normal when no input was given, a
     /// library fault (this error) when input remains.
@@ -45,6 +47,13 @@ protocol RawInflater: AnyObject {
     /// Starts a new deflate stream with the same settings.
     func reset()
 
+    /// Once the input has ended inside the deflate data (and, for a decoder that
+    /// ``stepsAfterInputEnd``, its last call gave nothing): the reason the data is invalid when
+    /// what the decoder holds already shows it, and how many of the bytes it took come after the
+    /// point where that is found; `nil` when the end is a truncation. A data error found before
+    /// the end outranks the end, as in zlib and GNU gzip.
+    func invalidAtEndOfInput() -> (reason: String, bytesAfter: Int)?
+
     /// Inflates from `inputCount` bytes at `input` into `outputCapacity` bytes of room at `output`.
     /// - Returns: The bytes consumed and produced, and the outcome.
     func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
@@ -66,6 +75,10 @@ protocol WholeBufferInflater: AnyObject {
 
 extension ZStream: RawInflater {
     static var stepsAfterInputEnd: Bool { true }
+
+    /// ``RawInflater/invalidAtEndOfInput()``: always `nil`, because zlib judges every bit it
+    /// takes as it takes it; its last call (with no input) reports what it found.
+    func invalidAtEndOfInput() -> (reason: String, bytesAfter: Int)? { nil }
 
     /// Wraps zlib's `inflate` with `Z_NO_FLUSH` (`Z_BLOCK` when ``ZStream/stopsAtBlocks``); zlib
     /// never reads past the end of the deflate data, so nothing is read ahead.

@@ -5,18 +5,18 @@ import Testing
 import TestSupport
 
 // BGZFInputStream's two verdicts. `.zlib`: exactly a zlib GzipInputStream's run, whatever the
-// damage. `.isal`: libdeflate inflates the members, and may accept deflate data that zlib
-// rejects only when the member's CRC-32 and ISIZE match; wherever zlib succeeds, the bytes
-// are zlib's.
+// damage. `.isal`: ISA-L inflates the members, and may accept deflate data that zlib rejects
+// (an incomplete code) only when the member's CRC-32 and ISIZE match; the reserved codes are
+// errors under both; wherever zlib succeeds, the bytes are zlib's.
 
 @Suite("BGZFInputStream's inflaters: zlib's verdict, and the fast path's rule", .onDedicatedThreads)
 struct BGZFInflaterTests {
-    /// Fixtures that the fast path decodes although zlib rejects them (their CRC-32 and ISIZE
-    /// match what libdeflate makes of them).
-    static let fastPathOnly = FixtureManifest.fastPathDecodes
-
     static func reservedDistanceFixture() throws -> [UInt8] {
-        let fixture = try #require(Fixture.all.first { $0.file == "regressions/bgzf-reserved-distance-code.bgz" })
+        try fixtureBytes("regressions/bgzf-reserved-distance-code.bgz")
+    }
+
+    static func fixtureBytes(_ file: String) throws -> [UInt8] {
+        let fixture = try #require(Fixture.all.first { $0.file == file })
         return try Array(Data(contentsOf: URL(fileURLWithPath: fixture.path)))
     }
 
@@ -32,27 +32,23 @@ struct BGZFInflaterTests {
         }
     }
 
-    @Test("The same file under .isal: libdeflate's bytes (distance code 30 read as distance 24577), exit clean, in parallel")
-    func reservedDistanceFast() throws {
-        let bytes = try Self.reservedDistanceFixture()
+    /// libdeflate decodes the reserved codes (distance code 30 as distance 24577, length code 286
+    /// as 258); these members carry the CRC-32 and ISIZE of what it makes of them.
+    @Test("A reserved code with a matching CRC-32 under .isal: the sequential reader's error too, member and offset",
+          arguments: [("regressions/bgzf-reserved-distance-code.bgz", "invalid distance code", Int64(40054), 40000),
+                      ("regressions/bgzf-reserved-length-code.bgz", "invalid literal/length code", Int64(1054), 1000)])
+    func reservedCodeFast(file: String, message: String, offset: Int64, bytesBefore: Int) throws {
+        let bytes = try Self.fixtureBytes(file)
         let strict = run(try GzipInputStream(wrapping: MemoryInputStream(bytes: bytes), inflater: .zlib), readSize: 65536)
-        // The sequential ISA-L reader leaves the verdict to zlib: the same error.
-        let sequential = run(try GzipInputStream(wrapping: MemoryInputStream(bytes: bytes)), readSize: 65536)
-        #expect(sequential == strict)
+        #expect(strict.error == .invalidDeflateData(member: 2, message: message, offset: offset))
+        #expect(strict.bytes.count == 6 + bytesBefore)
         for threads in [1, 4] {
-            let stream = try BGZFInputStream(wrapping: MemoryInputStream(bytes: bytes), threads: threads)
-            let result = run(stream, readSize: 4096)
-            #expect(result.error == nil && result.otherError == nil)
-            #expect(!stream.isSequential)
-            // zlib's 40006 bytes, then 3 copied from 24577 bytes back in member 2's output.
-            let literals = Array(strict.bytes[6...])
-            #expect(result.bytes == strict.bytes + literals[(40000 - 24577)..<(40003 - 24577)])
-            #expect(result.memberCount == 3 && result.compressedByteCount == Int64(bytes.count))
-            #expect(result.uncompressedByteCount == 40009)
-            // The rule: accepted only because the trailer states this CRC-32 and ISIZE.
-            let trailer = Array(bytes[(bytes.count - 28 - 8)..<(bytes.count - 28)])
-            let crc = result.bytes[6...].withUnsafeBytes { crc32(0, $0) }
-            #expect(trailer == withUnsafeBytes(of: crc.littleEndian, Array.init) + [0x43, 0x9c, 0, 0])
+            for inflater in [GzipInputStream.Inflater.isal, .zlib] {
+                let (result, parallel) = expectSameAsSequential(bytes, threads: threads, inflater: inflater,
+                                                                "\(file), \(threads) threads")
+                #expect(result == strict, "\(inflater), \(threads) threads")
+                #expect(!parallel, "the sequential reader took over at member 2")
+            }
         }
     }
 

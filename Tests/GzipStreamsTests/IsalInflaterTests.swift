@@ -98,6 +98,28 @@ struct IsalInflaterTests {
                 == DecoderOutcome(gunzipStream(twoMembers, inflater: .zlib)))
     }
 
+    /// ISA-L holds a block header until it has all of it; at the end of the input an invalid
+    /// one (here a code-length code zlib rejects) is a data error, not the end of the input.
+    @Test("A dynamic block header whose code-length code is invalid, then the end: zlib's error, also past the replay limit")
+    func invalidHeaderThenEnd() throws {
+        let path = PackageLocations.fixtures.appendingPathComponent("regressions/code-length-code-then-end.gz").path
+        let small = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let big = memberWithStoredPrefix(small, randomBytes(count: GzipInputStream.replayLimit + 100_000, seed: 46))
+        for (bytes, label) in [(small, "as made"), (big, "after 1.1 MB of stored blocks")] {
+            let zlib = DecoderOutcome(gunzipStream(bytes, inflater: .zlib))
+            let error = try #require(zlib.error, "\(label)")
+            #expect(error == .invalidDeflateData(member: 1, message: "invalid code lengths set", offset: Int64(bytes.count)),
+                    "\(label)")
+            // From memory, which cannot seek: past the replay limit the verdict is ISA-L's alone.
+            let isal = DecoderOutcome(gunzipStream(bytes, inflater: .isal))
+            #expect(isal == zlib, "\(label): \(String(describing: isal.error))")
+            for readSize in [1, 4096] {
+                #expect(DecoderOutcome(gunzipStream(bytes, chunkSize: 4096, inflater: .isal), readSize: readSize) == zlib,
+                        "\(label), reads of \(readSize)")
+            }
+        }
+    }
+
     @Test("Multi-member data at every chunk size and in uneven reads: the same bytes as zlib")
     func membersAcrossBufferBoundaries() throws {
         var file: [UInt8] = []

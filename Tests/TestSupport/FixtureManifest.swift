@@ -85,14 +85,4 @@ public enum FixtureManifest {
     public static func rows(_ kind: FixtureRow.Kind) -> [FixtureRow] {
         rows.filter { $0.kind == kind }
     }
-
-    /// Error fixtures that the fast path (plain `unpack`) decodes although zlib rejects them:
-    /// their CRC-32 and ISIZE match what libdeflate makes of them. `test` and `--strict` give
-    /// zlib's error.
-    public static let fastPathDecodes: Set<String> = ["regressions/bgzf-reserved-distance-code.bgz"]
-
-    /// The error rows whose every reader fails, the fast path's too.
-    public static var failingEverywhere: [FixtureRow] {
-        rows(.error).filter { !fastPathDecodes.contains($0.file) }
-    }
 }
