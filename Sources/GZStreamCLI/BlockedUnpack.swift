@@ -83,8 +83,15 @@ extension Command {
         // An index made for another file (or before the file changed) points elsewhere.
         let member = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
         guard BGZFInputStream.startsWithBGZFMember(member.peekedBytes) else {
-            throw Reported(status: reportError(path, "no BGZF member at byte \(entry.compressedOffset), where "
-                + "\(indexPath) says one starts: the index is not this file's; rebuild it with: gzstream index -f \(path)"))
+            let problem = "no BGZF member at byte \(entry.compressedOffset), where \(indexPath) says one starts: "
+                + "the index is not this file's"
+            guard options.indexPath != nil else {
+                // Found beside the file: not used; the range is decoded from the start.
+                noteIndexNotUsed(indexFile, "\(problem); rebuild it with: gzstream index -f \(path)")
+                return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                                                 closesOutput: closesOutput)
+            }
+            throw Reported(status: reportError(path, "\(problem); rebuild it with: gzstream index -f -o \(indexPath) \(path)"))
         }
         let bgzf = try BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: options.chunkSize,
                                        trailingGarbage: .ignore,

@@ -61,6 +61,9 @@ extension Command {
                 return nil
             }
             found = info
+        } catch where isSystemError(error, Errno.nameTooLong) {
+            // The output's name leaves no room for an index's: none can be there.
+            return nil
         } catch {
             return errorText(error)
         }

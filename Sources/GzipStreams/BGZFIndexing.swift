@@ -142,19 +142,29 @@ extension BGZFIndex {
     ///   - descriptor: The BGZF file, read with `pread(2)` (its offset is not moved).
     ///   - path: The file's name for errors.
     /// - Throws: ``IndexedGzipError/pointMismatch(point:)`` (point `membersBefore`) when the
-    ///   members do not add up or are not BGZF members; ``ByteStreamError`` when reading fails.
+    ///   members do not add up or are not BGZF members; nothing when no BGZF member starts
+    ///   where the entry says (the decoder started there reports it); ``ByteStreamError`` when
+    ///   reading fails.
     ///   Blocks while reading: two reads per member between the two entries.
     public func checkStart(membersBefore: Int, descriptor: Int32, path: String) throws {
         guard membersBefore > 0, membersBefore <= entries.count else { return }
         let entry = entries[membersBefore - 1]
+        var header = [UInt8](repeating: 0, count: BGZFInputStream.signatureLength + 2)
+        // No BGZF member where the entry says one starts, or a file that ends before it: the
+        // decoder started there says so (not BGZF, truncated), with the member's number.
+        let found = try header.withUnsafeMutableBytes {
+            try SystemCalls.read(descriptor, $0.baseAddress!, $0.count, at: Int64(entry.compressedOffset), target: path)
+        }
+        guard found == header.count, BGZFInputStream.startsWithBGZFMember(Array(header.prefix(BGZFInputStream.signatureLength))) else {
+            return
+        }
         let previous = membersBefore >= 2 ? entries[membersBefore - 2] : Entry(compressedOffset: 0, uncompressedOffset: 0)
         var offset = Int64(previous.compressedOffset)
         var plain = previous.uncompressedOffset
         let target = Int64(entry.compressedOffset)
-        // The 16 bytes BGZF's signature covers, then BSIZE: the 18-byte BGZF header.
-        var header = [UInt8](repeating: 0, count: BGZFInputStream.signatureLength + 2)
         var trailer = [UInt8](repeating: 0, count: 4)
         while offset < target {
+            // The 16 bytes BGZF's signature covers, then BSIZE: the 18-byte BGZF header.
             let read = try header.withUnsafeMutableBytes {
                 try SystemCalls.read(descriptor, $0.baseAddress!, $0.count, at: offset, target: path)
             }

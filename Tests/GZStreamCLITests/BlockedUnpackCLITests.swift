@@ -176,6 +176,8 @@ struct BlockedUnpackCLITests {
             var stored = try readBytes(scratch.path("stored.gz"))
             stored[3 * 65311 + 18 + 5 + 1000] ^= 1
             _ = try scratch.write("stored.gz", stored)
+            // Damage, not a rewrite: the index is made no older than the file again.
+            setModificationTime(scratch.path("stored.gz"), seconds: 1_000_000_000)
             let damaged = try gzstream(["unpack", "-c", "--offset", "196000", "--length", "1000", "stored.gz"], in: scratch)
             #expect(damaged.status == 1, "\(damaged)")
             #expect(damaged.err.hasPrefix("gzstream: stored.gz: CRC-32 mismatch in member 4 at byte "), "\(damaged)")
@@ -185,9 +187,15 @@ struct BlockedUnpackCLITests {
             #expect(try gzstream(["pack", "--bgzf", "-1", "--index", "plain", "-o", "one.gz"], in: scratch).status == 0)
             #expect(try gzstream(["pack", "--bgzf", "-9", "plain", "-o", "nine.gz"], in: scratch).status == 0)
             try FileManager.default.copyItem(atPath: scratch.path("one.gz.gzi"), toPath: scratch.path("nine.gz.gzi"))
+            // Found beside the file, another file's index is not used: the range is decoded
+            // from the start; named, it is an error.
             let foreign = try gzstream(["unpack", "-c", "--offset", "65280", "--length", "10", "nine.gz"], in: scratch)
-            #expect(foreign.status == 1 && foreign.out == "", "\(foreign)")
-            #expect(foreign.err.contains("where nine.gz.gzi says one starts: the index is not this file's"), "\(foreign)")
+            #expect(foreign.status == 0 && foreign.stdout == Array(Self.plain[65280..<65290]), "\(foreign)")
+            #expect(foreign.err.hasPrefix("gzstream: nine.gz.gzi: not used: ")
+                && foreign.err.hasSuffix("; rebuild it with: gzstream index -f nine.gz\n") && foreign.errLines.count == 1, "\(foreign)")
+            let named = try gzstream(["unpack", "-c", "--index", "nine.gz.gzi", "--offset", "65280", "--length", "10", "nine.gz"],
+                                     in: scratch)
+            #expect(named.status == 1 && named.out == "", "\(named)")
 
             let size = Self.plain.count
             let past = try gzstream(["unpack", "-c", "--offset", "\(size + 1)", "--length", "0", "one.gz"], in: scratch)
@@ -212,12 +220,20 @@ struct BlockedUnpackCLITests {
             let value: UInt64 = field == 0 ? 1 << 63 : .max
             for byte in 0..<8 { gzi[8 + 16 * (count - 1) + field + byte] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(byte))) }
             _ = try scratch.write("x.gz.gzi", gzi)
-            let result = try gzstream(["unpack", "-o", "out", "--offset", "\(Self.plain.count - 20)", "--length", "10", "x.gz"],
-                                      in: scratch)
-            #expect(result.status == 1, "\(result)")
-            #expect(result.err == "gzstream: x.gz.gzi: not a valid .gzi index: entry \(count) has an offset above 2^63 - 1\n", "\(result)")
+            // Named, it is an error and nothing is left; found beside the file, it is not used
+            // and the range is decoded from the start.
+            let named = try gzstream(["unpack", "-o", "out", "--index", "x.gz.gzi", "--offset", "\(Self.plain.count - 20)",
+                                      "--length", "10", "x.gz"], in: scratch)
+            #expect(named.status == 1, "\(named)")
+            #expect(named.err == "gzstream: x.gz.gzi: not a valid .gzi index: entry \(count) has an offset above 2^63 - 1\n", "\(named)")
             let left = try FileManager.default.contentsOfDirectory(atPath: scratch.work.path).sorted()
             #expect(left == ["plain", "x.gz", "x.gz.gzi"], "\(left)")
+            let result = try gzstream(["unpack", "-o", "out", "--offset", "\(Self.plain.count - 20)", "--length", "10", "x.gz"],
+                                      in: scratch)
+            #expect(result.status == 0, "\(result)")
+            #expect(result.err == "gzstream: x.gz.gzi: not used: not a valid .gzi index: entry \(count) has an offset above 2^63 - 1\n",
+                    "\(result)")
+            #expect(try scratch.read("out") == Array(Self.plain.suffix(20).prefix(10)))
         }
     }
 
