@@ -231,9 +231,11 @@ extension Command {
             // start of the file, after the bytes already written (each checked before it was).
             noteIndexNotUsed(indexPath, withRemedy(error))
             let written = stream.uncompressedByteCount
+            // The file itself may be damaged: the sequential decode goes on to the end, so that
+            // every member's CRC-32 and ISIZE give their verdict.
             return try unpackSequentialRange(input, offset: offset + written,
                                              length: options.rangeLength.map { $0 - written }, alreadyWritten: written,
-                                             into: output, closesOutput: closesOutput)
+                                             readsToEnd: true, into: output, closesOutput: closesOutput)
         } catch let error as IndexedGzipError {
             if closesOutput { output.close() }
             let subject = if case .offsetPastEnd = error { file.description } else { indexPath.description }
@@ -255,9 +257,11 @@ extension Command {
     /// `unpack --offset N [--length M]` without a usable index: the file decoded from its first
     /// byte, the `offset` plain bytes before the range dropped, as a sequential decode gives
     /// them (`alreadyWritten` bytes of the range were written before, through an index). An
-    /// offset past the end is an error. Closes `output` when `closesOutput`.
+    /// offset past the end is an error. With `readsToEnd` (an index that stopped fitting on the
+    /// way, which damage to the file can cause), the rest of the file is decoded too, so that
+    /// a damaged member fails the run. Closes `output` when `closesOutput`.
     func unpackSequentialRange(_ input: ByteInputStream, offset: Int64, length: Int64?, alreadyWritten: Int64 = 0,
-                               into output: ByteOutputStream, closesOutput: Bool) throws -> Outcome {
+                               readsToEnd: Bool = false, into output: ByteOutputStream, closesOutput: Bool) throws -> Outcome {
         guard input.setProperty(Int64(0), forKey: .fileCurrentOffset) || input.streamStatus == .notOpen else {
             throw Reported(status: reportError(currentInput?.path.description ?? "standard input", "cannot seek to its start"))
         }
@@ -287,6 +291,11 @@ extension Command {
             if skip > 0 {
                 let path = currentInput?.path.description ?? "standard input"
                 throw Reported(status: reportError(path, "offset \(offset + alreadyWritten - written) is past the end of the data (\(offset - skip) bytes)"))
+            }
+            while readsToEnd {
+                let count = decoder.read(buffer, maxLength: size)
+                if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                if count == 0 { break }
             }
         } catch {
             if closesOutput { output.close() }

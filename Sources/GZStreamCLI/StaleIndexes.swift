@@ -29,7 +29,9 @@ extension Command {
     /// (``indexNames(of:)``) that described the file it replaced, all but `kept` (the index
     /// this run wrote) and any of the input's own (`inputName`, when the input is in the
     /// same directory). A name is removed only when it is a regular file (a symbolic link is
-    /// not followed, nor removed) owned by the effective user or by root; anything else is left with one warning line that says what to do.
+    /// not followed, nor removed) owned by the effective user or by root, and under gztool's
+    /// name only with gztool's magic; anything else is left silently (no reader trusts it), and
+    /// an index that could not be removed is said in one warning line that says what to do.
     /// - Parameters:
     ///   - directory: The output's directory, opened once; every name is taken relative to it.
     ///   - shownPath: The output as messages name it (the path the user gave, or the one made).
@@ -51,6 +53,19 @@ extension Command {
         return status
     }
 
+    /// Whether the regular file `name` in `directory` starts with gztool's magic (opened
+    /// without following a link; `false` when it cannot be read).
+    private static func startsWithGztoolMagic(_ name: Pathname, in directory: Int32, path: Pathname) -> Bool {
+        guard let opened = try? OpenedInput(name: name, in: directory, ownsDirectory: false, path: path, followsLinks: false)
+        else { return false }
+        defer { opened.close() }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let read = (try? bytes.withUnsafeMutableBytes {
+            try SystemCalls.read(opened.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: path.description)
+        }) ?? 0
+        return read == 16 && bytes[0..<8].allSatisfy { $0 == 0 } && bytes[8..<15].elementsEqual("gzipind".utf8)
+    }
+
     /// Removes the index `name` in `directory` if it may be removed (see
     /// ``removeStaleIndexes(of:in:shownPath:kept:inputName:)``).
     /// - Returns: `nil` when it is gone (or was never there), else why it was left.
@@ -67,10 +82,17 @@ extension Command {
         } catch {
             return errorText(error)
         }
-        if found.isSymbolicLink { return "a symbolic link" }
-        guard found.isRegularFile else { return "not a regular file" }
+        // What no reader would use is left alone, without a word: a symbolic link (never
+        // followed), anything but a regular file, another user's file (never trusted; another
+        // user may have put it there, and it must not change this run's exit status), and,
+        // under gztool's name, a file without gztool's magic (not an index; maybe the user's).
+        guard !found.isSymbolicLink, found.isRegularFile else { return nil }
         let user = SystemCalls.effectiveUserID
-        guard found.owner == user || found.owner == 0 else { return "owned by uid \(found.owner), another user" }
+        guard found.owner == user || found.owner == 0 else { return nil }
+        if path.description.hasSuffix(".gzi") && !path.description.hasSuffix(".gz.gzi"),
+           !Self.startsWithGztoolMagic(name, in: directory.descriptor, path: path) {
+            return nil
+        }
         // Between this look and the removal another user who may write the directory can swap
         // the name; no call removes a name only if it is a given inode (as with --rm).
         do {

@@ -101,6 +101,8 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// Reading from the start: the last 32 KiB of plain data taken (zeros before the data), to
     /// check each point's window before any byte after the point is given.
     private var tail = [UInt8](repeating: 0, count: Int(GzipIndex.defaultWindowSize))
+    /// Whether `tail` is the true history (after a seek, it starts as the first point's window).
+    private var tailKnown = true
     private var returnedCount: Int64 = 0
 
     private var fallback: GzipInputStream?
@@ -312,7 +314,17 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// Starts workers on the spans from `first` (plain offset `plain`) to the last one a read
     /// may need.
     private func start(at first: Int, plain: Int64) {
-        if first == 0 { tail = [UInt8](repeating: 0, count: tail.count) }
+        // The history before the first span: none at the file's start; else the point's
+        // window, which the checks before a seek vouch for.
+        tail = [UInt8](repeating: 0, count: tail.count)
+        tailKnown = first == 0
+        if first > 0, let window = try? index.window(ofPoint: first), window.count == tail.count {
+            tail = window
+            tailKnown = true
+        } else if first > 0 && !index.hasWindow(ofPoint: first) {
+            tailKnown = true
+        }
+        for decoder in decoders { decoder.windowOverride = nil }
         span = first
         chunkPlainEnd = plain
         plainOffset = plain
@@ -358,6 +370,16 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                 return
             }
         }
+    }
+
+    /// Starts the workers again from point `point` (the current span), its window `window`
+    /// rather than the index's; the bytes taken so far stay as they are.
+    private func restart(at point: Int, window: [UInt8]) {
+        guard let end = run?.end else { return }
+        stopRun()
+        for decoder in decoders { decoder.windowOverride = (point, window) }
+        run = SpanRun(spans: point..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
+                      chunkCapacity: Self.chunkCapacity)
     }
 
     private func stopRun() {
@@ -480,7 +502,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         case .bytes(let chunk, let count, let crc, let release):
             memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
             chunkPlainEnd += Int64(count)
-            if fromStart { keepTail(UnsafeRawBufferPointer(start: chunk, count: count)) }
+            keepTail(UnsafeRawBufferPointer(start: chunk, count: count))
             current = (chunk, count, 0, release, run.pool)
         case .memberEnd(let stored, let trailerOffset, let next):
             if let start = memberStart {
@@ -507,6 +529,12 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                 // differs would give the next span's bytes from the wrong history, so none of
                 // them is given; the sequential reader goes on from the member's start.
                 try failed(.mismatch(.windowDiffers(point: span)), trailerCheck: nil)
+            } else if !fromStart, let window = try index.window(ofPoint: span), !window.elementsEqual(tail) {
+                // After a seek: the worker found the window fits the data only where it is not
+                // zero (a sparse window, or a zeroed one). The next span's bytes, decoded from
+                // it, are not given: it is decoded again from the data decoded before it.
+                guard tailKnown else { throw IndexedGzipError.windowDiffers(point: span) }
+                restart(at: span, window: tail)
             }
         case .stop(let reason):
             try failed(reason, trailerCheck: nil)

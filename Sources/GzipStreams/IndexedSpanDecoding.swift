@@ -60,6 +60,10 @@ final class SpanDecoder {
     private var limit: Int64 = 0
     /// The last plain bytes decoded (up to the window size), to compare with the next window.
     private var tail: [UInt8] = []
+    /// A window to start point `point` from instead of the index's: the plain data the reader
+    /// decoded before it, when the index's window there is not exactly that (a sparse window).
+    /// Set only while no run uses this decoder.
+    var windowOverride: (point: Int, window: [UInt8])?
     /// Whether the decoder was started at a member's first deflate byte and has taken no input
     /// since: it rests at the start of a stream, a block boundary no inflater reports as one.
     private var atMemberStart = false
@@ -125,7 +129,8 @@ final class SpanDecoder {
         let target = next.map { Int64($0.plainOffset - point.plainOffset) }
         limit = next.map { Int64($0.compressedOffset) } ?? fileSize
         do {
-            try startDecoder(at: span, window: index.window(ofPoint: span))
+            let window = windowOverride?.point == span ? windowOverride?.window : try index.window(ofPoint: span)
+            try startDecoder(at: span, window: window)
         } catch {
             return stop(.failed(error))
         }

@@ -230,4 +230,54 @@ struct IndexTrustCLITests {
             #expect(try scratch.listing() == ["f.gz", "f.gz.gzidx"])
         }
     }
+
+    @Test("Zeroed bytes in a later point's window of another tool's index: a range across it gives the true bytes")
+    func zeroedLaterWindow() throws {
+        try withScratch { scratch in
+            let lines = (1...400_000).map { "\($0)\n" }.joined()
+            let plain = Array(lines.utf8)
+            try Self.makeIndexed("s.gz", in: scratch, data: plain)
+            var index = try GzipIndex(gzidx: try scratch.read("s.gz.gzidx"))
+            index.compressedTail = nil
+            let point = 6
+            try #require(index.points.count > point + 1 && index.points[point].window != nil)
+            // Zero bytes stand for any byte in the check at a span's end (rapidgzip's sparse
+            // windows): the span after the point must not be decoded from them.
+            for byte in 16_384..<32_768 { index.points[point].window![byte] = 0 }
+            try scratch.write("s.gz.gzidx", index.gzidxEncoded())
+            setModificationTime(scratch.path("s.gz"), seconds: 1_000_000_000)
+            let start = Int(index.points[point - 1].plainOffset) + 10
+            let end = Int(index.points[point + 1].plainOffset) - 10
+            for arguments in [["unpack", "-c"], ["unpack", "-c", "--index", "s.gz.gzidx"], ["unpack", "-c", "-p", "1"]] {
+                let result = try gzstream(arguments + ["--offset", "\(start)", "--length", "\(end - start)", "s.gz"], in: scratch)
+                #expect(result.status == 0 && result.stdout == Array(plain[start..<end]), "\(arguments): \(result.err)")
+            }
+        }
+    }
+
+    @Test("A damaged file with its right index: a range across the damage fails (the file is decoded on to its CRC-32)",
+          .requiresPythonOracle)
+    func damagedFileGoodIndex() throws {
+        try withScratch { scratch in
+            let python = try #require(PythonOracle.path)
+            let store = "import sys, gzip; open(sys.argv[2], 'wb').write(gzip.compress(open(sys.argv[1], 'rb').read(), 0, mtime=0))"
+            try scratch.write("r.plain", Self.data)
+            try #require(try run(python, ["-c", store, scratch.path("r.plain"), scratch.path("r.gz")], in: scratch).status == 0)
+            try #require(try gzstream(["index", "--span", "64K", "r.gz"], in: scratch).status == 0)
+            let index = try GzipIndex(gzidx: try scratch.read("r.gz.gzidx"))
+            let point = Int(index.points[1].plainOffset)
+            // A stored block holds the plain bytes: flip the one 100 bytes before point 1.
+            var file = try scratch.read("r.gz")
+            let at = try #require(file.firstRange(of: Array(Self.data[(point - 100)..<(point - 60)])))
+            file[at.lowerBound] ^= 0x01
+            try scratch.write("r.gz", file)
+            setModificationTime(scratch.path("r.gz"), seconds: 1_000_000_000)
+            let found = try gzstream(["unpack", "-c", "--offset", "\(point - 200)", "--length", "400", "r.gz"], in: scratch)
+            #expect(found.status == 1, "\(found)")
+            #expect(found.errLines.last?.hasPrefix("gzstream: r.gz: CRC-32 mismatch in member 1") == true, "\(found.err)")
+            let named = try gzstream(["unpack", "-o", "out", "--index", "r.gz.gzidx", "--offset", "\(point - 200)", "--length", "400",
+                                      "r.gz"], in: scratch)
+            #expect(named.status == 1 && !scratch.exists("out"), "\(named)")
+        }
+    }
 }
