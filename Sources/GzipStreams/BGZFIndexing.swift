@@ -131,9 +131,14 @@ extension BGZFIndex {
 }
 
 extension BGZFIndex {
+    /// How many entries before a start ``checkStart(membersBefore:descriptor:path:)`` walks
+    /// every member from the file's start for: 4096 (about 256 MiB of BGZF, 8192 reads of a
+    /// few bytes each); past that, from the entry before the start only.
+    public static let walkedEntries = 4096
+
     /// Checks, without inflating, that the start ``start(containing:)`` returned is where its
-    /// plain offset says: the entry before it (or the file's start) plus the ISIZE of every
-    /// member from there to it, each member found by its BSIZE (the SAMv1 BGZF framing) and
+    /// plain offset says: the file's start (for a start among the first ``walkedEntries``
+    /// entries; else the entry before it) plus the ISIZE of every member from there to it, each member found by its BSIZE (the SAMv1 BGZF framing) and
     /// its ISIZE read from its trailer (RFC 1952 §2.3.1). A `.gzi` entry whose plain offset is
     /// off (damage, or another file's index) would otherwise give bytes from the wrong place.
     /// - Parameters:
@@ -158,7 +163,10 @@ extension BGZFIndex {
         guard found == header.count, BGZFInputStream.startsWithBGZFMember(Array(header.prefix(BGZFInputStream.signatureLength))) else {
             return
         }
-        let previous = membersBefore >= 2 ? entries[membersBefore - 2] : Entry(compressedOffset: 0, uncompressedOffset: 0)
+        // From the file's start when few entries come before (every member's ISIZE then vouches
+        // for the entry's plain offset), else from the entry before it.
+        let anchor = membersBefore <= Self.walkedEntries ? 0 : membersBefore - 1
+        let previous = anchor == 0 ? Entry(compressedOffset: 0, uncompressedOffset: 0) : entries[anchor - 1]
         var offset = Int64(previous.compressedOffset)
         var plain = previous.uncompressedOffset
         let target = Int64(entry.compressedOffset)
