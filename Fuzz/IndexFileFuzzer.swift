@@ -110,7 +110,9 @@ private struct ReadChoices {
 /// plain offsets), by 0 or up to 80,000 bytes; sometimes past the end of the data.
 private func rangeChoice(_ choices: inout SplitMix64, starts: [UInt64], allowsToEnd: Bool) -> (offset: Int, length: Int?) {
     let bits = choices.next()
-    let base = Int(min(starts[Int(bits % UInt64(starts.count))], UInt64(fixtures.plain.count + 100_000)))
+    // An index may hold no point at all (one the readers refuse): the range then starts at 0.
+    let start = starts.isEmpty ? 0 : starts[Int(bits % UInt64(starts.count))]
+    let base = Int(min(start, UInt64(fixtures.plain.count + 100_000)))
     let offset = base + ((bits >> 16) % 4 == 0 ? 0 : Int((bits >> 20) % 80_000))
     let lengths: [Int?] = [1, 17, 4096, 40_000, 150_000, allowsToEnd ? nil : 300_000]
     var length = lengths[Int((bits >> 40) % UInt64(lengths.count))]

@@ -12,10 +12,11 @@ extension Command {
     /// `unpack --offset N [--length M] FILE.gz`: plain bytes [N, N + M) (to the end without M),
     /// found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N
     /// (a GZIDX index is tried first: ``unpackIndexedRange(_:path:into:closesOutput:)``);
-    /// the members before it are not read. An offset at the end gives nothing; past it, an error.
-    /// Closes `output` when `closesOutput`.
-    func unpackRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
-                     closesOutput: Bool) throws -> Outcome {
+    /// the members before it are not read, only their headers and ISIZE fields to check the
+    /// entry (`compressed`, the file's own stream, is read at offsets for that). An offset at
+    /// the end gives nothing; past it, an error. Closes `output` when `closesOutput`.
+    func unpackRange(_ input: ByteInputStream, file compressed: FileInputStream?, path file: Pathname,
+                     into output: ByteOutputStream, closesOutput: Bool) throws -> Outcome {
         let offset = options.rangeOffset ?? 0
         let indexFile = options.indexPath ?? file.appending(".gzi")
         // Messages name both as the user reads them.
@@ -65,7 +66,8 @@ extension Command {
         }
         let (entry, membersBefore) = index.start(containing: UInt64(offset))
         try input.openUnlessOpened()
-        if let descriptor = (input as? FileInputStream)?.fileDescriptor ?? currentInput?.fileDescriptor {
+        // The file's own descriptor (`input` may count progress over it), read at offsets.
+        if let descriptor = compressed?.fileDescriptor, descriptor >= 0 {
             do {
                 try index.checkStart(membersBefore: membersBefore, descriptor: descriptor, path: path)
             } catch let error as IndexedGzipError {

@@ -42,7 +42,7 @@ extension Command {
     /// For BGZF data (`bgzfData`), `--index PATH` may also name bgzip's `.gzi` (it has no magic:
     /// anything neither GZIDX nor gztool's is read as one): `nil` is returned, for the BGZF path;
     /// with `checksBGZFIndex` the `.gzi` is read and checked first (a whole read, which does not
-    /// use it), without it is left to ``unpackRange(_:path:into:closesOutput:)``, which reads it.
+    /// use it), without it is left to ``unpackRange(_:file:path:into:closesOutput:)``, which reads it.
     private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
                            bgzfData: Bool, checksBGZFIndex: Bool) throws -> (index: GzipIndex, path: Pathname)? {
         func read(_ path: Pathname, beside name: Pathname?, onlyGztool: Bool = false) throws -> (index: GzipIndex, path: Pathname)? {

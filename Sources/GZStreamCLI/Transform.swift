@@ -196,7 +196,8 @@ extension Command {
                     // Through a GZIDX index the file is read at offsets (its own stream, uncounted).
                     foundIndexRefused = false
                     let outcome = try unpackIndexedRange(input, path: inputPath, into: sink, closesOutput: closesOutput)
-                        ?? unpackRange(source, path: inputPath, into: sink, closesOutput: closesOutput)
+                        ?? unpackRange(source, file: input as? FileInputStream, path: inputPath, into: sink,
+                                       closesOutput: closesOutput)
                     progress?.end(completed: true)
                     return outcome
                 }
