@@ -114,21 +114,7 @@ extension Command {
             }
             // Also with --length 0, the bytes before the offset are read: an offset past the
             // end is an error either way.
-            while remaining > 0 || skip > 0 {
-                let count = try read()
-                if count == 0 { break }
-                var start = 0
-                if skip > 0 {
-                    start = Int(min(skip, Int64(count)))
-                    skip -= Int64(start)
-                }
-                let length = Int(min(remaining, Int64(count - start)))
-                if length > 0 {
-                    try output.writeAll(UnsafeRawBufferPointer(start: buffer + start, count: length))
-                    remaining -= Int64(length)
-                    written += Int64(length)
-                }
-            }
+            try copyRange(skip: &skip, remaining: &remaining, written: &written, buffer: buffer, to: output, read: read)
             if skip > 0 {
                 let size = offset - skip
                 throw Reported(status: reportError(path, "offset \(offset) is past the end of the data (\(size) bytes)"))

@@ -249,6 +249,28 @@ extension Command {
     }
 }
 
+extension Command {
+    /// The loop of a range read without an index: chunks from `read` (into `buffer`; 0 at the
+    /// end), the first `skip` plain bytes dropped, at most `remaining` written to `output`, until
+    /// both are done or the data ends. Updates all three counts; `written` counts the bytes
+    /// written.
+    func copyRange(skip: inout Int64, remaining: inout Int64, written: inout Int64, buffer: UnsafeMutablePointer<UInt8>,
+                   to output: ByteOutputStream, read: () throws -> Int) throws {
+        while remaining > 0 || skip > 0 {
+            let count = try read()
+            if count == 0 { break }
+            let start = Int(min(skip, Int64(count)))
+            skip -= Int64(start)
+            let take = Int(min(remaining, Int64(count - start)))
+            if take > 0 {
+                try output.writeAll(UnsafeRawBufferPointer(start: buffer + start, count: take))
+                remaining -= Int64(take)
+                written += Int64(take)
+            }
+        }
+    }
+}
+
 extension IndexedGzipError {
     var isOffsetPastEnd: Bool { if case .offsetPastEnd = self { true } else { false } }
 }
@@ -275,18 +297,10 @@ extension Command {
         defer { buffer.deallocate() }
         do {
             try decoder.openOrThrow()
-            while remaining > 0 || skip > 0 {
+            try copyRange(skip: &skip, remaining: &remaining, written: &written, buffer: buffer, to: output) {
                 let count = decoder.read(buffer, maxLength: size)
                 if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
-                if count == 0 { break }
-                let start = Int(min(skip, Int64(count)))
-                skip -= Int64(start)
-                let take = Int(min(remaining, Int64(count - start)))
-                if take > 0 {
-                    try output.writeAll(UnsafeRawBufferPointer(start: buffer + start, count: take))
-                    remaining -= Int64(take)
-                    written += Int64(take)
-                }
+                return count
             }
             if skip > 0 {
                 let path = currentInput?.path.description ?? "standard input"
