@@ -30,7 +30,7 @@ import Darwin
 /// Memory stays flat for any input: the windows go to an unlinked temporary file as they are
 /// found and are copied after the point table when the index is written; what stays in memory
 /// is one 32 KiB window being filled, the input chunk, zlib's state and the table, 18 bytes a
-/// point. Not thread-safe; one ``build(from:into:spillDirectory:chunkSize:)`` at a time per
+/// point. Not thread-safe; one ``build(from:into:spillDirectory:chunkSize:ignoresTrailingGarbage:)`` at a time per
 /// input and output.
 public struct GzipIndexBuilder: Sendable {
     /// The plain distance between points that `gzstream index` uses: 16 MiB, so that the index
@@ -53,7 +53,7 @@ public struct GzipIndexBuilder: Sendable {
         self.span = span
     }
 
-    /// What ``build(from:into:spillDirectory:chunkSize:)`` found and wrote.
+    /// What ``build(from:into:spillDirectory:chunkSize:ignoresTrailingGarbage:)`` found and wrote.
     public struct Summary: Sendable, Equatable {
         /// The gzip file's size in bytes.
         public var compressedSize: Int64
