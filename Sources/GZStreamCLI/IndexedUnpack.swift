@@ -69,7 +69,7 @@ extension Command {
 
     /// The first `count` bytes of `opened` (fewer if it is shorter), read at offset 0 without
     /// moving its file offset (`pread(2)`).
-    private static func leadingBytes(of opened: OpenedInput, count: Int, name: Pathname) throws -> [UInt8] {
+    static func leadingBytes(of opened: OpenedInput, count: Int, name: Pathname) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         let read = try bytes.withUnsafeMutableBytes {
             try SystemCalls.read(opened.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: name.description)
@@ -79,7 +79,7 @@ extension Command {
 
     /// Whether `bytes` start with gztool's magic: 8 zero bytes, then `gzipindx` (or
     /// `gzipindX`, with line numbers).
-    private static func isGztoolMagic(_ bytes: [UInt8]) -> Bool {
+    static func isGztoolMagic(_ bytes: [UInt8]) -> Bool {
         bytes.count == 16 && bytes[0..<8].allSatisfy({ $0 == 0 }) && bytes[8..<15].elementsEqual("gzipind".utf8)
     }
 

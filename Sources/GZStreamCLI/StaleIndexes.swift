@@ -59,11 +59,7 @@ extension Command {
         guard let opened = try? OpenedInput(name: name, in: directory, ownsDirectory: false, path: path, followsLinks: false)
         else { return false }
         defer { opened.close() }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        let read = (try? bytes.withUnsafeMutableBytes {
-            try SystemCalls.read(opened.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: path.description)
-        }) ?? 0
-        return read == 16 && bytes[0..<8].allSatisfy { $0 == 0 } && bytes[8..<15].elementsEqual("gzipind".utf8)
+        return (try? isGztoolMagic(leadingBytes(of: opened, count: 16, name: path))) ?? false
     }
 
     /// Removes the index `name` in `directory` if it may be removed (see

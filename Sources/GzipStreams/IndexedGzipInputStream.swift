@@ -54,61 +54,61 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// The decompression limit in bytes, or `nil` for none.
     public let maximumOutputSize: Int?
     /// Why the index was not used for the rest of the file, once it was found not to fit.
-    public private(set) var indexMismatch: IndexedGzipError?
+    public internal(set) var indexMismatch: IndexedGzipError?
 
-    private let file: FileInputStream
-    private let closesInnerStream: Bool
-    private let chunkSize: Int
-    private let trailingGarbagePolicy: GzipInputStream.TrailingGarbagePolicy
-    private var fileSize: Int64 = 0
-    private var decoders: [SpanDecoder] = []
+    let file: FileInputStream
+    let closesInnerStream: Bool
+    let chunkSize: Int
+    let trailingGarbagePolicy: GzipInputStream.TrailingGarbagePolicy
+    var fileSize: Int64 = 0
+    var decoders: [SpanDecoder] = []
 
-    private var run: SpanRun?
+    var run: SpanRun?
     /// The span whose items are being read.
-    private var span = 0
+    var span = 0
     /// The bytes being read: `count` at `chunk`, read up to `position`; `release` is the chunk
     /// buffer to give back to `pool` after them, `nil` while its worker still fills it.
-    private var current: (chunk: UnsafeMutablePointer<UInt8>, count: Int, position: Int,
+    var current: (chunk: UnsafeMutablePointer<UInt8>, count: Int, position: Int,
                           release: UnsafeMutablePointer<UInt8>?, pool: ChunkPool)?
     /// Plain bytes still to drop from the start of the run (a seek between points).
-    private var skip: Int64 = 0
+    var skip: Int64 = 0
     /// After a seek to a point other than the first: that span's bytes of the range, kept
     /// until the span has ended where the index says the next point is (its bit, a block
     /// boundary, its plain offset, its window), so that no byte decoded from a window the
     /// data cannot vouch for is returned before that check; `nil` when nothing is held.
-    private var held: (span: Int, bytes: [UInt8], position: Int, checked: Bool)?
+    var held: (span: Int, bytes: [UInt8], position: Int, checked: Bool)?
     /// Set when the first point is not where the first member's deflate data starts (or has a
     /// window there): a seek cannot start from it.
-    private var firstPointMisplaced: IndexedGzipError?
+    var firstPointMisplaced: IndexedGzipError?
     /// The plain offset after which reads end (a seek with a length).
-    private var rangeEnd: Int64?
+    var rangeEnd: Int64?
     /// The plain offset of the next byte a read returns.
-    public private(set) var plainOffset: Int64 = 0
+    public internal(set) var plainOffset: Int64 = 0
     /// The plain offset just past the chunks taken from the workers.
-    private var chunkPlainEnd: Int64 = 0
-    private var ended = false
+    var chunkPlainEnd: Int64 = 0
+    var ended = false
     /// Whether a failure may hand the rest to the sequential reader: only when the reading
     /// started at the start of the file (member starts known).
-    private var fromStart = true
+    var fromStart = true
 
     /// The current member's start (its header's offset, its first plain byte) when it was read,
     /// and the CRC-32 of its plain bytes in the chunks taken so far.
-    private var memberStart: (offset: Int64, plain: Int64)?
-    private var memberCRC: UInt32 = 0
-    private var membersRead = 0
-    private var compressedPosition: Int64 = 0
-    private var firstHeader: GzipHeader?
+    var memberStart: (offset: Int64, plain: Int64)?
+    var memberCRC: UInt32 = 0
+    var membersRead = 0
+    var compressedPosition: Int64 = 0
+    var firstHeader: GzipHeader?
     /// Reading from the start: the last 32 KiB of plain data taken (zeros before the data), to
     /// check each point's window before any byte after the point is given.
-    private var tail = [UInt8](repeating: 0, count: Int(GzipIndex.defaultWindowSize))
+    var tail = [UInt8](repeating: 0, count: Int(GzipIndex.defaultWindowSize))
     /// Whether `tail` is the true history (after a seek, it starts as the first point's window).
-    private var tailKnown = true
-    private var returnedCount: Int64 = 0
+    var tailKnown = true
+    var returnedCount: Int64 = 0
 
-    private var fallback: GzipInputStream?
+    var fallback: GzipInputStream?
     /// Bytes the sequential reader gives again that were already returned, and their CRC-32.
-    private var fallbackSkip: Int64 = 0
-    private var fallbackExpectedCRC: UInt32 = 0
+    var fallbackSkip: Int64 = 0
+    var fallbackExpectedCRC: UInt32 = 0
 
     /// A stream over the gzip file `file` (a regular file) and its `index`.
     /// - Parameters:
@@ -208,47 +208,12 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         memberStart = (0, 0)
     }
 
-    /// Refuses what the decoders cannot take: an index without access points (a seek starts
-    /// at one), more points than the file can need (``GzipIndex/maximumPointCount(compressedSize:)``), windows other than 32 KiB (deflate's, RFC 1951 §2: a larger one would only
-    /// cost memory), and offsets beyond what a file offset holds.
-    private static func checkUsable(_ index: GzipIndex, fileSize: Int64) throws {
-        guard !index.points.isEmpty else { throw IndexedGzipError.unusable("it has no access points") }
-        let pointLimit = GzipIndex.maximumPointCount(compressedSize: fileSize)
-        guard index.points.count <= pointLimit else {
-            throw IndexedGzipError.unusable("\(index.points.count) access points, more than the \(pointLimit) a file of \(fileSize) bytes can need")
-        }
-        guard index.windowSize == GzipIndex.defaultWindowSize else {
-            throw IndexedGzipError.unusable("window size \(index.windowSize), not 32768")
-        }
-        let limit = UInt64(Int64.max / 2)
-        guard index.plainSize <= limit, index.points.allSatisfy({ $0.plainOffset <= limit }) else {
-            throw IndexedGzipError.unusable("a plain offset beyond 2^62")
-        }
-    }
-
     override public func closeBacking() throws {
         stopRun()
         fallback?.close()
         fallback = nil
         decoders = []
         if closesInnerStream { file.close() }
-    }
-
-    /// The first member's header and the offset just past it, read with `pread(2)`.
-    private func readFirstHeader() throws -> (GzipHeader, Int64) {
-        var parser = GzipHeaderParser(member: 1, offset: 0, maximumFieldLength: GzipInputStream.maximumHeaderFieldLength)
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var offset: Int64 = 0
-        while true {
-            let count = try buffer.withUnsafeMutableBytes {
-                try SystemCalls.read(file.fileDescriptor, $0.baseAddress!, $0.count, at: offset, target: file.displayName)
-            }
-            guard count > 0 else { throw GzipError.truncated(member: 1, part: .header, offset: offset) }
-            for byte in buffer[0..<count] {
-                offset += 1
-                if try parser.consume(byte) { return (parser.header, offset) }
-            }
-        }
     }
 
     // MARK: Seeking
@@ -343,35 +308,6 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// The most plain bytes a seek holds back until its first span is checked: 32 MiB.
     static let holdLimit = 32 << 20
 
-    /// Decodes span `span` alone, dropping its bytes, and throws unless it ends where the
-    /// index says the next point is: the check of a seek's first span when it is too long
-    /// to hold, and (`mustReachNext`) of the point a seek starts from, by the span before it.
-    private func checkSpan(_ span: Int, mustReachNext: Bool = false) throws {
-        let probe = SpanRun(spans: span..<(span + 1), decoders: decoders, chunkLimit: 4, chunkCapacity: Self.chunkCapacity)
-        defer { probe.cancelAndJoin() }
-        while true {
-            switch probe.lane(of: span).next() {
-            case .bytes(_, _, _, let release):
-                if let release { probe.pool.give(release) }
-            case .memberEnd:
-                continue
-            case .spanEnd:
-                return
-            case .stop(.mismatch(let error)):
-                throw error
-            case .stop(.failed(let error as GzipError)):
-                throw IndexedGzipError.undecodable(point: span, error: error)
-            case .stop(.failed(let error)):
-                throw error
-            case .stop(.boundary):
-                // What follows a member is not a header: the data ends there. A span that must
-                // reach the next point has not.
-                if span + 1 < index.points.count && mustReachNext { throw IndexedGzipError.pointMismatch(point: span + 1) }
-                return
-            }
-        }
-    }
-
     /// Starts the workers again from point `point` (the current span), its window `window`
     /// rather than the index's; the bytes taken so far stay as they are.
     private func restart(at point: Int, window: [UInt8]) {
@@ -382,7 +318,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                       chunkCapacity: Self.chunkCapacity)
     }
 
-    private func stopRun() {
+    func stopRun() {
         if let current, let release = current.release { current.pool.give(release) }
         current = nil
         run?.cancelAndJoin()
@@ -539,91 +475,5 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         case .stop(let reason):
             try failed(reason, trailerCheck: nil)
         }
-    }
-
-    /// A span could not be decoded as it should: the sequential reader takes over when it can,
-    /// else the error is thrown.
-    private func failed(_ reason: SpanStop, trailerCheck: (stored: GzipTrailer, computed: GzipTrailer, offset: Int64)?) throws {
-        if case .boundary(let offset) = reason {
-            // After a checked member: the sequential reader's rules for what follows a member.
-            // A held span decoded to that member's end, as a sequential decode would.
-            if held?.span == span { held!.checked = true }
-            stopRun()
-            startSequential(at: offset, membersBefore: max(membersRead, 1), plainBefore: chunkPlainEnd)
-            return
-        }
-        guard fromStart, let start = memberStart else {
-            stopRun()
-            if let trailerCheck {
-                let member = 0
-                if trailerCheck.stored.crc32 != trailerCheck.computed.crc32 {
-                    throw GzipError.crcMismatch(member: member, stored: trailerCheck.stored.crc32,
-                                                computed: trailerCheck.computed.crc32, offset: trailerCheck.offset)
-                }
-                throw GzipError.lengthMismatch(member: member, stored: trailerCheck.stored.isize,
-                                               computed: trailerCheck.computed.isize, offset: trailerCheck.offset + 4)
-            }
-            switch reason {
-            case .mismatch(let error): throw error
-            case .failed(let error as GzipError): throw IndexedGzipError.undecodable(point: span, error: error)
-            case .failed(let error): throw error
-            case .boundary: preconditionFailure("handled above")
-            }
-        }
-        if case .mismatch(let error) = reason, trailerCheck == nil { indexMismatch = error }
-        stopRun()
-        fallbackSkip = chunkPlainEnd - start.plain
-        fallbackExpectedCRC = memberCRC
-        // Only whole chunks were returned before an item is taken, so `plainOffset` is at
-        // `chunkPlainEnd`: the sequential reader gives again from the member's start.
-        startSequential(at: start.offset, membersBefore: membersRead, plainBefore: start.plain)
-    }
-
-    /// Hands the input from `offset` (a member boundary) on to a ``GzipInputStream``.
-    private func startSequential(at offset: Int64, membersBefore: Int, plainBefore: Int64) {
-        guard file.setProperty(offset, forKey: .fileCurrentOffset) else {
-            fallback = nil
-            return
-        }
-        // Without an offset property, so that the reader keeps its own copy to replay a member
-        // (its offsets are the whole file's, which a seek of `file` would not be).
-        let spliced = PeekingInputStream(prefix: [], then: file, failure: nil, offset: offset, alignment: chunkSize)
-        let sequential = GzipInputStream(resuming: spliced, at: offset, membersBefore: membersBefore,
-                                         bytesBefore: plainBefore, firstHeader: firstHeader, chunkSize: chunkSize,
-                                         trailingGarbage: trailingGarbagePolicy, maximumOutputSize: maximumOutputSize,
-                                         inflater: inflater)
-        sequential.open()
-        fallback = sequential
-    }
-
-    /// A read through the sequential reader: first it gives again (and the CRC-32 of what it
-    /// gives is compared with) the bytes already returned from the member, then the rest.
-    private func readSequential(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
-        guard let fallback else { throw ByteStreamError(.notOpen, operation: "read") }
-        func readOnce(_ count: Int) throws -> Int {
-            let read = fallback.read(buffer, maxLength: count)
-            if read < 0 { throw fallback.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
-            return read
-        }
-        if fallbackSkip > 0 {
-            var crc: UInt32 = 0
-            while fallbackSkip > 0 {
-                let read = try readOnce(Int(min(Int64(maxLength), fallbackSkip)))
-                if read == 0 { break }
-                crc = crc32(crc, UnsafeRawBufferPointer(start: buffer, count: read))
-                fallbackSkip -= Int64(read)
-            }
-            if fallbackSkip > 0 || crc != fallbackExpectedCRC {
-                indexMismatch = .pointMismatch(point: span)
-                throw IndexedGzipError.pointMismatch(point: span)
-            }
-        }
-        var count = maxLength
-        if let rangeEnd { count = Int(min(Int64(count), rangeEnd - plainOffset)) }
-        guard count > 0 else { return 0 }
-        let read = try readOnce(count)
-        plainOffset += Int64(read)
-        returnedCount += Int64(read)
-        return read
     }
 }

@@ -24,6 +24,15 @@ struct IndexTrustCLITests {
         try #require(indexed.status == 0 && indexed.err == "", "\(indexed)")
     }
 
+    /// `name`: `data` in one gzip member of stored deflate blocks (Python's level 0), whose size
+    /// does not depend on the bytes.
+    static func storedGzip(_ name: String, of data: [UInt8], in scratch: Scratch) throws {
+        let python = try #require(PythonOracle.path)
+        let store = "import sys, gzip; open(sys.argv[2], 'wb').write(gzip.compress(open(sys.argv[1], 'rb').read(), 0, mtime=0))"
+        try scratch.write(name + ".plain", data)
+        try #require(try run(python, ["-c", store, scratch.path(name + ".plain"), scratch.path(name)], in: scratch).status == 0)
+    }
+
     /// The plain offset of access point `point` of the GZIDX file at `path`.
     static func pointOffset(_ point: Int, of path: String) throws -> Int {
         Int(try GzipIndex(gzidx: try readBytes(path)).points[point].plainOffset)
@@ -138,18 +147,14 @@ struct IndexTrustCLITests {
           .requiresPythonOracle)
     func stale() throws {
         try withScratch { scratch in
-            // Stored deflate blocks (Python's level 0): two bytes changed keep the size.
-            let python = try #require(PythonOracle.path)
-            let store = "import sys, gzip; open(sys.argv[2], 'wb').write(gzip.compress(open(sys.argv[1], 'rb').read(), 0, mtime=0))"
-            try scratch.write("data.plain", Self.data)
-            try #require(try run(python, ["-c", store, scratch.path("data.plain"), scratch.path("data.gz")], in: scratch).status == 0)
+            // Stored deflate blocks: two bytes changed keep the size.
+            try Self.storedGzip("data.gz", of: Self.data, in: scratch)
             let indexed = try gzstream(["index", "--span", "64K", "data.gz"], in: scratch)
             try #require(indexed.status == 0, "\(indexed)")
             var changed = Self.data
             changed[900_000] ^= 0x20
             changed[900_001] ^= 0x20
-            try scratch.write("new.plain", changed)
-            try #require(try run(python, ["-c", store, scratch.path("new.plain"), scratch.path("new.gz")], in: scratch).status == 0)
+            try Self.storedGzip("new.gz", of: changed, in: scratch)
             try #require(try scratch.read("new.gz").count == scratch.read("data.gz").count)
             let point = try Self.pointOffset(2, of: scratch.path("data.gz.gzidx"))
             // Rewritten after the index was made (as gzip -f would): older index, not used.
@@ -259,10 +264,7 @@ struct IndexTrustCLITests {
           .requiresPythonOracle)
     func damagedFileGoodIndex() throws {
         try withScratch { scratch in
-            let python = try #require(PythonOracle.path)
-            let store = "import sys, gzip; open(sys.argv[2], 'wb').write(gzip.compress(open(sys.argv[1], 'rb').read(), 0, mtime=0))"
-            try scratch.write("r.plain", Self.data)
-            try #require(try run(python, ["-c", store, scratch.path("r.plain"), scratch.path("r.gz")], in: scratch).status == 0)
+            try Self.storedGzip("r.gz", of: Self.data, in: scratch)
             try #require(try gzstream(["index", "--span", "64K", "r.gz"], in: scratch).status == 0)
             let index = try GzipIndex(gzidx: try scratch.read("r.gz.gzidx"))
             let point = Int(index.points[1].plainOffset)
