@@ -452,7 +452,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             memberStart = (next, chunkPlainEnd)
             memberCRC = 0
             compressedPosition = next
-        case .spanEnd:
+        case .spanEnd(let windowExact):
             if held?.span == span { held!.checked = true }
             span += 1
             if span < run.end { run.readerWaits(for: span) }
@@ -460,6 +460,9 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             if span == run.end {
                 ended = true
                 stopRun()
+            } else if windowExact {
+                // The worker decoded the next point's window byte for byte from the history
+                // the reader holds: nothing to read again.
             } else if fromStart, let window = try index.window(ofPoint: span), !window.elementsEqual(tail) {
                 // Reading from the start, every byte before the point is known: a window that
                 // differs would give the next span's bytes from the wrong history, so none of

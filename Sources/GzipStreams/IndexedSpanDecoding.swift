@@ -14,8 +14,11 @@ enum SpanItem: @unchecked Sendable {
     /// already parsed and valid).
     case memberEnd(stored: GzipTrailer, trailerOffset: Int64, nextMemberOffset: Int64)
     /// The span ended where the index says the next point is (or, for the last span, at the
-    /// end of the file after a trailer), every check passed.
-    case spanEnd
+    /// end of the file after a trailer), every check passed. `windowExact`: the next point's
+    /// window is byte for byte the last 32 KiB the worker decoded (or the point needs none), so
+    /// the reader need not read and compare it again; `false` when it fits only through its
+    /// zero bytes (a sparse window) or the worker holds less than 32 KiB of history.
+    case spanEnd(windowExact: Bool)
     /// The parallel decode cannot go on from here; the reader decides what follows.
     case stop(SpanStop)
 }
@@ -122,7 +125,7 @@ final class SpanDecoder {
         if span > 0 && Int64(point.compressedOffset) == fileSize && point.bitOffset == 0 {
             // A point at the end of the file, after the last trailer (indexed_gzip puts one
             // there): nothing follows it. The first point is where deflate data must start.
-            emit(.spanEnd)
+            emit(.spanEnd(windowExact: true))
             return true
         }
         let next = span + 1 < index.points.count ? index.points[span + 1] : nil
@@ -183,7 +186,7 @@ final class SpanDecoder {
                     // The last span reaches the end of the file; so does one that ends at a
                     // point at the end of the file (indexed_gzip puts one there).
                     guard target != nil else {
-                        emit(.spanEnd)
+                        emit(.spanEnd(windowExact: true))
                         return true
                     }
                     return finishSpan(span, produced: produced, target: target, atEndOfFile: true, emit: emit)
@@ -238,16 +241,19 @@ final class SpanDecoder {
             emit(.stop(.mismatch(.pointMismatch(point: span + 1))))
             return false
         }
+        let windowExact: Bool
         do {
-            if let window = try index.window(ofPoint: span + 1), !Self.window(window, fits: tail) {
+            let window = try index.window(ofPoint: span + 1)
+            if let window, !Self.window(window, fits: tail) {
                 emit(.stop(.mismatch(.pointMismatch(point: span + 1))))
                 return false
             }
+            windowExact = window.map { $0 == tail } ?? true
         } catch {
             emit(.stop(.failed(error)))
             return false
         }
-        emit(.spanEnd)
+        emit(.spanEnd(windowExact: windowExact))
         return true
     }
 
