@@ -35,9 +35,11 @@ extension ByteStream {
         }
     }
 
-    /// The stream's error, or a generic one for a stream that failed without setting it.
-    func streamErrorOrFallback(operation: String) -> any Error {
-        streamError ?? ByteStreamError(.innerStreamFailed, operation: operation)
+    /// The error to throw for a call on this stream that returned -1: ``ByteStream/streamError``,
+    /// or, for a stream that failed without setting one, ``ByteStreamError`` with
+    /// ``ByteStreamError/Code-swift.enum/innerStreamFailed`` naming `operation` and `target`.
+    package func streamErrorOrFallback(operation: String, target: String? = nil) -> any Error {
+        streamError ?? ByteStreamError(.innerStreamFailed, operation: operation, target: target)
     }
 }
 

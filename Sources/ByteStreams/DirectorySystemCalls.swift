@@ -21,12 +21,9 @@ extension SystemCalls {
     /// The corresponding C function is `openat(2)`.
     package static func open(_ name: Pathname, in directory: Int32, flags: Int32, mode: mode_t = 0o666,
                              target: String? = nil) throws -> Int32 {
-        while true {
-            let fd = name.withCString { openat(directory, $0, flags | O_CLOEXEC, mode) }
-            if fd >= 0 { return fd }
-            if errno == EINTR { continue }
-            throw ByteStreamError(.system(errno: errno), operation: "open", target: target ?? name.description)
-        }
+        let fd = retryingOnInterrupt { name.withCString { openat(directory, $0, flags | O_CLOEXEC, mode) } }
+        if fd >= 0 { return fd }
+        throw ByteStreamError(.system(errno: errno), operation: "open", target: target ?? name.description)
     }
 
     /// The status of `name` in `directory`, or `nil` when there is no such name; a symbolic

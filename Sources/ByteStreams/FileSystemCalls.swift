@@ -33,12 +33,9 @@ extension SystemCalls {
     /// of the file. The corresponding C function is `pread(2)`.
     package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64,
                              target: String) throws -> Int {
-        while true {
-            let result = pread(fd, buffer, count, off_t(offset))
-            if result >= 0 { return result }
-            if errno == EINTR { continue }
-            throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
-        }
+        let result = retryingOnInterrupt { pread(fd, buffer, count, off_t(offset)) }
+        if result >= 0 { return result }
+        throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
     }
 
     /// Writes all of `bytes` at `offset` without moving the file offset.
@@ -46,9 +43,10 @@ extension SystemCalls {
     package static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, target: String) throws {
         var done = 0
         while done < bytes.count {
-            let result = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
+            let result = retryingOnInterrupt {
+                bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
+            }
             if result > 0 { done += result; continue }
-            if result < 0 && errno == EINTR { continue }
             throw ByteStreamError(.system(errno: result < 0 ? errno : EIO), operation: "write", target: target)
         }
     }
@@ -75,11 +73,8 @@ extension SystemCalls {
     /// - Throws: ``ByteStreamError`` with `fsync`'s `errno` (operation "sync"), such as `EIO`.
     /// Blocks until the device has the data. The corresponding C function is `fsync(2)`.
     package static func synchronize(_ fd: Int32, target: String) throws {
-        while fsync(fd) != 0 {
-            if errno == EINTR { continue }
-            if errno == EINVAL { return }
-            throw ByteStreamError(.system(errno: errno), operation: "sync", target: target)
-        }
+        if retryingOnInterrupt({ fsync(fd) }) == 0 || errno == EINVAL { return }
+        throw ByteStreamError(.system(errno: errno), operation: "sync", target: target)
     }
 
     /// Whether `fd` is an open descriptor of a terminal. Does not block.

@@ -137,11 +137,8 @@ final class DescriptorReadiness: @unchecked Sendable {
     /// of the input and an error count as ready (the read returns 0 or fails at once).
     var isReady: Bool {
         var entry = pollfd(fd: descriptor, events: Int16(forWriting ? POLLOUT : POLLIN), revents: 0)
-        while true {
-            let result = poll(&entry, 1, 0)
-            if result >= 0 { return result > 0 }
-            if errno != EINTR { return true }  // let the read or write report the error
-        }
+        // An error counts as ready: the read or write then reports it.
+        return SystemCalls.retryingOnInterrupt { poll(&entry, 1, 0) } != 0
     }
 }
 

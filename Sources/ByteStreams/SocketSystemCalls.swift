@@ -110,15 +110,10 @@ extension SystemCalls {
     /// nothing (`EAGAIN`: it is non-blocking, or `dontWait` asked `MSG_DONTWAIT`).
     static func receiveIfReady(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, dontWait: Bool,
                                target: String) throws -> Int? {
-        while true {
-            let result = Glibc_recv(fd, buffer, count, dontWait ? dontWaitFlag : 0)
-            if result >= 0 { return result }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return nil
-            default: throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
-            }
-        }
+        let result = retryingOnInterrupt { Glibc_recv(fd, buffer, count, dontWait ? dontWaitFlag : 0) }
+        if result >= 0 { return result }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+        throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
     }
 
     /// Sends up to `count` bytes; a peer that has gone is `EPIPE`, never `SIGPIPE` on Linux.
@@ -141,15 +136,10 @@ extension SystemCalls {
     /// non-blocking, or `dontWait` asked `MSG_DONTWAIT`). The corresponding C function is `send(2)`.
     static func sendIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, dontWait: Bool = false,
                             target: String) throws -> Int? {
-        while true {
-            let result = Glibc_send(fd, buffer, count, sendFlags | (dontWait ? dontWaitFlag : 0))
-            if result >= 0 { return result }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return nil
-            default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
-            }
-        }
+        let result = retryingOnInterrupt { Glibc_send(fd, buffer, count, sendFlags | (dontWait ? dontWaitFlag : 0)) }
+        if result >= 0 { return result }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+        throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
     }
 
     /// Ends the sending direction: the peer reads end of stream. The corresponding C function

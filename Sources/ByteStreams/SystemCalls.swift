@@ -7,14 +7,24 @@ import Darwin
 /// The one place where the streams call the system: every call retries on `EINTR`, waits
 /// with `poll(2)` when a descriptor is non-blocking, and turns `errno` into a ``ByteStreamError``.
 package enum SystemCalls {
+    /// Calls `body`, a system call that returns -1 and sets `errno` on failure, again for as
+    /// long as it fails with `EINTR` (a signal arrived before it did anything), as swift-system's
+    /// `retryOnInterrupt` does. Returns the first other result, `errno` still set for a caller
+    /// that reads it. Blocks as long as `body` does; `close(2)` must not go through this (on
+    /// Linux its descriptor is gone even when it reports `EINTR`).
+    @inline(__always)
+    package static func retryingOnInterrupt<Result: FixedWidthInteger>(_ body: () -> Result) -> Result {
+        while true {
+            let result = body()
+            if result != -1 || errno != EINTR { return result }
+        }
+    }
+
     /// The corresponding C function is `open(2)`; `O_CLOEXEC` is always added.
     package static func open(_ path: Pathname, flags: Int32, mode: mode_t = 0o666) throws -> Int32 {
-        while true {
-            let fd = path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) }
-            if fd >= 0 { return fd }
-            if errno == EINTR { continue }
-            throw ByteStreamError(.system(errno: errno), operation: "open", target: path.description)
-        }
+        let fd = retryingOnInterrupt { path.withCString { Glibc_open($0, flags | O_CLOEXEC, mode) } }
+        if fd >= 0 { return fd }
+        throw ByteStreamError(.system(errno: errno), operation: "open", target: path.description)
     }
 
     /// The corresponding C function is `read(2)`. Returns 0 only at end of file; waits with
@@ -30,19 +40,14 @@ package enum SystemCalls {
     /// (`EAGAIN`), 0 only at end of file. The corresponding C function is `read(2)`.
     package static func readIfReady(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int,
                             target: String) throws -> Int? {
-        while true {
-            #if canImport(Glibc)
-            let result = Glibc.read(fd, buffer, count)
-            #else
-            let result = Darwin.read(fd, buffer, count)
-            #endif
-            if result >= 0 { return result }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return nil
-            default: throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
-            }
-        }
+        #if canImport(Glibc)
+        let result = retryingOnInterrupt { Glibc.read(fd, buffer, count) }
+        #else
+        let result = retryingOnInterrupt { Darwin.read(fd, buffer, count) }
+        #endif
+        if result >= 0 { return result }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+        throw ByteStreamError(.system(errno: errno), operation: "read", target: target)
     }
 
     /// The corresponding C function is `write(2)`. Returns at least 1 when `count > 0`; waits
@@ -59,19 +64,14 @@ package enum SystemCalls {
     /// One `write(2)` that does not wait: the bytes taken, or `nil` when a non-blocking
     /// descriptor is full (`EAGAIN`). The corresponding C function is `write(2)`.
     package static func writeIfReady(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int, target: String) throws -> Int? {
-        while true {
-            #if canImport(Glibc)
-            let result = Glibc.write(fd, buffer, count)
-            #else
-            let result = Darwin.write(fd, buffer, count)
-            #endif
-            if result >= 0 { return result }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return nil
-            default: throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
-            }
-        }
+        #if canImport(Glibc)
+        let result = retryingOnInterrupt { Glibc.write(fd, buffer, count) }
+        #else
+        let result = retryingOnInterrupt { Darwin.write(fd, buffer, count) }
+        #endif
+        if result >= 0 { return result }
+        if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+        throw ByteStreamError(.system(errno: errno), operation: "write", target: target)
     }
 
     /// The corresponding C function is `lseek(2)`.
