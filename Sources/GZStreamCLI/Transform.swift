@@ -186,7 +186,7 @@ extension Command {
                 try packer.closeOrThrow()
                 progress?.end(completed: true)
                 return Outcome(status: status, bytesIn: packer.uncompressedByteCount,
-                               bytesOut: packer.compressedCount, header: nil,
+                               bytesOut: packer.compressedByteCount, header: nil,
                                indexBytes: (packer as? BGZFOutputStream)?.index?.encoded
                                    ?? (packer as? GzipOutputStream)?.index?.gzidxEncoded(),
                                overhead: overhead)
@@ -294,7 +294,7 @@ protocol PackingOutputStream: ByteOutputStream {
     /// Closes without ending the data, so that a reader sees it truncated.
     func abandon()
     var uncompressedByteCount: Int64 { get }
-    var compressedCount: Int64 { get }
+    var compressedByteCount: Int64 { get }
 }
 
 extension GzipOutputStream: PackingOutputStream {}

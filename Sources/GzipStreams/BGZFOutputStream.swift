@@ -76,7 +76,7 @@ public final class BGZFOutputStream: ByteOutputStream {
     public private(set) var index: BGZFIndex?
     /// The number of compressed bytes written to the inner stream so far, the end-of-file
     /// member included once written.
-    public private(set) var compressedCount: Int64 = 0
+    public private(set) var compressedByteCount: Int64 = 0
     /// The number of members with data written so far (the end-of-file member not counted).
     public private(set) var memberCount = 0
 
@@ -251,7 +251,7 @@ public final class BGZFOutputStream: ByteOutputStream {
     private func write(member: BGZFMember) throws {
         if let error = member.error { throw error }
         if memberCount > 0 {
-            index?.entries.append(BGZFIndex.Entry(compressedOffset: UInt64(compressedCount),
+            index?.entries.append(BGZFIndex.Entry(compressedOffset: UInt64(compressedByteCount),
                                                   uncompressedOffset: UInt64(writtenPlainCount)))
         }
         try emit(UnsafeRawBufferPointer(start: member.packed, count: member.packedCount))
@@ -268,7 +268,7 @@ public final class BGZFOutputStream: ByteOutputStream {
         while start < bytes.count {
             let length = min(chunkSize, bytes.count - start)
             try inner.writeAll(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]))
-            compressedCount += Int64(length)
+            compressedByteCount += Int64(length)
             start += length
         }
     }
