@@ -132,8 +132,11 @@ extension Command {
     /// index, or `nil` when there is none to use: no index beside it, a BGZF file (its members
     /// are decoded in parallel without one), or an index beside it made for another file (said
     /// in one line, unless `-q`; the file is then decoded without it). `--index PATH` that
-    /// does not fit is an error.
-    func indexedDecodingStream(_ input: ByteInputStream, progress: ProgressReporter?) throws -> (any GzipDecodingStream)? {
+    /// does not fit is an error. `decoder` is what to read (`stream` itself, or with progress
+    /// shown, a ``ProgressedDecoder`` over it); `stream` tells afterwards whether the index fit
+    /// (``noteIndexMismatch(of:)``).
+    func indexedDecodingStream(_ input: ByteInputStream, progress: ProgressReporter?) throws
+        -> (decoder: any GzipDecodingStream, stream: IndexedGzipInputStream)? {
         guard let file = input as? FileInputStream, let location = indexLocation,
               currentInput?.info.isRegularFile ?? true else { return nil }
         let bgzfData = startsWithBGZFMember(file)
@@ -160,8 +163,8 @@ extension Command {
                 + "\(escapingControlCharacters(indexPath.description)) (\(index.points.count) access points, "
                 + "\(stream.threads) thread\(stream.threads == 1 ? "" : "s"))\n")
         }
-        guard let progress else { return stream }
-        return ProgressedDecoder(stream, progress: progress, size: Int64(index.compressedSize))
+        guard let progress else { return (stream, stream) }
+        return (ProgressedDecoder(stream, progress: progress, size: Int64(index.compressedSize)), stream)
     }
 
     /// Says that the index did not fit and the file was decoded without it.
@@ -184,9 +187,8 @@ extension Command {
 
     /// After a decode through an index: says so if the index was found not to fit on the way
     /// (the rest was then decoded without it, from the start of the member it failed in).
-    func noteIndexMismatch(of decoder: any GzipDecodingStream) {
-        let indexed = (decoder as? IndexedGzipInputStream) ?? (decoder as? ProgressedDecoder)?.inner
-        if let mismatch = indexed?.indexMismatch, let path = indexInUse { noteMismatch(mismatch, path) }
+    func noteIndexMismatch(of stream: IndexedGzipInputStream) {
+        if let mismatch = stream.indexMismatch, let path = indexInUse { noteMismatch(mismatch, path) }
     }
 
     /// The size in bytes of the open `file` (`fstat(2)`), 0 when it cannot be had.
@@ -339,6 +341,7 @@ final class ProgressedDecoder: ByteInputStream, GzipDecodingStream {
     var trailingGarbage: GzipInputStream.TrailingGarbage? { inner.trailingGarbage }
     var memberCount: Int { inner.memberCount }
     var endedWithZeroPadding: Bool { inner.endedWithZeroPadding }
+    var lendsPlainBytes: Bool { true }
 
     override func openBacking() throws { try inner.openUnlessOpened() }
     override func closeBacking() throws { inner.close() }
@@ -350,7 +353,7 @@ final class ProgressedDecoder: ByteInputStream, GzipDecodingStream {
     }
 }
 
-extension ProgressedDecoder: LendingDecoder {
+extension ProgressedDecoder {
     func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
         if inner.streamStatus == .notOpen { inner.open() }
         let count = try inner.readInPlace(maxLength: maxLength, body)
