@@ -67,62 +67,45 @@ extension Command {
         return try read(Self.gztoolIndexName(of: input.path), beside: Self.gztoolIndexName(of: input.name), onlyGztool: true)
     }
 
-    /// The first `count` bytes of `opened` (fewer if it is shorter), read at offset 0 without
-    /// moving its file offset (`pread(2)`).
-    static func leadingBytes(of opened: OpenedInput, count: Int, name: Pathname) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = try bytes.withUnsafeMutableBytes {
-            try SystemCalls.read(opened.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: name.description)
-        }
-        return Array(bytes.prefix(read))
-    }
-
-    /// Whether `bytes` start with gztool's magic: 8 zero bytes, then `gzipindx` (or
-    /// `gzipindX`, with line numbers).
-    static func isGztoolMagic(_ bytes: [UInt8]) -> Bool {
-        bytes.count == 16 && bytes[0..<8].allSatisfy({ $0 == 0 }) && bytes[8..<15].elementsEqual("gzipind".utf8)
-    }
-
     /// Reads the index in `opened` (see ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``),
-    /// a trusted regular file. With `onlyGztool` (a name gztool shares with bgzip), anything
-    /// that does not start with gztool's magic is not an index of this file: `nil`, nothing said.
+    /// a trusted regular file, in the format its bytes say (``GzipIndexFile``). With
+    /// `onlyGztool` (a name gztool shares with bgzip), anything not in gztool's format is not
+    /// an index of this file: `nil`, nothing said.
     /// - Throws: ``IndexRefusal`` for an index that cannot be read or is not valid.
     private func readIndex(_ opened: OpenedInput, name path: Pathname, compressedSize: Int64,
                            bgzfData: Bool, checksBGZFIndex: Bool, onlyGztool: Bool) throws -> GzipIndex? {
-        let magic: [UInt8]
+        let format: GzipIndexFile.Format
         do {
-            magic = try Self.leadingBytes(of: opened, count: 16, name: path)
+            format = try GzipIndexFile.format(ofFile: opened.fileDescriptor, path: path.description)
         } catch let error as ByteStreamError {
             throw IndexRefusal(reason: describe(error))
         }
-        if onlyGztool && !Self.isGztoolMagic(magic) { return nil }
+        if onlyGztool && format != .gztool { return nil }
         let maximumPoints = GzipIndex.maximumPointCount(compressedSize: compressedSize)
         do {
-            if Self.isGztoolMagic(magic) {
+            if format == .gztool {
                 // Its windows are read into memory: the file's size is bounded first.
                 let limit = Int64(maximumPoints) * (24 + Int64(GzipIndex.defaultWindowSize) + 64)
                 guard opened.info.size <= limit else {
                     throw IndexRefusal(reason: "\(opened.info.size) bytes, more than an index of a file of \(compressedSize) bytes can need")
                 }
-                let stream = try opened.stream()
-                defer { stream.close() }
-                let index = try GzipIndex(gztool: try stream.readToEnd(limit: Int(limit)), compressedSize: UInt64(compressedSize))
-                guard index.points.count <= maximumPoints else {
-                    throw IndexRefusal(reason: "\(index.points.count) access points, more than the \(maximumPoints) the file can need")
-                }
-                return index
-            }
-            if options.indexPath != nil && bgzfData && !magic.starts(with: "GZIDX".utf8) {
+            } else if format == .gzi && options.indexPath != nil && bgzfData {
                 let stream = try opened.stream()
                 defer { stream.close() }
                 if checksBGZFIndex { _ = try readBGZFIndex(stream, name: path) }
                 return nil
             }
-            return try GzipIndex(gzidxFile: opened.fileDescriptor, path: path.description, maximumPoints: maximumPoints)
+            // Data that is not BGZF has no .gzi: a file without magic is refused as not GZIDX.
+            guard case .accessPoints(let index) = try GzipIndexFile(descriptor: opened.fileDescriptor, path: path.description,
+                                                                    compressedSize: compressedSize, maximumPoints: maximumPoints,
+                                                                    formats: [.gzidx, .gztool])
+            else { return nil }
+            guard index.points.count <= maximumPoints else {
+                throw IndexRefusal(reason: "\(index.points.count) access points, more than the \(maximumPoints) the file can need")
+            }
+            return index
         } catch let error as GzipIndexError {
             throw IndexRefusal(reason: error.description)
-        } catch let error as GztoolIndexError {
-            throw IndexRefusal(reason: "not a valid gztool index: \(error.reason) (at byte \(error.offset))")
         } catch let error as ByteStreamError {
             throw IndexRefusal(reason: describe(error))
         }

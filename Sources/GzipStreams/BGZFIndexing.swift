@@ -1,15 +1,5 @@
 import ByteStreams
 
-/// A `.gzi` file that cannot be read: its size is not `8 + 16 × count` bytes, or its offsets
-/// go backwards.
-public struct BGZFIndexDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What is wrong, for a message.
-    public var reason: String
-
-    /// The message a user reads: "not a valid .gzi index: " and the reason.
-    public var description: String { "not a valid .gzi index: \(reason)" }
-}
-
 extension BGZFIndex {
     /// What ``scan(_:chunkSize:)`` found in a whole BGZF file.
     public struct Scan: Equatable, Sendable {
@@ -82,29 +72,29 @@ extension BGZFIndex {
     /// Reads a `.gzi` file as bgzip writes it (see ``encoded``); the count 2^64 − 1 with no entry
     /// after it, which htslib 1.16 wrote for a file with no data, is read as no entry, as that
     /// htslib read it.
-    /// - Throws: ``BGZFIndexDecodingError`` when the size does not match the count, an
+    /// - Throws: ``GzipIndexError`` (format ``GzipIndexFile/Format/gzi``) when the size does not match the count, an
     ///   offset is smaller than the one before it, or an offset is above 2^63 − 1 (no file or
     ///   stream reaches it, and the readers count bytes in `Int64`).
-    public init(decoding bytes: [UInt8]) throws {
+    public init(decoding bytes: [UInt8]) throws(GzipIndexError) {
         func load(_ offset: Int) -> UInt64 {
             bytes.withUnsafeBytes { GzipFormat.loadUInt64($0, at: offset) }
         }
-        guard bytes.count >= 8 else { throw BGZFIndexDecodingError(reason: "\(bytes.count) bytes, fewer than 8") }
+        guard bytes.count >= 8 else { throw GzipIndexError(format: .gzi, reason: "\(bytes.count) bytes, fewer than 8", offset: nil) }
         var count = load(0)
         if count == UInt64.max { count = 0 }
         guard count <= UInt64((bytes.count - 8) / 16), bytes.count == 8 + 16 * Int(count) else {
-            throw BGZFIndexDecodingError(reason: "\(bytes.count) bytes for \(count) entries")
+            throw GzipIndexError(format: .gzi, reason: "\(bytes.count) bytes for \(count) entries", offset: nil)
         }
         var entries: [Entry] = []
         entries.reserveCapacity(Int(count))
         for index in 0..<Int(count) {
             let entry = Entry(compressedOffset: load(8 + 16 * index), uncompressedOffset: load(16 + 16 * index))
             guard entry.compressedOffset <= UInt64(Int64.max), entry.uncompressedOffset <= UInt64(Int64.max) else {
-                throw BGZFIndexDecodingError(reason: "entry \(index + 1) has an offset above 2^63 - 1")
+                throw GzipIndexError(format: .gzi, reason: "entry \(index + 1) has an offset above 2^63 - 1", offset: nil)
             }
             if let last = entries.last,
                entry.compressedOffset <= last.compressedOffset || entry.uncompressedOffset < last.uncompressedOffset {
-                throw BGZFIndexDecodingError(reason: "entry \(index + 1) goes backwards")
+                throw GzipIndexError(format: .gzi, reason: "entry \(index + 1) goes backwards", offset: nil)
             }
             entries.append(entry)
         }

@@ -20,9 +20,9 @@ extension GzipIndex {
     /// from `descriptor`, keeping in memory the header, the point table and a CRC-32 of each
     /// window, not the windows: ``window(ofPoint:)`` reads a point's window again when a span
     /// needs it and gives it only if its CRC-32 is the one read here, so a file changed while
-    /// the index is used changes no output (the error is
-    /// ``GzipIndexError/windowChanged(point:offset:)``). An index of a huge file so costs about
-    /// 50 bytes a point in memory, not 32 KiB.
+    /// the index is used changes no output (the error is a ``GzipIndexError``: the window of
+    /// point N changed while the index was in use). An index of a huge file so costs about 50
+    /// bytes a point in memory, not 32 KiB.
     ///
     /// gzstream's seal after the last window, when there is one, is checked against every byte
     /// before it (``compressedTail`` then holds the compressed file's last bytes it names).
@@ -105,7 +105,7 @@ extension GzipIndex {
     }
 
     /// Exactly `count` bytes at `offset`, fewer only at the end of the file.
-    fileprivate static func readBytes(_ descriptor: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
+    static func readBytes(_ descriptor: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
@@ -232,7 +232,7 @@ final class GzipIndexWindowFile: Sendable, Equatable {
     }
 
     /// The window of `point`, or `nil` when it has none.
-    /// - Throws: ``GzipIndexError/windowChanged(point:offset:)`` when the window read is not
+    /// - Throws: ``GzipIndexError`` (windowChanged) when the window read is not
     ///   the one the index was read with (the file changed or shrank); ``ByteStreamError`` when
     ///   reading fails. The corresponding C function is `pread(2)`.
     func window(ofPoint point: Int) throws -> [UInt8]? {
