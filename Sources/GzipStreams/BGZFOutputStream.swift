@@ -274,50 +274,6 @@ public final class BGZFOutputStream: ByteOutputStream {
     }
 }
 
-/// The `.gzi` index of a BGZF file, as bgzip writes it (`bgzip -i`, `bgzip -r`): where each
-/// member after the first starts, in the compressed file and in the plain data. With it a
-/// reader can start decoding at any plain offset (`bgzip -b OFFSET -s LENGTH`).
-public struct BGZFIndex: Equatable, Sendable {
-    /// Where one member starts.
-    public struct Entry: Equatable, Sendable {
-        /// The member's first byte in the BGZF file, in bytes from its start.
-        public var compressedOffset: UInt64
-        /// The member's first plain byte, in bytes from the start of the plain data.
-        public var uncompressedOffset: UInt64
-
-        /// An entry for a member at `compressedOffset` whose data starts at plain offset
-        /// `uncompressedOffset`.
-        public init(compressedOffset: UInt64, uncompressedOffset: UInt64) {
-            self.compressedOffset = compressedOffset
-            self.uncompressedOffset = uncompressedOffset
-        }
-    }
-
-    /// Every member after the first, in file order (the first starts at 0 in both, and is not
-    /// listed; nor is the end-of-file member).
-    public var entries: [Entry]
-
-    /// An index of `entries`, in file order.
-    public init(entries: [Entry] = []) {
-        self.entries = entries
-    }
-
-    /// The `.gzi` bytes: the number of entries, then each entry's compressed and uncompressed
-    /// offsets, all unsigned 64-bit little-endian: `8 + 16 × entries.count` bytes. Without
-    /// entries (at most one member) that is 8 zero bytes, also for a file with no data, for
-    /// which bgzip 1.16 wrote the count 2^64 − 1 (``init(decoding:)`` reads both as no entry).
-    public var encoded: [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(8 + 16 * entries.count)
-        GzipFormat.append(littleEndian: UInt64(entries.count), to: &bytes)
-        for entry in entries {
-            GzipFormat.append(littleEndian: entry.compressedOffset, to: &bytes)
-            GzipFormat.append(littleEndian: entry.uncompressedOffset, to: &bytes)
-        }
-        return bytes
-    }
-}
-
 /// One member's buffers: its plain bytes, filled by the writing thread, and the whole encoded
 /// member, written by a worker. Handed between them through ``OrderedPipeline``, which orders
 /// the accesses; reused for later members. `Sendable` is unchecked on that ordering (a member
