@@ -197,7 +197,7 @@ extension Command {
         let limit = compressedSize.map { Int(min(8 + 16 * ($0 / 28 + 1), 1 << 30)) } ?? (1 << 30)
         do {
             return try BGZFIndex(decoding: try stream.readToEnd(limit: limit))
-        } catch let error as BGZFIndexDecodingError {
+        } catch let error as GzipIndexError {
             if found { throw IndexRefusal(reason: error.description) }
             throw Reported(status: reportError(name.description, error.description))
         } catch let error as ByteStreamError where found {

@@ -67,62 +67,45 @@ extension Command {
         return try read(Self.gztoolIndexName(of: input.path), beside: Self.gztoolIndexName(of: input.name), onlyGztool: true)
     }
 
-    /// The first `count` bytes of `opened` (fewer if it is shorter), read at offset 0 without
-    /// moving its file offset (`pread(2)`).
-    static func leadingBytes(of opened: OpenedInput, count: Int, name: Pathname) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = try bytes.withUnsafeMutableBytes {
-            try SystemCalls.read(opened.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: name.description)
-        }
-        return Array(bytes.prefix(read))
-    }
-
-    /// Whether `bytes` start with gztool's magic: 8 zero bytes, then `gzipindx` (or
-    /// `gzipindX`, with line numbers).
-    static func isGztoolMagic(_ bytes: [UInt8]) -> Bool {
-        bytes.count == 16 && bytes[0..<8].allSatisfy({ $0 == 0 }) && bytes[8..<15].elementsEqual("gzipind".utf8)
-    }
-
     /// Reads the index in `opened` (see ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``),
-    /// a trusted regular file. With `onlyGztool` (a name gztool shares with bgzip), anything
-    /// that does not start with gztool's magic is not an index of this file: `nil`, nothing said.
+    /// a trusted regular file, in the format its bytes say (``GzipIndexFile``). With
+    /// `onlyGztool` (a name gztool shares with bgzip), anything not in gztool's format is not
+    /// an index of this file: `nil`, nothing said.
     /// - Throws: ``IndexRefusal`` for an index that cannot be read or is not valid.
     private func readIndex(_ opened: OpenedInput, name path: Pathname, compressedSize: Int64,
                            bgzfData: Bool, checksBGZFIndex: Bool, onlyGztool: Bool) throws -> GzipIndex? {
-        let magic: [UInt8]
+        let format: GzipIndexFile.Format
         do {
-            magic = try Self.leadingBytes(of: opened, count: 16, name: path)
+            format = try GzipIndexFile.format(ofFile: opened.fileDescriptor, path: path.description)
         } catch let error as ByteStreamError {
             throw IndexRefusal(reason: describe(error))
         }
-        if onlyGztool && !Self.isGztoolMagic(magic) { return nil }
+        if onlyGztool && format != .gztool { return nil }
         let maximumPoints = GzipIndex.maximumPointCount(compressedSize: compressedSize)
         do {
-            if Self.isGztoolMagic(magic) {
+            if format == .gztool {
                 // Its windows are read into memory: the file's size is bounded first.
                 let limit = Int64(maximumPoints) * (24 + Int64(GzipIndex.defaultWindowSize) + 64)
                 guard opened.info.size <= limit else {
                     throw IndexRefusal(reason: "\(opened.info.size) bytes, more than an index of a file of \(compressedSize) bytes can need")
                 }
-                let stream = try opened.stream()
-                defer { stream.close() }
-                let index = try GzipIndex(gztool: try stream.readToEnd(limit: Int(limit)), compressedSize: UInt64(compressedSize))
-                guard index.points.count <= maximumPoints else {
-                    throw IndexRefusal(reason: "\(index.points.count) access points, more than the \(maximumPoints) the file can need")
-                }
-                return index
-            }
-            if options.indexPath != nil && bgzfData && !magic.starts(with: "GZIDX".utf8) {
+            } else if format == .gzi && options.indexPath != nil && bgzfData {
                 let stream = try opened.stream()
                 defer { stream.close() }
                 if checksBGZFIndex { _ = try readBGZFIndex(stream, name: path) }
                 return nil
             }
-            return try GzipIndex(gzidxFile: opened.fileDescriptor, path: path.description, maximumPoints: maximumPoints)
+            // Data that is not BGZF has no .gzi: a file without magic is refused as not GZIDX.
+            guard case .accessPoints(let index) = try GzipIndexFile(descriptor: opened.fileDescriptor, path: path.description,
+                                                                    compressedSize: compressedSize, maximumPoints: maximumPoints,
+                                                                    formats: [.gzidx, .gztool])
+            else { return nil }
+            guard index.points.count <= maximumPoints else {
+                throw IndexRefusal(reason: "\(index.points.count) access points, more than the \(maximumPoints) the file can need")
+            }
+            return index
         } catch let error as GzipIndexError {
             throw IndexRefusal(reason: error.description)
-        } catch let error as GztoolIndexError {
-            throw IndexRefusal(reason: "not a valid gztool index: \(error.reason) (at byte \(error.offset))")
         } catch let error as ByteStreamError {
             throw IndexRefusal(reason: describe(error))
         }
@@ -132,8 +115,11 @@ extension Command {
     /// index, or `nil` when there is none to use: no index beside it, a BGZF file (its members
     /// are decoded in parallel without one), or an index beside it made for another file (said
     /// in one line, unless `-q`; the file is then decoded without it). `--index PATH` that
-    /// does not fit is an error.
-    func indexedDecodingStream(_ input: ByteInputStream, progress: ProgressReporter?) throws -> (any GzipDecodingStream)? {
+    /// does not fit is an error. `decoder` is what to read (`stream` itself, or with progress
+    /// shown, a ``ProgressedDecoder`` over it); `stream` tells afterwards whether the index fit
+    /// (``noteIndexMismatch(of:)``).
+    func indexedDecodingStream(_ input: ByteInputStream, progress: ProgressReporter?) throws
+        -> (decoder: any GzipDecodingStream, stream: IndexedGzipInputStream)? {
         guard let file = input as? FileInputStream, let location = indexLocation,
               currentInput?.info.isRegularFile ?? true else { return nil }
         let bgzfData = startsWithBGZFMember(file)
@@ -160,8 +146,8 @@ extension Command {
                 + "\(escapingControlCharacters(indexPath.description)) (\(index.points.count) access points, "
                 + "\(stream.threads) thread\(stream.threads == 1 ? "" : "s"))\n")
         }
-        guard let progress else { return stream }
-        return ProgressedDecoder(stream, progress: progress, size: Int64(index.compressedSize))
+        guard let progress else { return (stream, stream) }
+        return (ProgressedDecoder(stream, progress: progress, size: Int64(index.compressedSize)), stream)
     }
 
     /// Says that the index did not fit and the file was decoded without it.
@@ -184,9 +170,8 @@ extension Command {
 
     /// After a decode through an index: says so if the index was found not to fit on the way
     /// (the rest was then decoded without it, from the start of the member it failed in).
-    func noteIndexMismatch(of decoder: any GzipDecodingStream) {
-        let indexed = (decoder as? IndexedGzipInputStream) ?? (decoder as? ProgressedDecoder)?.inner
-        if let mismatch = indexed?.indexMismatch, let path = indexInUse { noteMismatch(mismatch, path) }
+    func noteIndexMismatch(of stream: IndexedGzipInputStream) {
+        if let mismatch = stream.indexMismatch, let path = indexInUse { noteMismatch(mismatch, path) }
     }
 
     /// The size in bytes of the open `file` (`fstat(2)`), 0 when it cannot be had.
@@ -339,6 +324,7 @@ final class ProgressedDecoder: ByteInputStream, GzipDecodingStream {
     var trailingGarbage: GzipInputStream.TrailingGarbage? { inner.trailingGarbage }
     var memberCount: Int { inner.memberCount }
     var endedWithZeroPadding: Bool { inner.endedWithZeroPadding }
+    var lendsPlainBytes: Bool { true }
 
     override func openBacking() throws { try inner.openUnlessOpened() }
     override func closeBacking() throws { inner.close() }
@@ -350,7 +336,7 @@ final class ProgressedDecoder: ByteInputStream, GzipDecodingStream {
     }
 }
 
-extension ProgressedDecoder: LendingDecoder {
+extension ProgressedDecoder {
     func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
         if inner.streamStatus == .notOpen { inner.open() }
         let count = try inner.readInPlace(maxLength: maxLength, body)

@@ -27,8 +27,12 @@ extension Command {
         if options.mode == .test { beginVerboseLine(name) }
         defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream
-        if options.mode == .test {
-            gzip = try indexedDecodingStream(input, progress: progress) ?? decodingStream(progress?.counting(input) ?? input)
+        var indexed: IndexedGzipInputStream?
+        if options.mode == .test, let (decoder, stream) = try indexedDecodingStream(input, progress: progress) {
+            gzip = decoder
+            indexed = stream
+        } else if options.mode == .test {
+            gzip = try decodingStream(progress?.counting(input) ?? input)
         } else {
             let sequential = try GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
                                                  maximumOutputSize: options.maximumOutputSize, inflater: inflaterChoice,
@@ -52,7 +56,7 @@ extension Command {
             progress?.addOutput(count)
         }
         progress?.end(completed: gzip.streamError == nil && gzip.trailingGarbage == nil)
-        noteIndexMismatch(of: gzip)
+        if let indexed { noteIndexMismatch(of: indexed) }
         if listing?.writeError != nil { throw Reported(status: .error) }
         if let error = gzip.streamError {
             listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,

@@ -1,4 +1,5 @@
 import ByteStreams
+import GzipStreams
 
 // An index beside a gzip file describes its bytes: once a command replaces the file (pack -f,
 // gzip mode, unpack to a name that is itself a gzip file's), an index left there would
@@ -53,13 +54,14 @@ extension Command {
         return status
     }
 
-    /// Whether the regular file `name` in `directory` starts with gztool's magic (opened
-    /// without following a link; `false` when it cannot be read).
+    /// Whether the regular file `name` in `directory` is in gztool's format by its magic
+    /// (``GzipIndexFile/format(ofFile:path:)``; opened without following a link; `false` when
+    /// it cannot be read).
     private static func startsWithGztoolMagic(_ name: Pathname, in directory: Int32, path: Pathname) -> Bool {
         guard let opened = try? OpenedInput(name: name, in: directory, ownsDirectory: false, path: path, followsLinks: false)
         else { return false }
         defer { opened.close() }
-        return (try? isGztoolMagic(leadingBytes(of: opened, count: 16, name: path))) ?? false
+        return (try? GzipIndexFile.format(ofFile: opened.fileDescriptor, path: path.description)) == .gztool
     }
 
     /// Removes the index `name` in `directory` if it may be removed (see

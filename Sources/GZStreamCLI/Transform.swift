@@ -58,7 +58,7 @@ extension Command {
     func inflate(_ decoder: any GzipDecodingStream, into output: ByteOutputStream, closesOutput: Bool,
                  inputNeverWaits: Bool = false) throws {
         let writeSize = options.chunkSizeGiven ? options.chunkSize : Self.unpackWriteSize
-        if let lending = decoder as? any LendingDecoder {
+        if decoder.lendsPlainBytes {
             let writeSize = options.chunkSizeGiven ? options.chunkSize : Self.lendingWriteSize
             do {
                 // Written straight from the buffers the workers inflated into: no copy.
@@ -67,7 +67,7 @@ extension Command {
                 let gathered = GatheringWriter(output, capacity: inputNeverWaits ? writeSize : 0)
                 do {
                     while true {
-                        let count = try lending.readInPlace(maxLength: writeSize) { try gathered.write($0) }
+                        let count = try decoder.readInPlace(maxLength: writeSize) { try gathered.write($0) }
                         if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
                         if count == 0 { break }
                     }
@@ -149,7 +149,7 @@ extension Command {
             case .pack:
                 let threads = options.threads ?? defaultThreadCount
                 var status = ExitStatus.success
-                let packer: any PackingOutputStream
+                let packer: any GzipEncodingStream
                 // A BGZF member's header is 18 bytes (SAM/BAM specification §4.1).
                 var overhead: Int64 = 18 + 8
                 if options.bgzf {
@@ -186,9 +186,8 @@ extension Command {
                 try packer.closeOrThrow()
                 progress?.end(completed: true)
                 return Outcome(status: status, bytesIn: packer.uncompressedByteCount,
-                               bytesOut: packer.compressedCount, header: nil,
-                               indexBytes: (packer as? BGZFOutputStream)?.index?.encoded
-                                   ?? (packer as? GzipOutputStream)?.index?.gzidxEncoded(),
+                               bytesOut: packer.compressedByteCount, header: nil,
+                               indexBytes: packer.builtIndex?.encoded(),
                                overhead: overhead)
             case .unpack:
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
@@ -201,13 +200,14 @@ extension Command {
                     progress?.end(completed: true)
                     return outcome
                 }
-                let decoder = try indexedDecodingStream(input, progress: progress) ?? decodingStream(source)
+                let indexed = try indexedDecodingStream(input, progress: progress)
+                let decoder = try indexed?.decoder ?? decodingStream(source)
                 defer { decoder.close() }
                 // Standard input has no inputInfo; a regular file redirected to it never waits either.
                 let regular = inputInfo?.isRegularFile
                     ?? (input as? FileInputStream).flatMap { FileInfo(descriptor: $0.fileDescriptor) }?.isRegularFile ?? false
                 try inflate(decoder, into: sink, closesOutput: closesOutput, inputNeverWaits: regular)
-                noteIndexMismatch(of: decoder)
+                if let indexed { noteIndexMismatch(of: indexed.stream) }
                 // The last line only when no message about the job follows (trailing garbage's).
                 progress?.end(completed: decoder.trailingGarbage == nil)
                 var status = ExitStatus.success
@@ -280,25 +280,6 @@ extension Command {
         return (inputInfo.accessTime, inputInfo.modificationTime)
     }
 }
-
-/// A decoder whose workers' buffers are written from directly (``Command/inflate(_:into:closesOutput:)``).
-protocol LendingDecoder {
-    func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int
-}
-
-extension BGZFInputStream: LendingDecoder {}
-extension IndexedGzipInputStream: LendingDecoder {}
-
-/// What pack needs of a compressing stream.
-protocol PackingOutputStream: ByteOutputStream {
-    /// Closes without ending the data, so that a reader sees it truncated.
-    func abandon()
-    var uncompressedByteCount: Int64 { get }
-    var compressedCount: Int64 { get }
-}
-
-extension GzipOutputStream: PackingOutputStream {}
-extension BGZFOutputStream: PackingOutputStream {}
 
 /// Writes what it is given to `output`, gathering pieces smaller than `capacity` into one
 /// buffer first (allocated on the first small piece); a capacity of 0 writes every piece as it

@@ -76,7 +76,7 @@ public final class BGZFOutputStream: ByteOutputStream {
     public private(set) var index: BGZFIndex?
     /// The number of compressed bytes written to the inner stream so far, the end-of-file
     /// member included once written.
-    public private(set) var compressedCount: Int64 = 0
+    public private(set) var compressedByteCount: Int64 = 0
     /// The number of members with data written so far (the end-of-file member not counted).
     public private(set) var memberCount = 0
 
@@ -251,7 +251,7 @@ public final class BGZFOutputStream: ByteOutputStream {
     private func write(member: BGZFMember) throws {
         if let error = member.error { throw error }
         if memberCount > 0 {
-            index?.entries.append(BGZFIndex.Entry(compressedOffset: UInt64(compressedCount),
+            index?.entries.append(BGZFIndex.Entry(compressedOffset: UInt64(compressedByteCount),
                                                   uncompressedOffset: UInt64(writtenPlainCount)))
         }
         try emit(UnsafeRawBufferPointer(start: member.packed, count: member.packedCount))
@@ -268,53 +268,9 @@ public final class BGZFOutputStream: ByteOutputStream {
         while start < bytes.count {
             let length = min(chunkSize, bytes.count - start)
             try inner.writeAll(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]))
-            compressedCount += Int64(length)
+            compressedByteCount += Int64(length)
             start += length
         }
-    }
-}
-
-/// The `.gzi` index of a BGZF file, as bgzip writes it (`bgzip -i`, `bgzip -r`): where each
-/// member after the first starts, in the compressed file and in the plain data. With it a
-/// reader can start decoding at any plain offset (`bgzip -b OFFSET -s LENGTH`).
-public struct BGZFIndex: Equatable, Sendable {
-    /// Where one member starts.
-    public struct Entry: Equatable, Sendable {
-        /// The member's first byte in the BGZF file, in bytes from its start.
-        public var compressedOffset: UInt64
-        /// The member's first plain byte, in bytes from the start of the plain data.
-        public var uncompressedOffset: UInt64
-
-        /// An entry for a member at `compressedOffset` whose data starts at plain offset
-        /// `uncompressedOffset`.
-        public init(compressedOffset: UInt64, uncompressedOffset: UInt64) {
-            self.compressedOffset = compressedOffset
-            self.uncompressedOffset = uncompressedOffset
-        }
-    }
-
-    /// Every member after the first, in file order (the first starts at 0 in both, and is not
-    /// listed; nor is the end-of-file member).
-    public var entries: [Entry]
-
-    /// An index of `entries`, in file order.
-    public init(entries: [Entry] = []) {
-        self.entries = entries
-    }
-
-    /// The `.gzi` bytes: the number of entries, then each entry's compressed and uncompressed
-    /// offsets, all unsigned 64-bit little-endian: `8 + 16 × entries.count` bytes. Without
-    /// entries (at most one member) that is 8 zero bytes, also for a file with no data, for
-    /// which bgzip 1.16 wrote the count 2^64 − 1 (``init(decoding:)`` reads both as no entry).
-    public var encoded: [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(8 + 16 * entries.count)
-        GzipFormat.append(littleEndian: UInt64(entries.count), to: &bytes)
-        for entry in entries {
-            GzipFormat.append(littleEndian: entry.compressedOffset, to: &bytes)
-            GzipFormat.append(littleEndian: entry.uncompressedOffset, to: &bytes)
-        }
-        return bytes
     }
 }
 

@@ -37,22 +37,6 @@ extension GzipIndexError: LocalizedError, CustomDebugStringConvertible {
     /// ``description``: `"not a valid GZIDX index: … (at byte 35)"`.
     public var errorDescription: String? { description }
 
-    /// The case and its fields: `GzipStreams.GzipIndexError.badMagic(offset: 0)`.
-    public var debugDescription: String { reflectedDescription(of: self) }
-}
-
-extension GztoolIndexError: LocalizedError, CustomDebugStringConvertible {
-    /// ``description``: `"not a valid gztool index: … (at byte 16)"`.
-    public var errorDescription: String? { description }
-
-    /// The fields: `GzipStreams.GztoolIndexError(reason: "…", offset: 16)`.
-    public var debugDescription: String { reflectedDescription(of: self) }
-}
-
-extension BGZFIndexDecodingError: LocalizedError, CustomDebugStringConvertible {
-    /// ``description``: `"not a valid .gzi index: …"`.
-    public var errorDescription: String? { description }
-
-    /// The fields: `GzipStreams.BGZFIndexDecodingError(reason: "…")`.
+    /// The fields: `GzipStreams.GzipIndexError(format: GzipStreams.GzipIndexFile.Format.gzidx, reason: "…", offset: Optional(5))`.
     public var debugDescription: String { reflectedDescription(of: self) }
 }

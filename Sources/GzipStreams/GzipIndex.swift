@@ -165,11 +165,12 @@ public struct GzipIndex: Sendable, Equatable {
     }
 }
 
-/// A GZIDX file that cannot be read. `offset` is the byte of the index file where the fault
-/// was found; `point` is the point's position in ``GzipIndex/points``, counting from 0.
-public enum GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What the index ended inside of.
-    public enum Part: Equatable, Sendable {
+/// The faults of a GZIDX file, as ``GzipIndexError`` values whose format is GZIDX: `offset` is
+/// the byte of the index file where the fault was found; `point` is the point's position in
+/// ``GzipIndex/points``, counting from 0.
+extension GzipIndexError {
+    /// What a GZIDX index ended inside of.
+    enum Part: Equatable, Sendable {
         /// The fixed header, from the magic to the point count.
         case header
         /// The 18-byte (version 0: 17-byte) entry of a point.
@@ -178,71 +179,70 @@ public enum GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible 
         case window(point: Int)
     }
 
-    /// The index ended inside `part`, which starts at `offset`.
-    case truncated(Part, offset: Int)
-    /// The first 5 bytes are not `GZIDX`: not a GZIDX file.
-    case badMagic(offset: Int)
-    /// A version other than 0 and 1, the ones indexed_gzip has written.
-    case unsupportedVersion(UInt8, offset: Int)
-    /// Flags other than 0: indexed_gzip defines none.
-    case unsupportedFlags(UInt8, offset: Int)
-    /// A window size below 32768, which indexed_gzip refuses.
-    case badWindowSize(UInt32, offset: Int)
-    /// A spacing below the window size, which indexed_gzip refuses.
-    case badSpacing(UInt32, windowSize: UInt32, offset: Int)
-    /// A point's bit offset above 7.
-    case badBitOffset(UInt8, point: Int, offset: Int)
-    /// A point's window flag other than 0 and 1.
-    case badWindowFlag(UInt8, point: Int, offset: Int)
-    /// A point's compressed or plain offset is less than the previous point's.
-    case offsetsDecrease(point: Int, offset: Int)
-    /// A point's compressed or plain offset is beyond the size in the header.
-    case offsetBeyondEnd(point: Int, offset: Int)
-    /// `count` bytes follow the last window.
-    case trailingBytes(count: Int, offset: Int)
-    /// gzstream's seal, which starts at `offset`, holds a CRC-32 that is not that of the
-    /// index's bytes: the index was damaged or changed after it was written.
-    case sealMismatch(offset: Int)
-    /// The header claims `count` points, more than the `limit` an index of the compressed file
-    /// can need (``GzipIndex/maximumPointCount(compressedSize:)``).
-    case tooManyPoints(Int, limit: Int, offset: Int)
-    /// The window of point `point`, at `offset`, is not the one read when the index was
-    /// opened: the index file changed (or shrank) while it was used.
-    case windowChanged(point: Int, offset: Int)
-
-    /// The byte offset in the index file where the fault was found.
-    public var offset: Int {
-        switch self {
-        case .truncated(_, let offset), .badMagic(let offset), .unsupportedVersion(_, let offset),
-             .unsupportedFlags(_, let offset), .badWindowSize(_, let offset), .badSpacing(_, _, let offset),
-             .badBitOffset(_, _, let offset), .badWindowFlag(_, _, let offset), .offsetsDecrease(_, let offset),
-             .offsetBeyondEnd(_, let offset), .trailingBytes(_, let offset), .sealMismatch(let offset),
-             .tooManyPoints(_, _, let offset), .windowChanged(_, let offset):
-            offset
-        }
+    private static func gzidx(_ reason: String, _ offset: Int) -> GzipIndexError {
+        GzipIndexError(format: .gzidx, reason: reason, offset: offset)
     }
 
-    /// The message a user reads, with the byte offset in the index.
-    public var description: String {
-        let reason = switch self {
-        case .truncated(.header, _): "the index ends inside its 35-byte header"
-        case .truncated(.pointEntry(let point), _): "the index ends inside the entry of point \(point)"
-        case .truncated(.window(let point), _): "the index ends inside the window of point \(point)"
-        case .badMagic: "it does not start with GZIDX"
-        case .unsupportedVersion(let version, _): "version \(version) (known: 0 and 1)"
-        case .unsupportedFlags(let flags, _): "flags \(flags) (none is defined)"
-        case .badWindowSize(let size, _): "window size \(size), less than 32768"
-        case .badSpacing(let spacing, let windowSize, _): "spacing \(spacing), less than the window size \(windowSize)"
-        case .badBitOffset(let bits, let point, _): "point \(point) has bit offset \(bits), more than 7"
-        case .badWindowFlag(let flag, let point, _): "point \(point) has window flag \(flag), neither 0 nor 1"
-        case .offsetsDecrease(let point, _): "point \(point) comes before the point ahead of it"
-        case .offsetBeyondEnd(let point, _): "point \(point) lies beyond the sizes in the header"
-        case .trailingBytes(let count, _): "\(count) bytes follow the last window"
-        case .sealMismatch: "its checksum does not match its bytes: it was damaged or changed after it was written"
-        case .tooManyPoints(let count, let limit, _): "it claims \(count) access points, more than the \(limit) the file can need"
-        case .windowChanged(let point, _): "the window of point \(point) changed while the index was in use"
+    /// The index ended inside `part`, which starts at `offset`.
+    static func truncated(_ part: Part, offset: Int) -> GzipIndexError {
+        switch part {
+        case .header: gzidx("the index ends inside its 35-byte header", offset)
+        case .pointEntry(let point): gzidx("the index ends inside the entry of point \(point)", offset)
+        case .window(let point): gzidx("the index ends inside the window of point \(point)", offset)
         }
-        return "not a valid GZIDX index: \(reason) (at byte \(offset))"
+    }
+    /// The first 5 bytes are not `GZIDX`: not a GZIDX file.
+    static func badMagic(offset: Int) -> GzipIndexError { gzidx("it does not start with GZIDX", offset) }
+    /// A version other than 0 and 1, the ones indexed_gzip has written.
+    static func unsupportedVersion(_ version: UInt8, offset: Int) -> GzipIndexError {
+        gzidx("version \(version) (known: 0 and 1)", offset)
+    }
+    /// Flags other than 0: indexed_gzip defines none.
+    static func unsupportedFlags(_ flags: UInt8, offset: Int) -> GzipIndexError {
+        gzidx("flags \(flags) (none is defined)", offset)
+    }
+    /// A window size below 32768, which indexed_gzip refuses.
+    static func badWindowSize(_ size: UInt32, offset: Int) -> GzipIndexError {
+        gzidx("window size \(size), less than 32768", offset)
+    }
+    /// A spacing below the window size, which indexed_gzip refuses.
+    static func badSpacing(_ spacing: UInt32, windowSize: UInt32, offset: Int) -> GzipIndexError {
+        gzidx("spacing \(spacing), less than the window size \(windowSize)", offset)
+    }
+    /// A point's bit offset above 7.
+    static func badBitOffset(_ bits: UInt8, point: Int, offset: Int) -> GzipIndexError {
+        gzidx("point \(point) has bit offset \(bits), more than 7", offset)
+    }
+    /// A point's window flag other than 0 and 1.
+    static func badWindowFlag(_ flag: UInt8, point: Int, offset: Int) -> GzipIndexError {
+        gzidx("point \(point) has window flag \(flag), neither 0 nor 1", offset)
+    }
+    /// A point's compressed or plain offset is less than the previous point's.
+    static func offsetsDecrease(point: Int, offset: Int) -> GzipIndexError {
+        gzidx("point \(point) comes before the point ahead of it", offset)
+    }
+    /// A point's compressed or plain offset is beyond the size in the header.
+    static func offsetBeyondEnd(point: Int, offset: Int) -> GzipIndexError {
+        gzidx("point \(point) lies beyond the sizes in the header", offset)
+    }
+    /// `count` bytes follow the last window.
+    static func trailingBytes(count: Int, offset: Int) -> GzipIndexError {
+        gzidx("\(count) bytes follow the last window", offset)
+    }
+    /// gzstream's seal, which starts at `offset`, holds a CRC-32 that is not that of the
+    /// index's bytes: the index was damaged or changed after it was written.
+    static func sealMismatch(offset: Int) -> GzipIndexError {
+        gzidx("its checksum does not match its bytes: it was damaged or changed after it was written", offset)
+    }
+    /// The header claims `count` points, more than the `limit` an index of the compressed file
+    /// can need (``GzipIndex/maximumPointCount(compressedSize:)``).
+    static func tooManyPoints(_ count: Int, limit: Int, offset: Int) -> GzipIndexError {
+        gzidx("it claims \(count) access points, more than the \(limit) the file can need", offset)
+    }
+    /// The window of point `point`, at `offset`, is not the one read when the index was
+    /// opened: the index file changed (or shrank) while it was used.
+    static func windowChanged(point: Int, offset: Int) -> GzipIndexError {
+        gzidx("the window of point \(point) changed while the index was in use", offset)
     }
 }
 

@@ -1,251 +1,146 @@
 import ByteStreams
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-extension GzipIndex {
-    /// The most access points an index of a compressed file of `compressedSize` bytes is read
-    /// with: 64, plus one for every 16 bytes of the file. A point is a deflate block boundary
-    /// (RFC 1951 §3.2.3), and the writers put one at most every 32 KiB of plain data, which even
-    /// data of zeros (about 1000:1) stretches over more than 16 compressed bytes; so a claim of
-    /// more is damage or an attack, and the table in memory stays under about 3 bytes per byte
-    /// of the compressed file.
-    public static func maximumPointCount(compressedSize: Int64) -> Int {
-        64 + Int(max(0, compressedSize) / 16)
+/// An index of a gzip file, as one of the index files gzstream reads and writes: bgzip's
+/// `.gzi` (``BGZFIndex``: where each BGZF member starts) or access points with their windows
+/// (``GzipIndex``: indexed_gzip's GZIDX, or gztool's format, read into the same shape).
+///
+/// A value: immutable and `Sendable`, safe to share between threads.
+public enum GzipIndexFile: Equatable, Sendable {
+    /// bgzip's `.gzi` of a BGZF file (htslib's bgzf.c): the start of each member after the first.
+    case gzi(BGZFIndex)
+    /// Access points (zlib's zran.c): read from GZIDX or gztool's format, written as GZIDX.
+    case accessPoints(GzipIndex)
+
+    /// The three formats, by the name a message gives them.
+    public enum Format: String, Equatable, Sendable {
+        /// bgzip's `.gzi`: a count and pairs of offsets, no magic.
+        case gzi = ".gzi"
+        /// indexed_gzip's GZIDX: it starts with `GZIDX`.
+        case gzidx = "GZIDX"
+        /// gztool's `.gzi`: 8 zero bytes, then `gzipindx` or `gzipindX`.
+        case gztool = "gztool"
     }
 
-    /// Reads a GZIDX file (version 0 or 1, checked as ``init(gzidx:)`` checks it) once, whole,
-    /// from `descriptor`, keeping in memory the header, the point table and a CRC-32 of each
-    /// window, not the windows: ``window(ofPoint:)`` reads a point's window again when a span
-    /// needs it and gives it only if its CRC-32 is the one read here, so a file changed while
-    /// the index is used changes no output (the error is
-    /// ``GzipIndexError/windowChanged(point:offset:)``). An index of a huge file so costs about
-    /// 50 bytes a point in memory, not 32 KiB.
-    ///
-    /// gzstream's seal after the last window, when there is one, is checked against every byte
-    /// before it (``compressedTail`` then holds the compressed file's last bytes it names).
-    ///
-    /// The index keeps a duplicate of `descriptor`, closed when the last copy of the index is
-    /// gone; the caller keeps owning `descriptor`. The file's size must be exactly that of its
-    /// header, table, windows and seal.
+    /// The bytes of the index's file as gzstream writes it: for ``gzi(_:)`` bgzip's `.gzi`
+    /// (``BGZFIndex/encoded``), for ``accessPoints(_:)`` GZIDX (``GzipIndex/gzidxEncoded()``).
+    public func encoded() -> [UInt8] {
+        switch self {
+        case .gzi(let index): index.encoded
+        case .accessPoints(let index): index.gzidxEncoded()
+        }
+    }
+}
+
+/// An index file that cannot be read, in any of the formats ``GzipIndexFile`` reads: the one
+/// error shape of gzstream's index readers, beside ``GzipError`` (the gzip data) and
+/// ``ByteStreamError`` (reading). Each reader checks its format more strictly than the tool
+/// that writes it (see ``GzipIndex/init(gzidx:)``, ``GzipIndex/init(gztool:compressedSize:)``,
+/// ``BGZFIndex/init(decoding:)``); whether the index fits a particular gzip file is found
+/// while decoding through it (``IndexedGzipError``).
+public struct GzipIndexError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The format the file was read as.
+    public var format: GzipIndexFile.Format
+    /// What is wrong, for a message: `"version 2 (known: 0 and 1)"`.
+    public var reason: String
+    /// The byte offset in the index file where the fault was found; `nil` for a `.gzi`, whose
+    /// faults are its size (which does not match its count) or an entry the reason names.
+    public var offset: Int?
+
+    /// A fault `reason` at byte `offset` of an index in `format`.
+    public init(format: GzipIndexFile.Format, reason: String, offset: Int?) {
+        self.format = format
+        self.reason = reason
+        self.offset = offset
+    }
+
+    /// The message a user reads: `not a valid GZIDX index: version 2 (known: 0 and 1) (at byte 5)`.
+    public var description: String {
+        "not a valid \(format.rawValue) index: \(reason)" + (offset.map { " (at byte \($0))" } ?? "")
+    }
+}
+
+extension GzipIndexFile {
+    /// How many bytes at the start of a file ``format(ofLeadingBytes:)`` looks at: 16.
+    public static let leadingByteCount = 16
+
+    /// The format a file that starts with `bytes` is in, by its magic: GZIDX when it starts
+    /// with `GZIDX` (indexed_gzip's `zran_export_index`), gztool's when its first 16 bytes are
+    /// 8 zero bytes and `gzipind` and one more byte (`x`, or `X` with line numbers: gztool's
+    /// README, "Index file format"), else bgzip's `.gzi`, which has no magic.
+    /// - Parameter bytes: The file's first ``leadingByteCount`` bytes (fewer for a shorter file).
+    public static func format(ofLeadingBytes bytes: some Collection<UInt8>) -> Format {
+        if bytes.starts(with: "GZIDX".utf8) { return .gzidx }
+        if bytes.count >= leadingByteCount, bytes.prefix(8).allSatisfy({ $0 == 0 }),
+           bytes.dropFirst(8).prefix(7).elementsEqual("gzipind".utf8) {
+            return .gztool
+        }
+        return .gzi
+    }
+
+    /// The format of the index file open on `descriptor` (``format(ofLeadingBytes:)``), read
+    /// from its first 16 bytes without moving its file offset. The caller keeps owning
+    /// `descriptor`. Blocks while reading.
+    /// - Throws: ``ByteStreamError`` when reading fails, naming `path`.
+    /// The corresponding C function is `pread(2)`.
+    public static func format(ofFile descriptor: Int32, path: String) throws -> Format {
+        format(ofLeadingBytes: try GzipIndex.readBytes(descriptor, count: leadingByteCount, at: 0, path: path))
+    }
+
+    /// Reads an index file whole, in whichever format its bytes say (``format(ofLeadingBytes:)``):
+    /// GZIDX as ``GzipIndex/init(gzidx:)``, gztool's as ``GzipIndex/init(gztool:compressedSize:)``
+    /// (both ``accessPoints(_:)``), `.gzi` as ``BGZFIndex/init(decoding:)``.
     /// - Parameters:
-    ///   - descriptor: An open GZIDX file, read with `pread(2)` (the file offset is not used).
+    ///   - bytes: The whole index file.
+    ///   - compressedSize: The size in bytes of the gzip file it indexes (gztool's lacks it).
+    ///   - formats: The formats taken. A file without magic is a `.gzi` only when `formats`
+    ///     holds ``Format/gzi``; else it is read as GZIDX, whose reader refuses it (too short,
+    ///     or bad magic). A GZIDX or gztool file not in `formats` is refused, at byte 0.
+    /// - Throws: ``GzipIndexError``, naming the format and the byte where the fault is.
+    public init(bytes: [UInt8], compressedSize: UInt64, formats: Set<Format> = [.gzi, .gzidx, .gztool])
+        throws(GzipIndexError) {
+        switch try Self.taken(Self.format(ofLeadingBytes: bytes.prefix(Self.leadingByteCount)), formats) {
+        case .gzidx: self = .accessPoints(try GzipIndex(gzidx: bytes))
+        case .gztool: self = .accessPoints(try GzipIndex(gztool: bytes, compressedSize: compressedSize))
+        case .gzi: self = .gzi(try BGZFIndex(decoding: bytes))
+        }
+    }
+
+    /// Reads the index file open on `descriptor`, in whichever format its bytes say, as
+    /// ``init(bytes:compressedSize:formats:)``; a GZIDX file as
+    /// ``GzipIndex/init(gzidxFile:path:maximumPoints:)`` does, its windows left in the file and
+    /// checked when read. The caller keeps owning `descriptor`; the index keeps a duplicate of
+    /// it for a GZIDX file's windows. Blocks while reading.
+    /// - Parameters:
+    ///   - descriptor: An open index file, read with `pread(2)` (its file offset is not used).
     ///   - path: The file's name for error messages.
-    ///   - maximumPoints: The most points taken (see ``maximumPointCount(compressedSize:)``); a
-    ///     header claiming more is refused before anything is allocated for them.
-    /// - Throws: ``GzipIndexError`` for a file that is not a valid index, with the byte offset;
-    ///   ``ByteStreamError`` when reading fails. Blocks while reading the file.
-    /// The corresponding C functions are `fcntl(2)` (`F_DUPFD_CLOEXEC`), `fstat(2)` and `pread(2)`.
-    public init(gzidxFile descriptor: Int32, path: String, maximumPoints: Int = .max) throws {
+    ///   - compressedSize: The size in bytes of the gzip file it indexes.
+    ///   - maximumPoints: The most points a GZIDX header may claim (see
+    ///     ``GzipIndex/maximumPointCount(compressedSize:)``). gztool's and `.gzi` files are
+    ///     read whole: give a file of a size you have bounded (gztool's points are also bounded
+    ///     by ``GzipIndex/maximumPoints``).
+    ///   - formats: The formats taken, as for ``init(bytes:compressedSize:formats:)``.
+    /// - Throws: ``GzipIndexError`` for a file that is not a valid index; ``ByteStreamError``
+    ///   when reading fails.
+    /// The corresponding C functions are `fstat(2)` and `pread(2)`.
+    public init(descriptor: Int32, path: String, compressedSize: Int64, maximumPoints: Int = .max,
+                formats: Set<Format> = [.gzi, .gzidx, .gztool]) throws {
+        let format = try Self.taken(try Self.format(ofFile: descriptor, path: path), formats)
+        if format == .gzidx {
+            self = .accessPoints(try GzipIndex(gzidxFile: descriptor, path: path, maximumPoints: maximumPoints))
+            return
+        }
         let size = Int(try SystemCalls.status(of: descriptor, target: path).st_size)
-        var start = try Self.readBytes(descriptor, count: min(size, Self.headerSize), at: 0, path: path)
-        if start.count == Self.headerSize {
-            let version = start[5]
-            let count = Int(start.withUnsafeBytes { GzipFormat.loadUInt32($0, at: 31) })
-            if start.starts(with: Self.magic), version <= 1, count > maximumPoints {
-                throw GzipIndexError.tooManyPoints(count, limit: maximumPoints, offset: 31)
-            }
-            let entrySize = version == 0 ? Self.pointEntrySize - 1 : Self.pointEntrySize
-            let tableEnd = min(size, Self.headerSize + entrySize * count)
-            start += try Self.readBytes(descriptor, count: tableEnd - Self.headerSize, at: Self.headerSize, path: path)
-        }
-        let parsed = start.withUnsafeBytes { raw in
-            Result { () throws(GzipIndexError) in try GZIDXParser(raw).parseTable() }
-        }
-        let (index, hasWindow, tableEnd) = try parsed.get()
-        var offsets = [Int64](repeating: -1, count: hasWindow.count)
-        var offset = tableEnd
-        let windowSize = Int(index.windowSize)
-        for point in hasWindow.indices where hasWindow[point] {
-            guard size - offset >= windowSize else { throw GzipIndexError.truncated(.window(point: point), offset: offset) }
-            offsets[point] = Int64(offset)
-            offset += windowSize
-        }
-        var sealed = false
-        if offset != size {
-            guard size - offset == GzipIndexSeal.size else {
-                throw GzipIndexError.trailingBytes(count: size - offset, offset: offset)
-            }
-            sealed = true
-        }
-        // The one whole read: every window's CRC-32, and the whole file's for the seal.
-        let reading = try WindowChecksums(descriptor: descriptor, path: path, offsets: offsets, windowSize: windowSize,
-                                          tableBytes: start, end: offset, size: size)
-        self = index
-        if sealed {
-            let seal = reading.sealBytes
-            guard seal.starts(with: GzipIndexSeal.magic) else {
-                throw GzipIndexError.trailingBytes(count: size - offset, offset: offset)
-            }
-            guard GzipIndexSeal.storedCRC(of: seal) == reading.crcBeforeSealCRC else {
-                throw GzipIndexError.sealMismatch(offset: offset)
-            }
-            compressedTail = GzipIndexSeal.tail(of: seal)
-        }
-        windowFile = GzipIndexWindowFile(descriptor: try SystemCalls.duplicate(descriptor, target: path),
-                                         offsets: offsets, checksums: reading.windowCRCs, windowSize: windowSize, path: path)
+        let bytes = try GzipIndex.readBytes(descriptor, count: size, at: 0, path: path)
+        try self.init(bytes: bytes, compressedSize: UInt64(max(0, compressedSize)), formats: [format])
     }
 
-    /// Whether point `point` (an index into ``points``) has a window, wherever it is kept.
-    public func hasWindow(ofPoint point: Int) -> Bool {
-        if let windowFile { return windowFile.offsets[point] >= 0 }
-        return points[point].window != nil
+    /// The format to read a file in `format` as: itself if `formats` takes it; a file without
+    /// magic as GZIDX when `.gzi` is not taken, so that GZIDX's reader says what is wrong (too
+    /// short, or bad magic) as it would have alone.
+    /// - Throws: ``GzipIndexError`` at byte 0 for a format not taken.
+    private static func taken(_ format: Format, _ formats: Set<Format>) throws(GzipIndexError) -> Format {
+        if formats.contains(format) { return format }
+        if format == .gzi && formats.contains(.gzidx) { return .gzidx }
+        throw GzipIndexError(format: format, reason: "a \(format.rawValue) index is not taken here", offset: 0)
     }
-
-    /// The same index with every window in memory, as ``init(gzidx:)`` gives it: what
-    /// ``gzidxEncoded()`` writes from.
-    /// - Throws: The error of reading a window from the index file.
-    public func loadingWindows() throws -> GzipIndex {
-        var index = self
-        index.windowFile = nil
-        for point in points.indices { index.points[point].window = try window(ofPoint: point) }
-        return index
-    }
-
-    /// Exactly `count` bytes at `offset`, fewer only at the end of the file.
-    fileprivate static func readBytes(_ descriptor: Int32, count: Int, at offset: Int, path: String) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let read = try bytes.withUnsafeMutableBytes { buffer in
-                try SystemCalls.read(descriptor, buffer.baseAddress! + done, count - done, at: Int64(offset + done), target: path)
-            }
-            if read == 0 { break }
-            done += read
-        }
-        bytes.removeSubrange(done...)
-        return bytes
-    }
-}
-
-/// The one pass of ``GzipIndex/init(gzidxFile:path:maximumPoints:)`` over a GZIDX file's
-/// windows and seal, 1 MiB at a time: each window's CRC-32, the CRC-32 of every byte before
-/// the seal's own CRC field, and the seal's bytes.
-private struct WindowChecksums {
-    private(set) var windowCRCs: [UInt32]
-    private(set) var crcBeforeSealCRC: UInt32 = 0
-    private(set) var sealBytes: [UInt8] = []
-
-    init(descriptor: Int32, path: String, offsets: [Int64], windowSize: Int, tableBytes: [UInt8], end: Int, size: Int) throws {
-        windowCRCs = [UInt32](repeating: 0, count: offsets.count)
-        var whole = tableBytes.withUnsafeBytes { crc32(0, $0) }
-        let chunk = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 1)
-        defer { buffer.deallocate() }
-        // Windows follow each other from the table's end, in point order.
-        let windowed = offsets.indices.filter { offsets[$0] >= 0 }
-        var nextWindow = 0
-        var windowCRC: UInt32 = 0
-        var offset = tableBytes.count
-        let crcField = size - 4
-        while offset < size {
-            let wanted = min(chunk, size - offset)
-            var got = 0
-            while got < wanted {
-                let read = try SystemCalls.read(descriptor, buffer.baseAddress! + got, wanted - got,
-                                                at: Int64(offset + got), target: path)
-                guard read > 0 else {
-                    // The file shrank since its size was taken.
-                    throw GzipIndexError.truncated(.window(point: windowed.isEmpty ? 0 : windowed[min(nextWindow, windowed.count - 1)]),
-                                                   offset: offset + got)
-                }
-                got += read
-            }
-            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<got])
-            // The whole file's CRC-32, up to the seal's CRC field when there is a seal.
-            let wholeEnd = end == size ? got : max(0, min(got, crcField - offset))
-            whole = crc32(whole, UnsafeRawBufferPointer(rebasing: bytes[0..<wholeEnd]))
-            var position = 0
-            while position < got {
-                let absolute = offset + position
-                if absolute >= end {
-                    sealBytes += bytes[position..<got]
-                    break
-                }
-                let windowEnd = tableBytes.count + (nextWindow + 1) * windowSize
-                let take = min(got, windowEnd - offset, end - offset) - position
-                windowCRC = crc32(windowCRC, UnsafeRawBufferPointer(rebasing: bytes[position..<(position + take)]))
-                position += take
-                if offset + position == windowEnd {
-                    windowCRCs[windowed[nextWindow]] = windowCRC
-                    windowCRC = 0
-                    nextWindow += 1
-                }
-            }
-            offset += got
-        }
-        crcBeforeSealCRC = whole
-    }
-}
-
-/// gzstream's seal: 20 bytes after the last window of a GZIDX file that gzstream writes,
-/// which indexed_gzip and rapidgzip ignore (they read nothing after the last window). `GZSEAL`,
-/// a zero byte and the seal's version (1); the last 8 bytes of the compressed file the index
-/// was made from (for a gzip file, its last member's trailer: CRC-32 and ISIZE, RFC 1952
-/// §2.3.1), which bind the index to that file; and the CRC-32 of every byte of the index before
-/// this field, little-endian, which finds damage anywhere in the index.
-enum GzipIndexSeal {
-    static let magic: [UInt8] = Array("GZSEAL".utf8) + [0, 1]
-    static let tailSize = 8
-    static let size = 20
-
-    /// The seal for an index whose bytes before it have CRC-32 `crc`, made from a compressed
-    /// file ending in `tail` (its last 8 bytes, fewer for a shorter file, zero-filled at the front).
-    static func encoded(tail: [UInt8], crcBefore crc: UInt32) -> [UInt8] {
-        var seal = magic + [UInt8](repeating: 0, count: tailSize - min(tail.count, tailSize)) + tail.suffix(tailSize)
-        let sealCRC = seal.withUnsafeBytes { crc32(crc, $0) }
-        GzipFormat.append(littleEndian: sealCRC, to: &seal)
-        return seal
-    }
-
-    /// The compressed file's last bytes named in `seal`.
-    static func tail(of seal: [UInt8]) -> [UInt8] { Array(seal[magic.count..<(magic.count + tailSize)]) }
-
-    /// The CRC-32 stored in `seal`.
-    static func storedCRC(of seal: [UInt8]) -> UInt32 {
-        seal.withUnsafeBytes { GzipFormat.loadUInt32($0, at: size - 4) }
-    }
-}
-
-/// The windows of a GZIDX file read by ``GzipIndex/init(gzidxFile:path:maximumPoints:)``,
-/// left in the file and read on demand, each checked against the CRC-32 it had when the index
-/// was read. Immutable after creation, and `pread(2)` moves no shared file offset, so any
-/// number of threads may read windows at once. Owns its descriptor, closed in `deinit`. Two
-/// are equal only when they are the same object.
-final class GzipIndexWindowFile: Sendable, Equatable {
-    let descriptor: Int32
-    /// Each point's window's offset in the file, -1 for a point without one.
-    let offsets: [Int64]
-    /// Each point's window's CRC-32 when the index was read (0 for a point without one).
-    let checksums: [UInt32]
-    let windowSize: Int
-    let path: String
-
-    init(descriptor: Int32, offsets: [Int64], checksums: [UInt32], windowSize: Int, path: String) {
-        self.descriptor = descriptor
-        self.offsets = offsets
-        self.checksums = checksums
-        self.windowSize = windowSize
-        self.path = path
-    }
-
-    /// The window of `point`, or `nil` when it has none.
-    /// - Throws: ``GzipIndexError/windowChanged(point:offset:)`` when the window read is not
-    ///   the one the index was read with (the file changed or shrank); ``ByteStreamError`` when
-    ///   reading fails. The corresponding C function is `pread(2)`.
-    func window(ofPoint point: Int) throws -> [UInt8]? {
-        let offset = offsets[point]
-        guard offset >= 0 else { return nil }
-        let window = try GzipIndex.readBytes(descriptor, count: windowSize, at: Int(offset), path: path)
-        guard window.count == windowSize, window.withUnsafeBytes({ crc32(0, $0) }) == checksums[point] else {
-            throw GzipIndexError.windowChanged(point: point, offset: Int(offset))
-        }
-        return window
-    }
-
-    static func == (left: GzipIndexWindowFile, right: GzipIndexWindowFile) -> Bool { left === right }
-
-    deinit { try? SystemCalls.close(descriptor, target: path) }
 }

@@ -87,7 +87,7 @@ public final class GzipOutputStream: ByteOutputStream {
     private var uncompressedCount: Int64 = 0
     /// The number of compressed bytes written to the inner stream so far, header included
     /// (bytes a scheduled stream still holds are not counted).
-    public private(set) var compressedCount: Int64 = 0
+    public private(set) var compressedByteCount: Int64 = 0
     /// Watches the scheduled inner stream; set while this stream is scheduled and open.
     private var innerEvents: InnerStreamEvents?
     /// Compressed bytes a scheduled inner stream has not taken yet, from `heldStart` on.
@@ -340,7 +340,7 @@ public final class GzipOutputStream: ByteOutputStream {
         guard innerEvents != nil else {
             try drainHeld()
             try inner.writeAll(bytes)
-            compressedCount += Int64(bytes.count)
+            compressedByteCount += Int64(bytes.count)
             return
         }
         let taken = heldStart < held.count ? 0 : try writeWithoutWaiting(bytes)
@@ -355,7 +355,7 @@ public final class GzipOutputStream: ByteOutputStream {
             let rest = UnsafeRawBufferPointer(rebasing: all[heldStart...])
             if innerEvents == nil {
                 try inner.writeAll(rest)
-                compressedCount += Int64(rest.count)
+                compressedByteCount += Int64(rest.count)
                 heldStart = all.count
             } else {
                 heldStart += try writeWithoutWaiting(rest)
@@ -378,7 +378,7 @@ public final class GzipOutputStream: ByteOutputStream {
             if count == 0 { break }
             taken += count
         }
-        compressedCount += Int64(taken)
+        compressedByteCount += Int64(taken)
         return taken
     }
 

@@ -1,16 +1,5 @@
 import CZlib
 
-/// A gztool index that cannot be read: what is wrong, and the byte of the index file where.
-public struct GztoolIndexError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What is wrong, for a message.
-    public var reason: String
-    /// The byte offset in the index file where the fault was found.
-    public var offset: Int
-
-    /// The message a user reads: the reason and the byte offset in the index.
-    public var description: String { "not a valid gztool index: \(reason) (at byte \(offset))" }
-}
-
 extension GzipIndex {
     /// The largest window gztool stores: 32768 bytes.
     private static let gztoolWindowLimit = Int(defaultWindowSize)
@@ -34,32 +23,32 @@ extension GzipIndex {
     /// - Parameters:
     ///   - bytes: The whole index file.
     ///   - compressedSize: The size in bytes of the gzip file it indexes (gztool does not store it).
-    /// - Throws: ``GztoolIndexError``: bad magic, an unfinished index, truncation, a window
+    /// - Throws: ``GzipIndexError`` (format ``GzipIndexFile/Format/gztool``): bad magic, an unfinished index, truncation, a window
     ///   that does not inflate or is longer than 32 KiB, a bit offset above 7, offsets that go
     ///   backwards or beyond the sizes, bytes after the end. Wraps zlib's `uncompress`.
-    public init(gztool bytes: [UInt8], compressedSize: UInt64) throws(GztoolIndexError) {
+    public init(gztool bytes: [UInt8], compressedSize: UInt64) throws(GzipIndexError) {
         var reader = BigEndianReader(bytes: bytes)
         let magic = try reader.take(16, "header")
         let version: Int
         switch magic {
         case [UInt8](repeating: 0, count: 8) + Array("gzipindx".utf8): version = 0
         case [UInt8](repeating: 0, count: 8) + Array("gzipindX".utf8): version = 1
-        default: throw GztoolIndexError(reason: "it does not start with 8 zero bytes and gzipindx or gzipindX", offset: 0)
+        default: throw GzipIndexError(format: .gztool, reason: "it does not start with 8 zero bytes and gzipindx or gzipindX", offset: 0)
         }
         if version == 1 { _ = try reader.integer(4, "line-number format") }
         let countOffset = reader.offset
         let count = try reader.integer(8, "point count")
         guard try reader.integer(8, "point count") == count, count != 0 else {
-            throw GztoolIndexError(reason: "the index is unfinished (gztool -S still building it)", offset: countOffset)
+            throw GzipIndexError(format: .gztool, reason: "the index is unfinished (gztool -S still building it)", offset: countOffset)
         }
         // Every point takes at least 24 bytes: a count beyond that is damage, not a size to reserve.
         guard count <= UInt64(bytes.count / 24) else {
-            throw GztoolIndexError(reason: "\(count) points cannot fit in \(bytes.count) bytes", offset: countOffset)
+            throw GzipIndexError(format: .gztool, reason: "\(count) points cannot fit in \(bytes.count) bytes", offset: countOffset)
         }
         // Its windows are inflated into memory, 32 KiB each: a count bounds what a small file
         // can make this take (gztool's default span of 10 MiB covers 20 GiB of data with them).
         guard count <= UInt64(Self.maximumPoints) else {
-            throw GztoolIndexError(reason: "\(count) points, more than the \(Self.maximumPoints) read (windows are held in memory)",
+            throw GzipIndexError(format: .gztool, reason: "\(count) points, more than the \(Self.maximumPoints) read (windows are held in memory)",
                                    offset: countOffset)
         }
         var points: [GzipAccessPoint] = []
@@ -73,15 +62,15 @@ extension GzipIndex {
             let windowOffset = reader.offset
             let packed = try reader.take(windowLength, "the window of point \(number)")
             if version == 1 { _ = try reader.integer(8, "point \(number)") }
-            guard bits <= 7 else { throw GztoolIndexError(reason: "point \(number) has bit offset \(bits)", offset: start + 16) }
+            guard bits <= 7 else { throw GzipIndexError(format: .gztool, reason: "point \(number) has bit offset \(bits)", offset: start + 16) }
             let window = windowLength == 0 ? nil : try Self.inflateWindow(packed, point: number, offset: windowOffset)
             let point = GzipAccessPoint(compressedOffset: compressed, bitOffset: UInt8(bits), plainOffset: plain, window: window)
             if let previous = points.last, (point.compressedOffset, previous.bitOffset) < (previous.compressedOffset, point.bitOffset)
                 || point.plainOffset < previous.plainOffset {
-                throw GztoolIndexError(reason: "point \(number) comes before the point ahead of it", offset: start)
+                throw GzipIndexError(format: .gztool, reason: "point \(number) comes before the point ahead of it", offset: start)
             }
             guard compressed <= compressedSize else {
-                throw GztoolIndexError(reason: "point \(number) lies beyond the gzip file's \(compressedSize) bytes", offset: start + 8)
+                throw GzipIndexError(format: .gztool, reason: "point \(number) lies beyond the gzip file's \(compressedSize) bytes", offset: start + 8)
             }
             points.append(point)
         }
@@ -89,10 +78,10 @@ extension GzipIndex {
         let plainSize = try reader.integer(8, "plain size")
         if version == 1 { _ = try reader.integer(8, "line count") }
         guard reader.offset == bytes.count else {
-            throw GztoolIndexError(reason: "\(bytes.count - reader.offset) bytes follow the end", offset: reader.offset)
+            throw GzipIndexError(format: .gztool, reason: "\(bytes.count - reader.offset) bytes follow the end", offset: reader.offset)
         }
         guard points.last.map({ $0.plainOffset <= plainSize }) ?? true else {
-            throw GztoolIndexError(reason: "the last point lies beyond the plain size \(plainSize)", offset: sizeOffset)
+            throw GzipIndexError(format: .gztool, reason: "the last point lies beyond the plain size \(plainSize)", offset: sizeOffset)
         }
         // gztool stores no spacing: the widest gap between points stands in for it.
         let gaps = zip(points.dropFirst(), points).map { $0.plainOffset - $1.plainOffset } + [plainSize - points.last!.plainOffset]
@@ -101,7 +90,7 @@ extension GzipIndex {
     }
 
     /// A gztool window: zlib data that inflates to at most 32 KiB, put at the end of 32 KiB.
-    private static func inflateWindow(_ packed: [UInt8], point: Int, offset: Int) throws(GztoolIndexError) -> [UInt8] {
+    private static func inflateWindow(_ packed: [UInt8], point: Int, offset: Int) throws(GzipIndexError) -> [UInt8] {
         var window = [UInt8](repeating: 0, count: gztoolWindowLimit + 1)
         var length = uLongf(window.count)
         let code = window.withUnsafeMutableBufferPointer { out in
@@ -112,7 +101,7 @@ extension GzipIndex {
         guard code == Z_OK, Int(length) <= gztoolWindowLimit else {
             let reason = code == Z_OK || code == Z_BUF_ERROR && length == uLongf(window.count)
                 ? "more than 32768 bytes" : "not zlib data (zlib: \(ZStream.message(for: code, stream: nil)))"
-            throw GztoolIndexError(reason: "the window of point \(point) is \(reason)", offset: offset)
+            throw GzipIndexError(format: .gztool, reason: "the window of point \(point) is \(reason)", offset: offset)
         }
         let filled = Int(length)
         return [UInt8](repeating: 0, count: gztoolWindowLimit - filled) + window[0..<filled]
@@ -124,15 +113,15 @@ private struct BigEndianReader {
     let bytes: [UInt8]
     var offset = 0
 
-    mutating func take(_ count: Int, _ part: String) throws(GztoolIndexError) -> [UInt8] {
+    mutating func take(_ count: Int, _ part: String) throws(GzipIndexError) -> [UInt8] {
         guard count <= bytes.count - offset else {
-            throw GztoolIndexError(reason: "the index ends inside \(part)", offset: offset)
+            throw GzipIndexError(format: .gztool, reason: "the index ends inside \(part)", offset: offset)
         }
         defer { offset += count }
         return Array(bytes[offset..<(offset + count)])
     }
 
-    mutating func integer(_ width: Int, _ part: String) throws(GztoolIndexError) -> UInt64 {
+    mutating func integer(_ width: Int, _ part: String) throws(GzipIndexError) -> UInt64 {
         try take(width, part).reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

@@ -81,7 +81,7 @@ public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading {
     /// symbolic links followed. The other parameters are those of
     /// ``init(wrapping:index:threads:chunkSize:trailingGarbage:inflater:closesInnerStream:)``.
     /// - Throws: The error of opening or reading the index (a ``ByteStreamError`` with
-    ///   `errno`), ``BGZFIndexDecodingError`` for an index that is not a valid `.gzi` (at most
+    ///   `errno`), ``GzipIndexError`` for an index that is not a valid `.gzi` (at most
     ///   1 GiB is read), or an argument out of range. Blocks while the index is read.
     public convenience init(path: Pathname, indexPath: Pathname? = nil, threads: Int = BGZFInputStream.defaultThreadCount,
                             inflater: GzipInputStream.Inflater = .isal) throws {

@@ -41,12 +41,12 @@ private let samples: [ErrorSample] = [
                 message: "not a valid GZIDX index: it does not start with GZIDX (at byte 0)") {
         caught("GzipIndexError") { _ = try GzipIndex(gzidx: Array("GZIPX and more bytes than a header holds....".utf8)) }
     },
-    ErrorSample(typeName: "GztoolIndexError",
+    ErrorSample(typeName: "GzipIndexError",
                 message: "not a valid gztool index: it does not start with 8 zero bytes and gzipindx or gzipindX (at byte 0)") {
-        caught("GztoolIndexError") { _ = try GzipIndex(gztool: Array("sixteen bytes...".utf8), compressedSize: 0) }
+        caught("GzipIndexError") { _ = try GzipIndex(gztool: Array("sixteen bytes...".utf8), compressedSize: 0) }
     },
-    ErrorSample(typeName: "BGZFIndexDecodingError", message: "not a valid .gzi index: 3 bytes, fewer than 8") {
-        caught("BGZFIndexDecodingError") { _ = try BGZFIndex(decoding: [1, 2, 3]) }
+    ErrorSample(typeName: "GzipIndexError", message: "not a valid .gzi index: 3 bytes, fewer than 8") {
+        caught("GzipIndexError") { _ = try GzipIndexFile(bytes: [1, 2, 3], compressedSize: 0) }
     },
     ErrorSample(typeName: "SecretStreamError", message: "trailing data at byte 70 after the final chunk") {
         SecretStreamError.trailingData(offset: 70)
@@ -83,8 +83,8 @@ struct LocalizedErrorTests {
         (IndexedGzipError.undecodable(point: 3, error: .emptyInput),
          "GzipStreams.IndexedGzipError.undecodable(point: 3, error: GzipStreams.GzipError.emptyInput)"),
         (IndexedGzipError.notRegularFile, "GzipStreams.IndexedGzipError.notRegularFile"),
-        (GzipIndexError.truncated(.header, offset: 3),
-         "GzipStreams.GzipIndexError.truncated(GzipStreams.GzipIndexError.Part.header, offset: 3)"),
+        (GzipIndexError(format: .gzidx, reason: "version 2 (known: 0 and 1)", offset: 5),
+         #"GzipStreams.GzipIndexError(format: GzipStreams.GzipIndexFile.Format.gzidx, reason: "version 2 (known: 0 and 1)", offset: Optional(5))"#),
         (ByteStreamError(.system(errno: ENOENT), operation: "open", target: "notes.txt"),
          #"ByteStreams.ByteStreamError(code: ByteStreams.ByteStreamError.Code.system(errno: 2), operation: "open", target: Optional("notes.txt"))"#),
         (SecretStreamError.invalidKeyFile(path: "k", byteCount: 3),

@@ -408,12 +408,12 @@ struct BGZFIndexScanTests {
         #expect(try BGZFIndex(decoding: [UInt8](repeating: 0xff, count: 8)).entries.isEmpty)
         #expect(try BGZFIndex(decoding: [UInt8](repeating: 0, count: 8)).entries.isEmpty)
         // 2^64 - 1 is no entry only with nothing after it.
-        #expect(throws: BGZFIndexDecodingError.self) { try BGZFIndex(decoding: [UInt8](repeating: 0xff, count: 24)) }
-        #expect(throws: BGZFIndexDecodingError.self) { try BGZFIndex(decoding: [1, 0, 0]) }
-        #expect(throws: BGZFIndexDecodingError.self) { try BGZFIndex(decoding: [1, 0, 0, 0, 0, 0, 0, 0]) }
+        #expect(throws: GzipIndexError.self) { try BGZFIndex(decoding: [UInt8](repeating: 0xff, count: 24)) }
+        #expect(throws: GzipIndexError.self) { try BGZFIndex(decoding: [1, 0, 0]) }
+        #expect(throws: GzipIndexError.self) { try BGZFIndex(decoding: [1, 0, 0, 0, 0, 0, 0, 0]) }
         let backwards = BGZFIndex(entries: [.init(compressedOffset: 100, uncompressedOffset: 10),
                                             .init(compressedOffset: 50, uncompressedOffset: 20)])
-        #expect(throws: BGZFIndexDecodingError.self) { try BGZFIndex(decoding: backwards.encoded) }
+        #expect(throws: GzipIndexError.self) { try BGZFIndex(decoding: backwards.encoded) }
     }
 
     @Test("start(containing:) picks the last member starting at or before the offset")

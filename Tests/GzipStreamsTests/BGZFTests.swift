@@ -76,7 +76,7 @@ func packBGZF(_ data: [UInt8], level: Int = BGZFOutputStream.defaultLevel, threa
     try bgzf.openOrThrow()
     try writeInSlices(data, to: bgzf, writeSizes: [writeSize])
     try bgzf.closeOrThrow()
-    #expect(bgzf.compressedCount == Int64(memory.writtenCount))
+    #expect(bgzf.compressedByteCount == Int64(memory.writtenCount))
     #expect(bgzf.uncompressedByteCount == Int64(data.count))
     return ([UInt8](memory.data), bgzf)
 }

@@ -128,7 +128,7 @@ struct GZIDXFormatTests {
     func everyPrefix() {
         let bytes = sampleIndex().gzidxEncoded()
         for length in 0..<bytes.count where length < tableEnd + 40 || length % 1009 == 0 || length == bytes.count - 1 {
-            guard case .truncated = parseError(Array(bytes.prefix(length))) else {
+            guard parseError(Array(bytes.prefix(length)))?.reason.hasPrefix("the index ends inside") == true else {
                 Issue.record("prefix of \(length) bytes: \(String(describing: parseError(Array(bytes.prefix(length)))))")
                 return
             }

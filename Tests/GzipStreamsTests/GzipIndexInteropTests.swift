@@ -73,7 +73,7 @@ struct GzipIndexInteropTests {
                 try expectPointsDecode(index, compressed: file.bytes, plain: file.plain)
                 // Cut anywhere, the index is refused, never read short.
                 for cut in [0, 15, 40, bytes.count / 2, bytes.count - 1] {
-                    #expect(throws: GztoolIndexError.self) {
+                    #expect(throws: GzipIndexError.self) {
                         try GzipIndex(gztool: Array(bytes[0..<cut]), compressedSize: UInt64(file.bytes.count))
                     }
                 }

@@ -16,7 +16,7 @@ func packInBlocks(_ data: [UInt8], level: Int = 6, threads: Int, blockSize: Int?
     try gzip.openOrThrow()
     try writeInSlices(data, to: gzip, writeSizes: writeSizes)
     try gzip.closeOrThrow()
-    #expect(gzip.compressedCount == Int64(memory.writtenCount))
+    #expect(gzip.compressedByteCount == Int64(memory.writtenCount))
     #expect(gzip.uncompressedByteCount == Int64(data.count))
     return [UInt8](memory.data)
 }

@@ -93,7 +93,7 @@ func pack(_ data: [UInt8], level: Int = GzipOutputStream.defaultLevel, header: G
     try gzip.openOrThrow()
     try writeInSlices(data, to: gzip, writeSizes: [writeSize])
     try gzip.closeOrThrow()
-    #expect(gzip.compressedCount == Int64(memory.writtenCount))
+    #expect(gzip.compressedByteCount == Int64(memory.writtenCount))
     #expect(gzip.uncompressedByteCount == Int64(data.count))
     return [UInt8](memory.data)
 }

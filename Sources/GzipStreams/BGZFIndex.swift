@@ -1,13 +1,47 @@
 import ByteStreams
 
-/// A `.gzi` file that cannot be read: its size is not `8 + 16 × count` bytes, or its offsets
-/// go backwards.
-public struct BGZFIndexDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What is wrong, for a message.
-    public var reason: String
+/// The `.gzi` index of a BGZF file, as bgzip writes it (`bgzip -i`, `bgzip -r`): where each
+/// member after the first starts, in the compressed file and in the plain data. With it a
+/// reader can start decoding at any plain offset (`bgzip -b OFFSET -s LENGTH`).
+public struct BGZFIndex: Equatable, Sendable {
+    /// Where one member starts.
+    public struct Entry: Equatable, Sendable {
+        /// The member's first byte in the BGZF file, in bytes from its start.
+        public var compressedOffset: UInt64
+        /// The member's first plain byte, in bytes from the start of the plain data.
+        public var uncompressedOffset: UInt64
 
-    /// The message a user reads: "not a valid .gzi index: " and the reason.
-    public var description: String { "not a valid .gzi index: \(reason)" }
+        /// An entry for a member at `compressedOffset` whose data starts at plain offset
+        /// `uncompressedOffset`.
+        public init(compressedOffset: UInt64, uncompressedOffset: UInt64) {
+            self.compressedOffset = compressedOffset
+            self.uncompressedOffset = uncompressedOffset
+        }
+    }
+
+    /// Every member after the first, in file order (the first starts at 0 in both, and is not
+    /// listed; nor is the end-of-file member).
+    public var entries: [Entry]
+
+    /// An index of `entries`, in file order.
+    public init(entries: [Entry] = []) {
+        self.entries = entries
+    }
+
+    /// The `.gzi` bytes: the number of entries, then each entry's compressed and uncompressed
+    /// offsets, all unsigned 64-bit little-endian: `8 + 16 × entries.count` bytes. Without
+    /// entries (at most one member) that is 8 zero bytes, also for a file with no data, for
+    /// which bgzip 1.16 wrote the count 2^64 − 1 (``init(decoding:)`` reads both as no entry).
+    public var encoded: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(8 + 16 * entries.count)
+        GzipFormat.append(littleEndian: UInt64(entries.count), to: &bytes)
+        for entry in entries {
+            GzipFormat.append(littleEndian: entry.compressedOffset, to: &bytes)
+            GzipFormat.append(littleEndian: entry.uncompressedOffset, to: &bytes)
+        }
+        return bytes
+    }
 }
 
 extension BGZFIndex {
@@ -82,29 +116,29 @@ extension BGZFIndex {
     /// Reads a `.gzi` file as bgzip writes it (see ``encoded``); the count 2^64 − 1 with no entry
     /// after it, which htslib 1.16 wrote for a file with no data, is read as no entry, as that
     /// htslib read it.
-    /// - Throws: ``BGZFIndexDecodingError`` when the size does not match the count, an
+    /// - Throws: ``GzipIndexError`` (format ``GzipIndexFile/Format/gzi``) when the size does not match the count, an
     ///   offset is smaller than the one before it, or an offset is above 2^63 − 1 (no file or
     ///   stream reaches it, and the readers count bytes in `Int64`).
-    public init(decoding bytes: [UInt8]) throws {
+    public init(decoding bytes: [UInt8]) throws(GzipIndexError) {
         func load(_ offset: Int) -> UInt64 {
             bytes.withUnsafeBytes { GzipFormat.loadUInt64($0, at: offset) }
         }
-        guard bytes.count >= 8 else { throw BGZFIndexDecodingError(reason: "\(bytes.count) bytes, fewer than 8") }
+        guard bytes.count >= 8 else { throw GzipIndexError(format: .gzi, reason: "\(bytes.count) bytes, fewer than 8", offset: nil) }
         var count = load(0)
         if count == UInt64.max { count = 0 }
         guard count <= UInt64((bytes.count - 8) / 16), bytes.count == 8 + 16 * Int(count) else {
-            throw BGZFIndexDecodingError(reason: "\(bytes.count) bytes for \(count) entries")
+            throw GzipIndexError(format: .gzi, reason: "\(bytes.count) bytes for \(count) entries", offset: nil)
         }
         var entries: [Entry] = []
         entries.reserveCapacity(Int(count))
         for index in 0..<Int(count) {
             let entry = Entry(compressedOffset: load(8 + 16 * index), uncompressedOffset: load(16 + 16 * index))
             guard entry.compressedOffset <= UInt64(Int64.max), entry.uncompressedOffset <= UInt64(Int64.max) else {
-                throw BGZFIndexDecodingError(reason: "entry \(index + 1) has an offset above 2^63 - 1")
+                throw GzipIndexError(format: .gzi, reason: "entry \(index + 1) has an offset above 2^63 - 1", offset: nil)
             }
             if let last = entries.last,
                entry.compressedOffset <= last.compressedOffset || entry.uncompressedOffset < last.uncompressedOffset {
-                throw BGZFIndexDecodingError(reason: "entry \(index + 1) goes backwards")
+                throw GzipIndexError(format: .gzi, reason: "entry \(index + 1) goes backwards", offset: nil)
             }
             entries.append(entry)
         }
