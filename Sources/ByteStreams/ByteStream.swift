@@ -53,14 +53,16 @@ open class ByteStream {
     /// The events posted and not yet delivered, oldest first, kept by the stream (as Core
     /// Foundation keeps them) rather than by the scheduler: a stream rescheduled before they
     /// are delivered gets them, in order, on its new scheduler; a closed one never does.
-    private var pendingEvents: [Event] = []
-    /// Counts the schedulings, so that a delivery asked of an earlier scheduler does nothing.
-    private var schedulingGeneration: UInt64 = 0
-    /// Guards `pendingEvents` and `schedulingGeneration`: events are posted on the thread using
-    /// the stream and delivered on the scheduler's (a serial queue, as elsewhere in this
-    /// module, rather than a `Mutex`, whose futex the thread sanitizer does not see). Made at
-    /// the first scheduling; unscheduled streams never post.
-    private var eventGuard: DispatchQueue?
+    /// `generation` counts the schedulings, so that a delivery asked of an earlier scheduler
+    /// does nothing.
+    private struct PendingEvents: Sendable {
+        var events: [Event] = []
+        var generation: UInt64 = 0
+    }
+
+    /// Events are posted on the thread using the stream and delivered on the scheduler's, so
+    /// a lock holds them. Made at the first scheduling; unscheduled streams never post.
+    private var pending: QueueGuarded<PendingEvents>?
     private var backingReleased = false
     /// Set while a scheduled, open stream watches its pipe, FIFO, terminal or socket.
     private(set) var descriptorReadiness: DescriptorReadiness?
@@ -118,9 +120,9 @@ open class ByteStream {
         }
         if streamStatus != .error { streamStatus = .closed }
         // Cocoa delivers nothing after close: events still pending are dropped.
-        eventGuard?.sync {
-            pendingEvents.removeAll()
-            schedulingGeneration += 1
+        pending?.withLock { pending in
+            pending.events.removeAll()
+            pending.generation += 1
         }
         scheduler = nil
     }
@@ -169,14 +171,14 @@ open class ByteStream {
     /// ``schedule(on:)-(DispatchQueue)``, whatever the scheduler.
     public final func schedule(on scheduler: any ByteStreamScheduler) {
         stopReadiness()
-        if eventGuard == nil { eventGuard = DispatchQueue(label: "gzstream.stream.events") }
-        let (generation, pending) = eventGuard!.sync {
-            schedulingGeneration += 1
-            return (schedulingGeneration, pendingEvents.count)
+        if pending == nil { pending = QueueGuarded(PendingEvents(), label: "gzstream.stream.events") }
+        let (generation, waiting) = pending!.withLock { pending in
+            pending.generation += 1
+            return (pending.generation, pending.events.count)
         }
         self.scheduler = scheduler
         // Events posted under the previous scheduling and not delivered yet come here, first.
-        for _ in 0..<pending { requestDelivery(on: scheduler, generation: generation) }
+        for _ in 0..<waiting { requestDelivery(on: scheduler, generation: generation) }
         if streamStatus == .open { startReadiness() }
     }
 
@@ -185,7 +187,7 @@ open class ByteStream {
     /// again, as for a stream never scheduled.
     public final func removeFromSchedule() {
         stopReadiness()
-        eventGuard?.sync { schedulingGeneration += 1 }  // pending events wait for the next scheduling
+        pending?.withLock { $0.generation += 1 }  // pending events wait for the next scheduling
         scheduler = nil
     }
 
@@ -268,10 +270,10 @@ open class ByteStream {
     /// after ``close()``, and "has bytes/space available" is dropped if, by delivery time, the
     /// stream is no longer open.
     public final func post(_ event: Event) {
-        guard let scheduler, let eventGuard else { return }
-        let generation = eventGuard.sync {
-            pendingEvents.append(event)
-            return schedulingGeneration
+        guard let scheduler, let pending else { return }
+        let generation = pending.withLock { pending in
+            pending.events.append(event)
+            return pending.generation
         }
         requestDelivery(on: scheduler, generation: generation)
     }
@@ -287,9 +289,9 @@ open class ByteStream {
     /// On the scheduler: delivers the oldest pending event, unless the stream has been
     /// rescheduled, unscheduled or closed since the delivery was asked for.
     private func deliverPending(generation: UInt64) {
-        guard let event = eventGuard?.sync(execute: { () -> Event? in
-            guard generation == schedulingGeneration, !pendingEvents.isEmpty else { return nil }
-            return pendingEvents.removeFirst()
+        guard let event = pending?.withLock({ pending -> Event? in
+            guard generation == pending.generation, !pending.events.isEmpty else { return nil }
+            return pending.events.removeFirst()
         }) else { return }
         if event == .hasBytesAvailable || event == .hasSpaceAvailable {
             guard streamStatus == .open else { return }

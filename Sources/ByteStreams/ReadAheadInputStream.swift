@@ -156,30 +156,32 @@ extension ReadAheadInputStream {
     /// The ring and the state shared by the reader and the worker: a single-producer,
     /// single-consumer ring of bytes. Counters grow from 0 after each ``reset()``; the bytes
     /// `consumed..<produced` (modulo `capacity`) are filled and belong to the reader, the rest
-    /// to the worker. A serial Dispatch queue guards the counters (rather than a `Mutex`, whose
-    /// futex the thread sanitizer does not see); the bytes themselves are copied outside it.
-    /// `Sendable` is unchecked on that: the compiler cannot see the queue guard the counters,
-    /// nor that only the worker (until it is joined) uses `inner`.
+    /// to the worker. A ``QueueGuarded`` holds the counters; the bytes themselves are copied
+    /// outside it. `Sendable` is unchecked for what the compiler cannot see: the bytes at
+    /// `storage` belong to one side at a time (by the counters), and only the worker (until it
+    /// is joined) uses `inner`.
     private final class Ring: @unchecked Sendable {
         let capacity: Int
         private let chunkSize: Int
         private let inner: ByteInputStream
         private let storage: UnsafeMutablePointer<UInt8>
-        private let guardQueue = DispatchQueue(label: "gzstream.read-ahead.state")
         private let workerQueue = DispatchQueue(label: "gzstream.read-ahead.worker")
         /// Entered by the worker while it runs, so that stopping can wait for it.
         private let worker = DispatchGroup()
         /// Signalled by the worker when `readerWaits` was set.
         private let dataReady = DispatchSemaphore(value: 0)
 
-        // Guarded by guardQueue.
-        private var produced = 0
-        private var consumed = 0
-        private var terminal: Terminal?
-        private var running = false
-        private var stopping = false
-        private var readerWaits = false
-        private var largestBuffered = 0
+        private struct Counters: Sendable {
+            var produced = 0
+            var consumed = 0
+            var terminal: Terminal?
+            var running = false
+            var stopping = false
+            var readerWaits = false
+            var largestBuffered = 0
+        }
+
+        private let counters = QueueGuarded(Counters(), label: "gzstream.read-ahead.state")
 
         init(inner: ByteInputStream, capacity: Int, chunkSize: Int) {
             self.inner = inner
@@ -192,35 +194,35 @@ extension ReadAheadInputStream {
             storage.deallocate()
         }
 
-        var consumedCount: Int { guardQueue.sync { consumed } }
-        var largestBufferedByteCount: Int { guardQueue.sync { largestBuffered } }
-        var workerIsRunning: Bool { guardQueue.sync { running } }
-        var workerIsStopping: Bool { guardQueue.sync { stopping } }
+        var consumedCount: Int { counters.withLock { $0.consumed } }
+        var largestBufferedByteCount: Int { counters.withLock { $0.largestBuffered } }
+        var workerIsRunning: Bool { counters.withLock { $0.running } }
+        var workerIsStopping: Bool { counters.withLock { $0.stopping } }
 
         /// Empties the ring. Only while the worker is stopped.
         func reset() {
-            guardQueue.sync {
-                precondition(!running, "the worker must be stopped")
-                produced = 0
-                consumed = 0
-                terminal = nil
+            counters.withLock { counters in
+                precondition(!counters.running, "the worker must be stopped")
+                counters.produced = 0
+                counters.consumed = 0
+                counters.terminal = nil
             }
         }
 
         /// Lets the worker run again after ``stopAndJoin()`` and starts it if there is room.
         func startWorker() {
-            guardQueue.sync {
-                stopping = false
-                startWorkerIfNeeded()
+            counters.withLock { counters in
+                counters.stopping = false
+                startWorkerIfNeeded(&counters)
             }
         }
 
         /// Asks the worker to stop after its current inner read and waits until it has.
         func stopAndJoin() {
-            guardQueue.sync { stopping = true }
+            counters.withLock { $0.stopping = true }
             worker.wait()
             // Orders everything the worker did (to the inner stream too) before what follows.
-            guardQueue.sync { precondition(!running) }
+            counters.withLock { precondition(!$0.running) }
         }
 
         /// Copies up to `maxLength` filled bytes to `buffer`, waiting while the ring is empty.
@@ -228,13 +230,13 @@ extension ReadAheadInputStream {
         /// - Throws: The inner stream's error, once the bytes before it are read.
         func read(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
             while true {
-                let (available, position, outcome): (Int, Int, Terminal?) = guardQueue.sync {
-                    let available = produced - consumed
-                    if available == 0 && self.terminal == nil {
-                        readerWaits = true
-                        startWorkerIfNeeded()
+                let (available, position, outcome): (Int, Int, Terminal?) = counters.withLock { counters in
+                    let available = counters.produced - counters.consumed
+                    if available == 0 && counters.terminal == nil {
+                        counters.readerWaits = true
+                        startWorkerIfNeeded(&counters)
                     }
-                    return (available, consumed % capacity, self.terminal)
+                    return (available, counters.consumed % capacity, counters.terminal)
                 }
                 if available == 0 {
                     switch outcome {
@@ -247,9 +249,9 @@ extension ReadAheadInputStream {
                 }
                 let count = min(maxLength, available, capacity - position)
                 buffer.update(from: storage + position, count: count)
-                guardQueue.sync {
-                    consumed += count
-                    startWorkerIfNeeded()
+                counters.withLock { counters in
+                    counters.consumed += count
+                    startWorkerIfNeeded(&counters)
                 }
                 return count
             }
@@ -257,11 +259,12 @@ extension ReadAheadInputStream {
 
         /// Starts the worker when it may read: not running, not stopped, no end or error met,
         /// and half the ring (at least a chunk) free, so that one start fills many chunks
-        /// rather than one per read of a slow reader. Called on `guardQueue`.
-        private func startWorkerIfNeeded() {
-            let free = capacity - (produced - consumed)
-            guard !running, !stopping, terminal == nil, free >= max(chunkSize, capacity / 2) else { return }
-            running = true
+        /// rather than one per read of a slow reader. Called inside `counters`' lock.
+        private func startWorkerIfNeeded(_ counters: inout Counters) {
+            let free = capacity - (counters.produced - counters.consumed)
+            guard !counters.running, !counters.stopping, counters.terminal == nil,
+                  free >= max(chunkSize, capacity / 2) else { return }
+            counters.running = true
             workerQueue.async(group: worker) { self.runWorker() }
         }
 
@@ -269,28 +272,29 @@ extension ReadAheadInputStream {
         /// or the inner stream ends or fails.
         private func runWorker() {
             while true {
-                let region: (position: Int, length: Int)? = guardQueue.sync {
-                    if stopping || terminal != nil || capacity - (produced - consumed) < chunkSize {
-                        running = false
+                let region: (position: Int, length: Int)? = counters.withLock { counters in
+                    if counters.stopping || counters.terminal != nil
+                        || capacity - (counters.produced - counters.consumed) < chunkSize {
+                        counters.running = false
                         return nil
                     }
-                    let position = produced % capacity
+                    let position = counters.produced % capacity
                     return (position, min(chunkSize, capacity - position))
                 }
                 guard let region else { return }
                 let count = inner.read(storage + region.position, maxLength: region.length)
                 let error = count < 0 ? inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") : nil
-                guardQueue.sync {
+                counters.withLock { counters in
                     if count > 0 {
-                        produced += count
-                        largestBuffered = max(largestBuffered, produced - consumed)
+                        counters.produced += count
+                        counters.largestBuffered = max(counters.largestBuffered, counters.produced - counters.consumed)
                     } else if let error {
-                        terminal = .error(error)
+                        counters.terminal = .error(error)
                     } else {
-                        terminal = .end
+                        counters.terminal = .end
                     }
-                    if readerWaits {
-                        readerWaits = false
+                    if counters.readerWaits {
+                        counters.readerWaits = false
                         dataReady.signal()
                     }
                 }

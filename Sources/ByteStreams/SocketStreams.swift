@@ -9,23 +9,32 @@ import Dispatch
 /// Closing the output half-closes the socket (`shutdown(SHUT_WR)`); the descriptor is closed
 /// when both streams are closed, or when both are dropped.
 ///
-/// The two streams may be used from two threads (one reading, one writing): a serial Dispatch
-/// queue guards which halves are closed (as in `ReadAheadInputStream`, rather than a `Mutex`).
-/// Reads and writes use the immutable `descriptor`, which is closed only after both streams
-/// have stopped using it. `Sendable` is unchecked because the compiler cannot see that
-/// `guardQueue` guards every `var`.
-final class SharedSocket: @unchecked Sendable {
+/// The two streams may be used from two threads (one reading, one writing): a ``QueueGuarded``
+/// holds which halves are closed. Reads and writes use the immutable `descriptor`, which is
+/// closed only after both streams have stopped using it.
+final class SharedSocket: Sendable {
     let displayName: String
     let descriptor: Int32
     /// The longest wait for one read or write to move a byte; `nil` waits as long as it takes.
     let idleTimeout: Duration?
-    private let guardQueue = DispatchQueue(label: "gzstream.socket.state")
-    private var inputOpen = true
-    private var outputOpen = true
-    private var descriptorOpen = true
-    /// Set once either stream meets `ECONNRESET`: the kernel reports a reset to one call only,
-    /// and the other half would then read a clean end (0) of a connection that was cut.
-    private var reset = false
+
+    private struct Halves: Sendable {
+        var inputOpen = true
+        var outputOpen = true
+        var descriptorOpen = true
+        /// Set once either stream meets `ECONNRESET`: the kernel reports a reset to one call
+        /// only, and the other half would then read a clean end (0) of a connection that was cut.
+        var reset = false
+
+        /// `true` once, when both halves are closed.
+        mutating func takeDescriptorIfDone() -> Bool {
+            guard !inputOpen, !outputOpen, descriptorOpen else { return false }
+            descriptorOpen = false
+            return true
+        }
+    }
+
+    private let halves = QueueGuarded(Halves(), label: "gzstream.socket.state")
 
     init(descriptor: Int32, displayName: String, idleTimeout: Duration?) {
         self.descriptor = descriptor
@@ -34,18 +43,18 @@ final class SharedSocket: @unchecked Sendable {
     }
 
     deinit {
-        if descriptorOpen { try? SystemCalls.close(descriptor, target: displayName) }
+        if halves.withLock({ $0.descriptorOpen }) { try? SystemCalls.close(descriptor, target: displayName) }
     }
 
     /// The descriptor while either stream is open, `-1` after.
     var currentDescriptor: Int32 {
-        guardQueue.sync { descriptorOpen ? descriptor : -1 }
+        halves.withLock { $0.descriptorOpen ? descriptor : -1 }
     }
 
     /// The local address while either stream is open (the descriptor cannot close meanwhile).
     var localName: String? {
-        guardQueue.sync {
-            descriptorOpen ? (try? SystemCalls.localAddress(descriptor, target: displayName))?.description : nil
+        halves.withLock {
+            $0.descriptorOpen ? (try? SystemCalls.localAddress(descriptor, target: displayName))?.description : nil
         }
     }
 
@@ -56,21 +65,21 @@ final class SharedSocket: @unchecked Sendable {
         do {
             count = try body()
         } catch let error as ByteStreamError where error.errno == ECONNRESET {
-            guardQueue.sync { reset = true }
+            halves.withLock { $0.reset = true }
             throw error
         }
         // A write that took nothing (a full buffer, scheduled) is not an end.
-        if reading, count == 0, guardQueue.sync(execute: { reset }) {
+        if reading, count == 0, halves.withLock({ $0.reset }) {
             throw ByteStreamError(.system(errno: ECONNRESET), operation: "read", target: displayName)
         }
         return count
     }
 
     func closeInput() throws {
-        let last: Bool = guardQueue.sync {
-            guard inputOpen else { return false }
-            inputOpen = false
-            return takeDescriptorIfDone()
+        let last: Bool = halves.withLock { halves in
+            guard halves.inputOpen else { return false }
+            halves.inputOpen = false
+            return halves.takeDescriptorIfDone()
         }
         if last { try SystemCalls.close(descriptor, target: displayName) }
     }
@@ -78,10 +87,10 @@ final class SharedSocket: @unchecked Sendable {
     /// Ends the sending direction: with `reset`, the connection is reset when the descriptor
     /// closes instead of ended in order (see ``SocketOutputStream/resetsOnClose``).
     func closeOutput(reset: Bool) throws {
-        let (first, last): (Bool, Bool) = guardQueue.sync {
-            guard outputOpen else { return (false, false) }
-            outputOpen = false
-            return (true, takeDescriptorIfDone())
+        let (first, last): (Bool, Bool) = halves.withLock { halves in
+            guard halves.outputOpen else { return (false, false) }
+            halves.outputOpen = false
+            return (true, halves.takeDescriptorIfDone())
         }
         guard first else { return }
         var failure: (any Error)?
@@ -98,13 +107,6 @@ final class SharedSocket: @unchecked Sendable {
             do { try SystemCalls.close(descriptor, target: displayName) } catch { if failure == nil { failure = error } }
         }
         if let failure { throw failure }
-    }
-
-    /// On the guard queue: `true` once, when both halves are closed.
-    private func takeDescriptorIfDone() -> Bool {
-        guard !inputOpen, !outputOpen, descriptorOpen else { return false }
-        descriptorOpen = false
-        return true
     }
 }
 

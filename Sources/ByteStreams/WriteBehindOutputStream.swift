@@ -226,38 +226,83 @@ extension WriteBehindOutputStream {
     /// ``drain()``), and `queued` is the writer's current buffer while `hasCurrent`. The worker
     /// writes the oldest buffer not yet written, from `sentInOldest` on: to its length when it
     /// was handed over, else (the current buffer) up to the bytes committed so far, while the
-    /// writer fills the rest. A serial Dispatch queue guards the state (rather than a `Mutex`,
-    /// whose futex the thread sanitizer does not see); bytes are copied and written outside it,
-    /// writer and worker on disjoint bytes. `Sendable` is unchecked on that: the compiler
-    /// cannot see the queue guard the state, nor that only the worker (until it is joined)
-    /// writes to `inner`.
+    /// writer fills the rest. A ``QueueGuarded`` holds that state; bytes are copied and written
+    /// outside it, writer and worker on disjoint bytes. `Sendable` is unchecked for what the
+    /// compiler cannot see: the bytes at `storage` belong to one side at a time (by the
+    /// state), and only the worker (until it is joined) writes to `inner`.
     private final class Ring: @unchecked Sendable {
         private let inner: ByteOutputStream
         private let chunkSize: Int
         private let bufferSize: Int
         private let bufferCount: Int
         private let storage: UnsafeMutableRawPointer
-        private let guardQueue = DispatchQueue(label: "gzstream.write-behind.state")
         private let workerQueue = DispatchQueue(label: "gzstream.write-behind.worker")
         /// Entered by the worker while it runs, so that close can wait for it.
         private let worker = DispatchGroup()
         /// Signalled by the worker when `writerWaits` was set.
-        private let progress = DispatchSemaphore(value: 0)
+        private let progress: DispatchSemaphore
 
-        // Guarded by guardQueue.
-        private var lengths: [Int]
-        private var queued = 0
-        private var written = 0
-        private var sentInOldest = 0
-        private var hasCurrent = false
-        private var currentCount = 0
-        private var running = false
-        private var abandoned = false
-        private var error: (any Error)?
-        private var writerWaits = false
-        private var buffered = 0
-        private var largestBuffered = 0
-        private var waits = 0
+        /// What the writer and the worker share, and the moves on it (made inside the lock).
+        private struct Shared: Sendable {
+            var lengths: [Int]
+            var queued = 0
+            var written = 0
+            var sentInOldest = 0
+            var hasCurrent = false
+            var currentCount = 0
+            var running = false
+            var abandoned = false
+            var error: (any Error)?
+            var writerWaits = false
+            var buffered = 0
+            var largestBuffered = 0
+            var waits = 0
+            /// The ring's `progress`.
+            let progress: DispatchSemaphore
+
+            /// Hands the current buffer over whole (or frees it when empty).
+            mutating func queueCurrent(bufferCount: Int) {
+                guard hasCurrent else { return }
+                hasCurrent = false
+                if currentCount > 0 {
+                    lengths[queued % bufferCount] = currentCount
+                    queued += 1
+                }
+                currentCount = 0
+            }
+
+            /// Wakes the writer if it waits.
+            mutating func wakeWriter() {
+                if writerWaits {
+                    writerWaits = false
+                    progress.signal()
+                }
+            }
+
+            /// The next bytes to write, freeing buffers written to their end; `nil` when there
+            /// are none (the worker then stops).
+            mutating func nextJob(bufferCount: Int) -> (index: Int, start: Int, end: Int)? {
+                while !abandoned, error == nil {
+                    let index = written % bufferCount
+                    let end: Int
+                    if written < queued {
+                        end = lengths[index]
+                    } else if hasCurrent {
+                        end = currentCount
+                    } else {
+                        return nil
+                    }
+                    if sentInOldest < end { return (index, sentInOldest, end) }
+                    guard written < queued else { return nil }
+                    written += 1
+                    sentInOldest = 0
+                    wakeWriter()
+                }
+                return nil
+            }
+        }
+
+        private let shared: QueueGuarded<Shared>
 
         init(inner: ByteOutputStream, chunkSize: Int, bufferSize: Int, bufferCount: Int) {
             self.inner = inner
@@ -265,39 +310,42 @@ extension WriteBehindOutputStream {
             self.bufferSize = bufferSize
             self.bufferCount = bufferCount
             storage = .allocate(byteCount: bufferSize * bufferCount, alignment: 16)
-            lengths = Array(repeating: 0, count: bufferCount)
+            let progress = DispatchSemaphore(value: 0)
+            self.progress = progress
+            shared = QueueGuarded(Shared(lengths: Array(repeating: 0, count: bufferCount), progress: progress),
+                                  label: "gzstream.write-behind.state")
         }
 
         deinit {
             storage.deallocate()
         }
 
-        var largestBufferedByteCount: Int { guardQueue.sync { largestBuffered } }
-        var bufferedByteCount: Int { guardQueue.sync { buffered } }
-        var writerWaitCount: Int { guardQueue.sync { waits } }
+        var largestBufferedByteCount: Int { shared.withLock { $0.largestBuffered } }
+        var bufferedByteCount: Int { shared.withLock { $0.buffered } }
+        var writerWaitCount: Int { shared.withLock { $0.waits } }
 
         /// Returns the free part of the current buffer, at least `minimumCapacity` bytes,
         /// waiting while every buffer is full; the writer owns it until ``commit(_:)``.
         /// - Throws: The inner stream's first error.
         func beginFill(minimumCapacity: Int) throws -> UnsafeMutableRawBufferPointer {
             while true {
-                let region: UnsafeMutableRawBufferPointer? = try guardQueue.sync {
-                    if let error { throw error }
-                    if hasCurrent && bufferSize - currentCount < minimumCapacity {
-                        queueCurrent()
-                        startWorkerIfNeeded()
+                let region: UnsafeMutableRawBufferPointer? = try shared.withLock { shared in
+                    if let error = shared.error { throw error }
+                    if shared.hasCurrent && bufferSize - shared.currentCount < minimumCapacity {
+                        shared.queueCurrent(bufferCount: bufferCount)
+                        startWorkerIfNeeded(&shared)
                     }
-                    if !hasCurrent {
-                        guard queued - written < bufferCount else {
-                            writerWaits = true
-                            waits += 1
+                    if !shared.hasCurrent {
+                        guard shared.queued - shared.written < bufferCount else {
+                            shared.writerWaits = true
+                            shared.waits += 1
                             return nil
                         }
-                        hasCurrent = true
-                        currentCount = 0
+                        shared.hasCurrent = true
+                        shared.currentCount = 0
                     }
-                    let start = storage + (queued % bufferCount) * bufferSize + currentCount
-                    return UnsafeMutableRawBufferPointer(start: start, count: bufferSize - currentCount)
+                    let start = storage + (shared.queued % bufferCount) * bufferSize + shared.currentCount
+                    return UnsafeMutableRawBufferPointer(start: start, count: bufferSize - shared.currentCount)
                 }
                 if let region { return region }
                 progress.wait()
@@ -308,12 +356,12 @@ extension WriteBehindOutputStream {
         /// returned: the worker may write them from now on. A full buffer is handed over.
         func commit(_ count: Int) {
             guard count > 0 else { return }
-            guardQueue.sync {
-                currentCount += count
-                buffered += count
-                largestBuffered = max(largestBuffered, buffered)
-                if currentCount == bufferSize { queueCurrent() }
-                startWorkerIfNeeded()
+            shared.withLock { shared in
+                shared.currentCount += count
+                shared.buffered += count
+                shared.largestBuffered = max(shared.largestBuffered, shared.buffered)
+                if shared.currentCount == bufferSize { shared.queueCurrent(bufferCount: bufferCount) }
+                startWorkerIfNeeded(&shared)
             }
         }
 
@@ -321,12 +369,12 @@ extension WriteBehindOutputStream {
         /// - Throws: The inner stream's first error.
         func drain() throws {
             while true {
-                let done: Bool = try guardQueue.sync {
-                    if let error { throw error }
-                    queueCurrent()
-                    startWorkerIfNeeded()
-                    if written == queued { return true }
-                    writerWaits = true
+                let done: Bool = try shared.withLock { shared in
+                    if let error = shared.error { throw error }
+                    shared.queueCurrent(bufferCount: bufferCount)
+                    startWorkerIfNeeded(&shared)
+                    if shared.written == shared.queued { return true }
+                    shared.writerWaits = true
                     return false
                 }
                 if done { return }
@@ -337,69 +385,29 @@ extension WriteBehindOutputStream {
         /// Tells the worker to stop after its current inner write, dropping what is left,
         /// and waits for it.
         func abandonAndJoin() {
-            guardQueue.sync { abandoned = true }
+            shared.withLock { $0.abandoned = true }
             worker.wait()
             // Orders everything the worker did (to the inner stream too) before what follows.
-            guardQueue.sync { precondition(!running) }
-        }
-
-        /// Hands the current buffer over whole (or frees it when empty). On `guardQueue`.
-        private func queueCurrent() {
-            guard hasCurrent else { return }
-            hasCurrent = false
-            if currentCount > 0 {
-                lengths[queued % bufferCount] = currentCount
-                queued += 1
-            }
-            currentCount = 0
+            shared.withLock { precondition(!$0.running) }
         }
 
         /// Starts the worker when there are bytes to write or a written buffer to free.
-        /// On `guardQueue`.
-        private func startWorkerIfNeeded() {
-            guard !running, !abandoned, error == nil, buffered > 0 || written < queued else { return }
-            running = true
+        /// Called inside `shared`'s lock.
+        private func startWorkerIfNeeded(_ shared: inout Shared) {
+            guard !shared.running, !shared.abandoned, shared.error == nil,
+                  shared.buffered > 0 || shared.written < shared.queued else { return }
+            shared.running = true
             workerQueue.async(group: worker) { self.runWorker() }
-        }
-
-        /// Wakes the writer if it waits. On `guardQueue`.
-        private func wakeWriter() {
-            if writerWaits {
-                writerWaits = false
-                progress.signal()
-            }
-        }
-
-        /// The next bytes to write, freeing buffers written to their end; `nil` when there are
-        /// none (the worker then stops). On `guardQueue`.
-        private func nextJob() -> (index: Int, start: Int, end: Int)? {
-            while !abandoned, error == nil {
-                let index = written % bufferCount
-                let end: Int
-                if written < queued {
-                    end = lengths[index]
-                } else if hasCurrent {
-                    end = currentCount
-                } else {
-                    return nil
-                }
-                if sentInOldest < end { return (index, sentInOldest, end) }
-                guard written < queued else { return nil }
-                written += 1
-                sentInOldest = 0
-                wakeWriter()
-            }
-            return nil
         }
 
         /// The worker: writes committed bytes in order, in writes of at most `chunkSize`,
         /// until there are none or the inner stream fails.
         private func runWorker() {
             while true {
-                let job: (index: Int, start: Int, end: Int)? = guardQueue.sync {
-                    if let job = nextJob() { return job }
-                    running = false
-                    wakeWriter()
+                let job: (index: Int, start: Int, end: Int)? = shared.withLock { shared in
+                    if let job = shared.nextJob(bufferCount: bufferCount) { return job }
+                    shared.running = false
+                    shared.wakeWriter()
                     return nil
                 }
                 guard let job else { return }
@@ -418,10 +426,10 @@ extension WriteBehindOutputStream {
                     }
                     offset += count
                 }
-                guardQueue.sync {
-                    buffered -= offset - job.start
-                    sentInOldest = offset
-                    if let failure { error = failure }
+                shared.withLock { shared in
+                    shared.buffered -= offset - job.start
+                    shared.sentInOldest = offset
+                    if let failure { shared.error = failure }
                 }
             }
         }

@@ -89,21 +89,22 @@ func eraseProgressLineFromSignalHandler() {
 ///
 /// Ownership: writes to `stream` but never closes it. Thread safety: ``write(_:)`` and
 /// ``beginProgress(name:)`` from the command's thread only; a reporter's timer thread draws
-/// through the internal queue. `Sendable` is unchecked on that: `guardQueue` guards `stream`
-/// (not `Sendable`) and `shownCount`, and `current` is the command's thread's.
+/// through the internal lock. `Sendable` is unchecked for what the compiler cannot see: the
+/// ``QueueGuarded`` screen holds `stream` (not `Sendable`), so only the lock's holder writes to
+/// it, and `current` is the command's thread's.
 final class StandardErrorConsole: @unchecked Sendable {
-    private let stream: ByteOutputStream
     /// Whether standard error is a terminal: the line is then redrawn in place.
     let isTerminal: Bool
     /// The descriptor to ask the terminal's width, when `stream` is a ``FileOutputStream``.
     private let descriptor: Int32?
-    private let guardQueue = DispatchQueue(label: "gzstream.standard-error")
-    /// Guarded by guardQueue: the columns (``ProgressFormat/columns(_:)``) of the progress line
-    /// on the terminal now, 0 when none is shown.
-    private var shownCount = 0 {
-        // Told to the interrupt handler when the line is on the process's standard error.
-        didSet { if descriptor == STDERR_FILENO { progressColumnsShown.store(shownCount, ordering: .sequentiallyConsistent) } }
+    /// Standard error and the columns (``ProgressFormat/columns(_:)``) of the progress line on
+    /// the terminal now, 0 when none is shown.
+    private struct Screen {
+        let stream: ByteOutputStream
+        var shownCount = 0
     }
+
+    private let screen: QueueGuarded<Screen>
     /// The command's thread only: the display running, if any.
     private var current: ProgressReporter?
 
@@ -113,7 +114,7 @@ final class StandardErrorConsole: @unchecked Sendable {
     /// - Parameter terminalWidth: Reads the width of the terminal (tests); by default
     ///   ``terminalWidth(of:)`` of `stream`'s descriptor.
     init(stream: ByteOutputStream, isTerminal: Bool, terminalWidth: (@Sendable () -> Int)? = nil) {
-        self.stream = stream
+        screen = QueueGuarded(Screen(stream: stream), label: "gzstream.standard-error")
         self.isTerminal = isTerminal
         let descriptor = (stream as? FileOutputStream)?.fileDescriptor
         self.descriptor = descriptor
@@ -123,9 +124,9 @@ final class StandardErrorConsole: @unchecked Sendable {
     /// Writes a diagnostic: ends the display running first (no last line), erases its line.
     func write(_ text: String) {
         endProgress(completed: false)
-        guardQueue.sync {
-            eraseLine()
-            try? stream.writeAll(Array(text.utf8))
+        screen.withLock { screen in
+            eraseLine(&screen)
+            try? screen.stream.writeAll(Array(text.utf8))
         }
     }
 
@@ -158,12 +159,12 @@ final class StandardErrorConsole: @unchecked Sendable {
     /// (``ProgressFormat/padding(after:over:width:)``), else as a line of its own. Called by
     /// the timer thread, and at the end of a job.
     func draw(making makeLine: (_ width: Int?) -> String) {
-        guardQueue.sync {
+        screen.withLock { screen in
             if isTerminal {
                 let width = readWidth()
                 let line = makeLine(width)
                 let count = ProgressFormat.columns(line)
-                let padding = String(repeating: " ", count: ProgressFormat.padding(after: count, over: shownCount, width: width))
+                let padding = String(repeating: " ", count: ProgressFormat.padding(after: count, over: screen.shownCount, width: width))
                 let gated = descriptor == STDERR_FILENO
                 if gated {
                     progressDrawing.store(true, ordering: .sequentiallyConsistent)
@@ -174,28 +175,35 @@ final class StandardErrorConsole: @unchecked Sendable {
                 }
                 // A signal during the write must erase all of it (the interrupt handler, above,
                 // reads the count): the widest line that may be on screen is published first.
-                shownCount = max(shownCount, count)
-                try? stream.writeAll(Array(("\r" + line + padding).utf8))
-                shownCount = count
+                show(max(screen.shownCount, count), on: &screen)
+                try? screen.stream.writeAll(Array(("\r" + line + padding).utf8))
+                show(count, on: &screen)
                 if gated { progressDrawing.store(false, ordering: .sequentiallyConsistent) }
             } else {
-                try? stream.writeAll(Array((makeLine(nil) + "\n").utf8))
+                try? screen.stream.writeAll(Array((makeLine(nil) + "\n").utf8))
             }
         }
     }
 
     /// Erases the line shown, leaving the cursor at its start.
     func erase() {
-        guardQueue.sync { eraseLine() }
+        screen.withLock { eraseLine(&$0) }
     }
 
-    /// Only on guardQueue. As many spaces as the line has columns, up to the terminal's width
-    /// (it may have shrunk since the line was drawn).
-    private func eraseLine() {
-        guard shownCount > 0 else { return }
-        let count = ProgressFormat.padding(after: 0, over: shownCount, width: readWidth())
-        try? stream.writeAll(Array(("\r" + String(repeating: " ", count: count) + "\r").utf8))
-        shownCount = 0
+    /// Inside the screen's lock. As many spaces as the line has columns, up to the terminal's
+    /// width (it may have shrunk since the line was drawn).
+    private func eraseLine(_ screen: inout Screen) {
+        guard screen.shownCount > 0 else { return }
+        let count = ProgressFormat.padding(after: 0, over: screen.shownCount, width: readWidth())
+        try? screen.stream.writeAll(Array(("\r" + String(repeating: " ", count: count) + "\r").utf8))
+        show(0, on: &screen)
+    }
+
+    /// Inside the screen's lock: `count` columns are shown, which the interrupt handler is
+    /// told when the line is on the process's standard error.
+    private func show(_ count: Int, on screen: inout Screen) {
+        screen.shownCount = count
+        if descriptor == STDERR_FILENO { progressColumnsShown.store(count, ordering: .sequentiallyConsistent) }
     }
 
     /// The width in columns of the terminal at `descriptor`, or 80 when it cannot be had (no

@@ -44,12 +44,12 @@ extension IndexedGzipInputStream {
     /// index says the next point is: the check of a seek's first span when it is too long
     /// to hold, and (`mustReachNext`) of the point a seek starts from, by the span before it.
     func checkSpan(_ span: Int, mustReachNext: Bool = false) throws {
-        let probe = SpanRun(spans: span..<(span + 1), decoders: decoders, chunkLimit: 4, chunkCapacity: Self.chunkCapacity)
+        let probe = SpanJobs(spans: span..<(span + 1), decoders: decoders, chunkLimit: 4, chunkCapacity: Self.chunkCapacity)
         defer { probe.cancelAndJoin() }
         while true {
-            switch probe.lane(of: span).next() {
+            switch probe.nextItem() {
             case .bytes(_, _, _, let release):
-                if let release { probe.pool.give(release) }
+                if let release { probe.chunks.give(release) }
             case .memberEnd:
                 continue
             case .spanEnd:

@@ -63,13 +63,13 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     var fileSize: Int64 = 0
     var decoders: [SpanDecoder] = []
 
-    var run: SpanRun?
+    var run: SpanJobs?
     /// The span whose items are being read.
     var span = 0
     /// The bytes being read: `count` at `chunk`, read up to `position`; `release` is the chunk
     /// buffer to give back to `pool` after them, `nil` while its worker still fills it.
     var current: (chunk: UnsafeMutablePointer<UInt8>, count: Int, position: Int,
-                          release: UnsafeMutablePointer<UInt8>?, pool: ChunkPool)?
+                          release: UnsafeMutablePointer<UInt8>?, pool: ChunkBudget)?
     /// Plain bytes still to drop from the start of the run (a seek between points).
     var skip: Int64 = 0
     /// After a seek to a point other than the first: that span's bytes of the range, kept
@@ -301,7 +301,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             end = first + 1
             while end < index.points.count && Int64(index.points[end].plainOffset) < rangeEnd { end += 1 }
         }
-        run = SpanRun(spans: first..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
+        run = SpanJobs(spans: first..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
                       chunkCapacity: Self.chunkCapacity)
     }
 
@@ -314,7 +314,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         guard let end = run?.end else { return }
         stopRun()
         for decoder in decoders { decoder.windowOverride = (point, window) }
-        run = SpanRun(spans: point..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
+        run = SpanJobs(spans: point..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
                       chunkCapacity: Self.chunkCapacity)
     }
 
@@ -408,7 +408,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                 return UnsafeRawBufferPointer(start: nil, count: 0)
             }
             guard let run else { throw ByteStreamError(.notOpen, operation: "read") }
-            try take(run.lane(of: span).next(), from: run)
+            try take(run.nextItem(), from: run)
         }
         return nil
     }
@@ -433,13 +433,13 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     }
 
     /// Acts on the next item of the current span.
-    private func take(_ item: SpanItem, from run: SpanRun) throws {
+    private func take(_ item: SpanItem, from run: SpanJobs) throws {
         switch item {
         case .bytes(let chunk, let count, let crc, let release):
             memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
             chunkPlainEnd += Int64(count)
             keepTail(UnsafeRawBufferPointer(start: chunk, count: count))
-            current = (chunk, count, 0, release, run.pool)
+            current = (chunk, count, 0, release, run.chunks)
         case .memberEnd(let stored, let trailerOffset, let next):
             if let start = memberStart {
                 let computed = GzipTrailer(crc32: memberCRC, plainSize: chunkPlainEnd - start.plain)
@@ -455,7 +455,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         case .spanEnd(let windowExact):
             if held?.span == span { held!.checked = true }
             span += 1
-            if span < run.end { run.readerWaits(for: span) }
+            self.run?.finishSpan()
             compressedPosition = span < index.points.count ? Int64(index.points[span].compressedOffset) : fileSize
             if span == run.end {
                 ended = true

@@ -2,7 +2,7 @@ import ByteStreams
 
 /// What a span worker hands the reader of an ``IndexedGzipInputStream``, in order.
 /// `Sendable` is unchecked for the chunk pointer: the chunk is the emitting worker's until it
-/// emits the item, then the reader's until it gives the chunk back to the ``ChunkPool``.
+/// emits the item, then the reader's until it gives the chunk back to the ``ChunkBudget``.
 enum SpanItem: @unchecked Sendable {
     /// `count` plain bytes at `chunk`, within a chunk buffer of the run's pool, whose CRC-32 is
     /// `crc`. `release` is that buffer when these are its last bytes (the reader gives it back
@@ -38,7 +38,7 @@ enum SpanStop: Sendable {
 
 /// One worker's decoder of spans: from an access point of a ``GzipIndex`` to the next (or to
 /// the end of the file), reading the compressed file with `pread(2)` and writing plain bytes
-/// into chunks it takes from its lane. Each worker has one, used only on its thread.
+/// into chunks it takes from its run's ``ChunkBudget``. Each worker has one, used only on its thread.
 ///
 /// A span is decoded from the bit at its point, primed with the point's window, and must end
 /// exactly where the index says the next point is: the input is cut at the next point's byte,

@@ -91,4 +91,96 @@ struct OrderedPipelineTests {
         try pipeline.finish { results.append($0) }
         #expect(results == [0, 1], "job 0 saw job 1 run; job 1 ran on the helper's state")
     }
+
+    /// A streamed job's item: `count` bytes of `value` in a chunk of the budget.
+    private struct Piece: Sendable {
+        let job: Int
+        let address: UInt
+        let count: Int
+    }
+
+    @Test("Streamed jobs: items come in job order while jobs run; chunks in flight stay within the budget")
+    func streamedItemsInOrder() throws {
+        let chunks = ChunkBudget(limit: 5, reserve: 2, chunkCapacity: 16)
+        let pipeline = OrderedPipeline<IdleWorker, Piece>(workers: [IdleWorker(), IdleWorker(), IdleWorker()],
+                                                          maximumInFlight: 6, label: "test", chunks: chunks)
+        let jobCount = 40
+        let piecesPerJob = 9
+        var submitted = 0
+        func submitNext() {
+            let job = submitted
+            pipeline.submitStreamed { _, context in
+                for piece in 0..<piecesPerJob {
+                    guard let chunk = context.takeChunk() else { return false }
+                    let count = 1 + (job + piece) % 16
+                    chunk.update(repeating: UInt8(truncatingIfNeeded: job), count: count)
+                    if piece % 3 == 0 { usleep(UInt32((jobCount - job) % 5) * 100) }
+                    context.emit(Piece(job: job, address: UInt(bitPattern: chunk), count: count))
+                }
+                return true
+            }
+            submitted += 1
+        }
+        while submitted < 6 { submitNext() }
+        var held = Set<UInt>()
+        var everyChunk = Set<UInt>()
+        for job in 0..<jobCount {
+            for _ in 0..<piecesPerJob {
+                let piece = try #require(pipeline.nextItem())
+                #expect(piece.job == job)
+                let chunk = try #require(UnsafeMutablePointer<UInt8>(bitPattern: piece.address))
+                #expect(UnsafeBufferPointer(start: chunk, count: piece.count).allSatisfy { $0 == UInt8(job) })
+                held.insert(piece.address)
+                everyChunk.insert(piece.address)
+                // Chunks go back late, two at a time, so that jobs wait for them.
+                if held.count >= 2 {
+                    for address in held { chunks.give(UnsafeMutablePointer(bitPattern: address)!) }
+                    held.removeAll()
+                }
+            }
+            #expect(pipeline.nextItem() == nil, "the job's stream ends after its items")
+            pipeline.finishOldest()
+            if submitted < jobCount { submitNext() }
+        }
+        #expect(pipeline.inFlight == 0)
+        #expect(everyChunk.count <= 5, "no more chunks than the budget's limit were ever made")
+    }
+
+    @Test("A streamed job that returns false stops the jobs not started; cancelling wakes a job waiting for a chunk")
+    func streamedStopAndCancel() throws {
+        let chunks = ChunkBudget(limit: 2, reserve: 1, chunkCapacity: 8)
+        let pipeline = OrderedPipeline<IdleWorker, Int>(workers: [IdleWorker()], maximumInFlight: 3,
+                                                        label: "test", chunks: chunks)
+        pipeline.submitStreamed { _, context in
+            context.emit(0)
+            return false
+        }
+        pipeline.submitStreamed { _, context in
+            context.emit(1)
+            return true
+        }
+        #expect(pipeline.nextItem() == 0)
+        #expect(pipeline.nextItem() == nil)
+        pipeline.finishOldest()
+        #expect(pipeline.nextItem() == nil, "the job after the stop did not run")
+        pipeline.cancelAndJoin()
+
+        // The oldest job takes both chunks and keeps them; the next waits for one until cancelled.
+        let waited = DispatchSemaphore(value: 0)
+        pipeline.submitStreamed { _, context in
+            _ = context.takeChunk()
+            _ = context.takeChunk()
+            context.emit(2)
+            return true
+        }
+        pipeline.submitStreamed { _, context in
+            waited.signal()
+            return context.takeChunk() != nil
+        }
+        #expect(pipeline.nextItem() == 2)
+        pipeline.finishOldest()
+        waited.wait()
+        pipeline.cancelAndJoin()
+        #expect(pipeline.inFlight == 0)
+    }
 }
