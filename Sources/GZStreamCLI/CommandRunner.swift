@@ -85,16 +85,10 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     let signature = baseName.isEmpty ? "gzstream" : escapingControlCharacters(baseName.description)
     let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
     do throws(UsageError) {
-        parsed = try parseCommandLine(arguments, programName: baseName, gzipVariable: environment.gzipVariable,
-                                      warn: { diagnostics.write("\(signature): \($0)\n") })
-        if case .run(let options) = parsed, let outputPath = options.outputPath, options.files.count > 1,
-           FileInfo(path: outputPath)?.isDirectory != true {
-            throw UsageError(message: "-o takes one input file, or an existing directory for several")
-        }
+        parsed = try parseArguments(arguments, programName: baseName, gzipVariable: environment.gzipVariable,
+                                    warn: { diagnostics.write("\(signature): \($0)\n") })
     } catch {
-        // One line and where help is, as gzip and coreutils print a usage error.
-        diagnostics.write("\(signature): \(escapingControlCharacters(error.message))\n"
-            + (error.helpCommand.map { "Try '\(signature) \($0)' for more information.\n" } ?? ""))
+        diagnostics.write(error.text(signedBy: signature))
         return CommandResult(status: .error, brokenPipe: false)
     }
     let status: ExitStatus

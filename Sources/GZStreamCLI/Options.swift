@@ -125,3 +125,13 @@ struct UsageError: Error, Equatable {
     }
 }
 
+extension UsageError {
+    /// What standard error shows for this error: one line and where help is, as gzip and
+    /// coreutils print a usage error (`gzstream: MESSAGE`, then `Try 'gzstream --help' for more
+    /// information.`), control characters escaped.
+    /// - Parameter signature: The program's name as it was called (`gzstream`, `gzip`, `zcat`).
+    func text(signedBy signature: String) -> String {
+        "\(signature): \(escapingControlCharacters(message))\n"
+            + (helpCommand.map { "Try '\(signature) \($0)' for more information.\n" } ?? "")
+    }
+}
