@@ -31,8 +31,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     var test = false
     var list = false
     var networkCommand: NetworkCommand?
+    let gzip = GzipCompatibility(programName: GzipCompatibility.signature(of: programName))
     if let gzipName = gzipNames[programName] {
-        options = Options(mode: .pack, gzipMode: true)
+        options = Options(mode: .pack, gzip: gzip)
         options.toStandardOutput = gzipName.toStandardOutput
         decompress = gzipName.decompress
     } else if first == "help" {
@@ -47,18 +48,19 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         options = Options(mode: mode)
         arguments = arguments.dropFirst()
     } else {
-        options = Options(mode: .pack, gzipMode: true)
+        options = Options(mode: .pack, gzip: gzip)
     }
-    if options.gzipMode, let gzipVariable {
+    let gzipMode = options.gzip != nil
+    if gzipMode, let gzipVariable {
         let taken = try gzipVariableArguments(gzipVariable)
         if taken.warns { warn("warning: GZIP environment variable is deprecated; use an alias or script") }
         arguments = (taken.arguments + arguments)[...]
     }
-    if options.gzipMode, gzipNames[programName] == nil, let first = rawArguments.first {
+    if gzipMode, gzipNames[programName] == nil, let first = rawArguments.first {
         try refuseMistypedCommand(first)
     }
     // What -h shows: gzip mode's help under gzip's names, the map without a command, else the command's.
-    let helpTopic = gzipNames[programName] != nil ? .gzip : options.gzipMode ? .overview
+    let helpTopic = gzipNames[programName] != nil ? .gzip : gzipMode ? .overview
         : HelpTopic(rawValue: networkCommand?.rawValue ?? options.mode.rawValue) ?? .overview
     // `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
     var removal: Bool?
@@ -99,9 +101,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "rm": try flag(); removal = true; given.append(.remove)
             case "keep": try flag(); removal = false
             case "suffix": options.suffix = try parseSuffix(try scanner.value(for: "--suffix"))
-            case "decompress" where options.gzipMode, "uncompress" where options.gzipMode: try flag(); decompress = true
-            case "test" where options.gzipMode: try flag(); test = true
-            case "list" where options.gzipMode: try flag(); list = true
+            case "decompress" where gzipMode, "uncompress" where gzipMode: try flag(); decompress = true
+            case "test" where gzipMode: try flag(); test = true
+            case "list" where gzipMode: try flag(); list = true
             case "json": try flag(); options.json = true; given.append(.json)
             case "strict": try flag(); options.strict = true; given.append(.strict)
             case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
@@ -111,7 +113,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "bgzf": try flag(); options.bgzf = true; given.append(.bgzf)
             case "index":
                 // pack's --index is a flag; unpack and test read through the index at PATH.
-                if scanner.hasInlineValue || (!options.gzipMode && (options.mode == .unpack || options.mode == .test)) {
+                if scanner.hasInlineValue || (!gzipMode && (options.mode == .unpack || options.mode == .test)) {
                     options.indexPath = try pathname(try scanner.value(for: "--index"))
                     given.append(.indexPath)
                 } else {
@@ -162,9 +164,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "f": options.force = true
             case "r": options.recursive = true; given.append(.recursive)
             case "k": removal = false
-            case "d" where options.gzipMode: decompress = true
-            case "t" where options.gzipMode: test = true
-            case "l" where options.gzipMode: list = true
+            case "d" where gzipMode: decompress = true
+            case "t" where gzipMode: test = true
+            case "l" where gzipMode: list = true
             case "n": options.useName = false
             case "N": options.useName = true
             case "q": options.quiet = true; options.verbose = false
@@ -177,7 +179,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             }
         }
     }
-    if options.gzipMode {
+    if gzipMode {
         options.mode = list ? .list : test ? .test : decompress ? .unpack : .pack
         // gzip's -t and -l imply -c (zcat -t, gzip -tc): it changes nothing.
         if options.mode == .test || options.mode == .list {

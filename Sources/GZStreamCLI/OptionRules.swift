@@ -21,8 +21,9 @@ extension Options {
             toStandardOutput = true
         }
         // As gzip: each input file is removed once its output file is in place, unless -k.
-        if gzipMode, !keepOrRemoveGiven, mode == .pack || mode == .unpack {
-            removeInput = !toStandardOutput && outputPath == nil
+        if let removes = gzip?.removesInput(mode: mode, keepOrRemoveGiven: keepOrRemoveGiven,
+                                            toStandardOutput: toStandardOutput, outputPath: outputPath) {
+            removeInput = removes
         }
         if let indexPath {
             if indexPath.bytes.isEmpty { throw UsageError(message: "--index needs a path, not an empty one") }

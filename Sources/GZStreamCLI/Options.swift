@@ -6,11 +6,10 @@ struct Options: Equatable {
     enum Mode: String { case pack, unpack, test, list, index }
 
     var mode: Mode
-    /// GNU gzip's command line (no subcommand, or called `gzip`, `gunzip`, `zcat` or `gzcat`):
-    /// the mode comes from `-d`, `-t`, `-l`; pack and unpack remove each input unless `-k`, `-c` or `-o`;
-    /// `-l` prints gzip's table; a name with a known suffix and an existing output are skipped
-    /// as gzip skips them.
-    var gzipMode = false
+    /// GNU gzip's command line (no subcommand, or called `gzip`, `gunzip`, `zcat` or `gzcat`),
+    /// whose mode comes from `-d`, `-t`, `-l`, and gzip's behaviour (GzipCompatibility.swift);
+    /// `nil` for the commands.
+    var gzip: GzipCompatibility?
     var files: [Pathname] = []
     var toStandardOutput = false
     var outputPath: Pathname?
