@@ -229,6 +229,7 @@ struct InspectCLITests {
     @Test("usage errors: exit 1, a line and where help is on stderr, nothing on stdout", arguments: [
         // End to end, one or two per command; every usage error is parsed in-process in CommandLineParsingTests.
         (["test", "-c", "a.gz"], "test writes no output: -c, -o and --rm do not apply"),
+        (["list", "-o", "x", "a.gz"], "list writes no output: -c, -o and --rm do not apply"),
         (["test", "--json", "a.gz"], "--json applies to list only"),
     ] as [([String], String)])
     func usageErrors(arguments: [String], message: String) throws {
