@@ -174,11 +174,13 @@ extension CacheOptions.Action {
         }
     }
 
-    /// Refuses the first of `given` (in the order given) that this action does not take.
+    /// Refuses the options in `given` that this action does not take, `-o` first, then `-f`,
+    /// then `--json`, as the cache has always named them.
     /// - Throws: ``UsageError`` pointing to the cache's help.
     func refuseOptionsNotTaken(_ given: [CacheOptions.OptionKey]) throws(UsageError) {
         let takes = takes
-        switch given.first(where: { !takes.contains($0) }) {
+        let order: [CacheOptions.OptionKey] = [.output, .force, .json]
+        switch order.first(where: { given.contains($0) && !takes.contains($0) }) {
         case .output?: throw cacheUsageError("-o applies to cache get")
         case .force?: throw cacheUsageError("-f applies to cache get and remove")
         case .json?: throw cacheUsageError("--json applies to cache list")

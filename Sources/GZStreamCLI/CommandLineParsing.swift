@@ -65,7 +65,8 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     // `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
     var removal: Bool?
     var scanner = ArgumentScanner(arguments)
-    // The options given that some command does not take, in the order given.
+    // The options given that some command does not take, in the order given; as their values,
+    // the last of `--rm` and `-k` counts (`test --rm -k` keeps, so --rm was not given).
     var given: [OptionKey] = []
     /// Refuses `key` at once unless the command known so far takes it.
     func refuseUnlessTaken(_ key: OptionKey) throws(UsageError) {
@@ -99,7 +100,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "name": try flag(); options.useName = true
             case "synchronous": try flag(); options.synchronous = true
             case "rm": try flag(); removal = true; given.append(.remove)
-            case "keep": try flag(); removal = false
+            case "keep": try flag(); removal = false; given.removeAll { $0 == .remove }
             case "suffix": options.suffix = try parseSuffix(try scanner.value(for: "--suffix"))
             case "decompress" where gzipMode, "uncompress" where gzipMode: try flag(); decompress = true
             case "test" where gzipMode: try flag(); test = true
@@ -163,7 +164,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "c": options.toStandardOutput = true; given.append(.stdout)
             case "f": options.force = true
             case "r": options.recursive = true; given.append(.recursive)
-            case "k": removal = false
+            case "k": removal = false; given.removeAll { $0 == .remove }
             case "d" where gzipMode: decompress = true
             case "t" where gzipMode: test = true
             case "l" where gzipMode: list = true

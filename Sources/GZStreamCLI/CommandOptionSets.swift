@@ -92,11 +92,33 @@ enum CommandShape: Sendable {
         }
     }
 
-    /// Refuses the first of `given` (in the order the command line gave them) that this shape
-    /// does not take.
+    /// Refuses, of the options in `given` that this shape does not take, the one of lowest
+    /// ``precedence(of:)``, so that a command line with several names the one it always named.
     /// - Throws: ``UsageError`` with ``refusal(of:)``'s message.
     func refuseOptionsNotTaken(_ given: [OptionKey]) throws(UsageError) {
         let takes = takes
-        if let first = given.first(where: { !takes.contains($0) }) { throw refusal(of: first) }
+        let refused = given.filter { !takes.contains($0) }
+        if let first = refused.min(by: { precedence(of: $0) < precedence(of: $1) }) { throw refusal(of: first) }
+    }
+
+    /// Which refusal comes first when several options are refused: the order in which the
+    /// rules named them before each command had a set (the lowest first).
+    private func precedence(of key: OptionKey) -> Int {
+        switch key {
+        case .stdout, .output, .remove: self == .index ? 9 : 0
+        case .maximumOutput: self == .index ? 9 : 1
+        case .strict: 2
+        case .blockSize: 3
+        case .bgzf, .writeIndex: 4
+        case .indexPath: 5
+        case .span: 6
+        case .engine: 7
+        case .rsyncable: 8
+        case .range: 9
+        case .progress: 10
+        case .json: 11
+        case .recursive: 12
+        case .timeout, .deadline, .keyFile: -1
+        }
     }
 }

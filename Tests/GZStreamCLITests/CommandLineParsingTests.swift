@@ -100,6 +100,12 @@ struct CommandLineParsingTests {
         (["pack", "--key-file", "k"], "--key-file applies to send, receive and cache"),
         (["send", "-o", "x", "localhost:1"], "send writes to its connection: -c, -o, -r, -S, -f, -k, --rm and --index do not apply"),
         (["receive", "--rm", "0"], "receive reads one connection: -r, -S, -k, --rm, -N, --offset and --length do not apply"),
+        // Of several, the one always named first.
+        (["pack", "--json", "--max-output", "5", "x"], "--max-output applies to unpack, test and list"),
+        (["list", "--index", "-c", "a.gz"], "list writes no output: -c, -o and --rm do not apply"),
+        (["-t", "--bgzf", "--index", "-o", "o", "a.gz"], "test writes no output: -c, -o and --rm do not apply"),
+        (["test", "--json", "-c", "a.gz"], "test writes no output: -c, -o and --rm do not apply"),
+        (["index", "-c", "--strict", "a"], "--strict applies to unpack, test and list"),
     ] as [([String], String)])
     func notTaken(arguments: [String], message: String) {
         #expect(refusal(arguments) == "gzstream: \(message)\n" + tryHelpLine)
@@ -109,6 +115,13 @@ struct CommandLineParsingTests {
           arguments: [["-t", "-c", "a.gz"], ["-l", "--stdout", "a.gz"], ["-d", "--rsyncable", "a.gz"],
                       ["-t", "-b", "64", "a.gz"], ["-d", "--engine", "zlib", "a.gz"], ["-l", "--json", "a.gz"]])
     func gzipModeIgnores(arguments: [String]) {
+        #expect(refusal(arguments) == nil)
+    }
+
+    @Test("the last of --rm and -k counts: a --rm that -k follows was not given",
+          arguments: [["test", "--rm", "-k", "a.gz"], ["index", "--rm", "--keep", "a.gz"], ["-t", "--rm", "-k", "a.gz"],
+                      ["list", "--rm", "-vk", "a.gz"]])
+    func keepAfterRemove(arguments: [String]) {
         #expect(refusal(arguments) == nil)
     }
 
@@ -171,6 +184,7 @@ struct CommandLineParsingTests {
         (["put", "k", "-f"], "-f applies to cache get and remove"),
         (["clear", "--force"], "-f applies to cache get and remove"),
         (["get", "k", "--json"], "--json applies to cache list"),
+        (["list", "-f", "-o", "x"], "-o applies to cache get"),
         (["get", "k", "-o", ""], "-o needs a path, not an empty one"),
         (["list", "--max-size", "1Q"], "--max-size takes a size in bytes, not '1Q'"),
         (["list", "--max-size", "-1"], "--max-size takes a size in bytes, not '-1'"),
