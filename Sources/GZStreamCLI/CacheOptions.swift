@@ -43,7 +43,8 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
     var scanner = ArgumentScanner(arguments, helpCommand: cacheHelpCommand)
     var options = CacheOptions(action: .list)
     var operands: [[UInt8]] = []
-    var outputGiven = false
+    // The options given that some action does not take, in the order given.
+    var given: [CacheOptions.OptionKey] = []
 
     /// A value parsed by a value parser (ValueParsers.swift), its error pointing to the cache's help.
     func parsed<Value>(_ parse: () throws(UsageError) -> Value) throws(UsageError) -> Value {
@@ -87,9 +88,9 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
             case "output":
                 let raw = try scanner.value(for: "--output")
                 options.outputPath = try parsed { () throws(UsageError) in try pathname(raw) }
-                outputGiven = true
-            case "force": try flag(); options.force = true
-            case "json": try flag(); options.json = true
+                given.append(.output)
+            case "force": try flag(); options.force = true; given.append(.force)
+            case "json": try flag(); options.json = true; given.append(.json)
             case "quiet": try flag(); options.quiet = true; options.verbose = false
             case "verbose": try flag(); options.verbose = true; options.quiet = false
             case "help": try flag(); return .cacheHelp(helpAction())
@@ -104,7 +105,7 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
             switch letter {
             case "h": return .cacheHelp(helpAction())
             case "V": return .version
-            case "f": options.force = true
+            case "f": options.force = true; given.append(.force)
             case "q": options.quiet = true; options.verbose = false
             case "v": options.verbose = true; options.quiet = false
             case "p":
@@ -113,7 +114,7 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
             case "o":
                 let raw = try scanner.value(for: "-o")
                 options.outputPath = try parsed { () throws(UsageError) in try pathname(raw) }
-                outputGiven = true
+                given.append(.output)
             default: throw scanner.invalidOption(letter)
             }
         }
@@ -149,8 +150,43 @@ func parseCacheCommandLine(_ arguments: [[UInt8]]) throws(UsageError) -> ParsedC
     case .list, .clear, .prune:
         if !rest.isEmpty { throw cacheUsageError("cache \(action) takes no KEY or FILE") }
     }
-    try options.validate(outputGiven: outputGiven)
+    try action.refuseOptionsNotTaken(given)
+    try options.validate()
     return .cache(options)
+}
+
+extension CacheOptions {
+    /// An option that some cache action does not take. Every action takes the others, so that
+    /// one alias can hold a cache's options.
+    enum OptionKey: Sendable {
+        case output, force, json
+    }
+}
+
+extension CacheOptions.Action {
+    /// The options this action takes beyond the common ones.
+    var takes: Set<CacheOptions.OptionKey> {
+        switch self {
+        case .get: [.output, .force]
+        case .remove: [.force]
+        case .list: [.json]
+        case .put, .clear, .prune: []
+        }
+    }
+
+    /// Refuses the options in `given` that this action does not take, `-o` first, then `-f`,
+    /// then `--json`, as the cache has always named them.
+    /// - Throws: ``UsageError`` pointing to the cache's help.
+    func refuseOptionsNotTaken(_ given: [CacheOptions.OptionKey]) throws(UsageError) {
+        let takes = takes
+        let order: [CacheOptions.OptionKey] = [.output, .force, .json]
+        switch order.first(where: { given.contains($0) && !takes.contains($0) }) {
+        case .output?: throw cacheUsageError("-o applies to cache get")
+        case .force?: throw cacheUsageError("-f applies to cache get and remove")
+        case .json?: throw cacheUsageError("--json applies to cache list")
+        case nil: return
+        }
+    }
 }
 
 /// What a usage error of `gzstream cache` tells the user to run for help.

@@ -31,8 +31,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     var test = false
     var list = false
     var networkCommand: NetworkCommand?
+    let gzip = GzipCompatibility(programName: GzipCompatibility.signature(of: programName))
     if let gzipName = gzipNames[programName] {
-        options = Options(mode: .pack, gzipMode: true)
+        options = Options(mode: .pack, gzip: gzip)
         options.toStandardOutput = gzipName.toStandardOutput
         decompress = gzipName.decompress
     } else if first == "help" {
@@ -47,22 +48,31 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         options = Options(mode: mode)
         arguments = arguments.dropFirst()
     } else {
-        options = Options(mode: .pack, gzipMode: true)
+        options = Options(mode: .pack, gzip: gzip)
     }
-    if options.gzipMode, let gzipVariable {
+    let gzipMode = options.gzip != nil
+    if gzipMode, let gzipVariable {
         let taken = try gzipVariableArguments(gzipVariable)
         if taken.warns { warn("warning: GZIP environment variable is deprecated; use an alias or script") }
         arguments = (taken.arguments + arguments)[...]
     }
-    if options.gzipMode, gzipNames[programName] == nil, let first = rawArguments.first {
+    if gzipMode, gzipNames[programName] == nil, let first = rawArguments.first {
         try refuseMistypedCommand(first)
     }
     // What -h shows: gzip mode's help under gzip's names, the map without a command, else the command's.
-    let helpTopic = gzipNames[programName] != nil ? .gzip : options.gzipMode ? .overview
+    let helpTopic = gzipNames[programName] != nil ? .gzip : gzipMode ? .overview
         : HelpTopic(rawValue: networkCommand?.rawValue ?? options.mode.rawValue) ?? .overview
     // `--rm`, `-k` or `--keep` as given; gzip mode's default depends on the output.
     var removal: Bool?
     var scanner = ArgumentScanner(arguments)
+    // The options given that some command does not take, in the order given; as their values,
+    // the last of `--rm` and `-k` counts (`test --rm -k` keeps, so --rm was not given).
+    var given: [OptionKey] = []
+    /// Refuses `key` at once unless the command known so far takes it.
+    func refuseUnlessTaken(_ key: OptionKey) throws(UsageError) {
+        let shape = CommandShape(options, network: networkCommand)
+        if !shape.takes.contains(key) { throw shape.refusal(of: key) }
+    }
 
     while let argument = scanner.next() {
         switch argument {
@@ -71,62 +81,73 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
         case .long(let name):
             func flag() throws(UsageError) { try scanner.refuseValue(name) }
             switch name {
-            case "stdout", "to-stdout": try flag(); options.toStandardOutput = true
-            case "output": options.outputPath = try pathname(try scanner.value(for: "--output"))
+            case "stdout", "to-stdout": try flag(); options.toStandardOutput = true; given.append(.stdout)
+            case "output": options.outputPath = try pathname(try scanner.value(for: "--output")); given.append(.output)
             case "force": try flag(); options.force = true
-            case "recursive": try flag(); options.recursive = true
+            case "recursive": try flag(); options.recursive = true; given.append(.recursive)
             case "level": options.level = try parseLevel(try scanner.text(for: "--level"))
             case "fast": try flag(); options.level = 1
             case "best": try flag(); options.level = compressionLevels.upperBound
-            case "engine": options.engine = try parseEngine(try scanner.text(for: "--engine"))
-            case "rsyncable": try flag(); options.rsyncable = true
+            case "engine": options.engine = try parseEngine(try scanner.text(for: "--engine")); given.append(.engine)
+            case "rsyncable": try flag(); options.rsyncable = true; given.append(.rsyncable)
             case "chunk-size":
                 options.chunkSize = try parseChunkSize(try scanner.text(for: "--chunk-size"))
                 options.chunkSizeGiven = true
-            case "max-output": options.maximumOutputSize = Int(try parseByteCount(try scanner.text(for: "--max-output"), option: "--max-output"))
+            case "max-output":
+                options.maximumOutputSize = Int(try parseByteCount(try scanner.text(for: "--max-output"), option: "--max-output"))
+                given.append(.maximumOutput)
             case "no-name": try flag(); options.useName = false
             case "name": try flag(); options.useName = true
             case "synchronous": try flag(); options.synchronous = true
-            case "rm": try flag(); removal = true
-            case "keep": try flag(); removal = false
+            case "rm": try flag(); removal = true; given.append(.remove)
+            case "keep": try flag(); removal = false; given.removeAll { $0 == .remove }
             case "suffix": options.suffix = try parseSuffix(try scanner.value(for: "--suffix"))
-            case "decompress" where options.gzipMode, "uncompress" where options.gzipMode: try flag(); decompress = true
-            case "test" where options.gzipMode: try flag(); test = true
-            case "list" where options.gzipMode: try flag(); list = true
-            case "json": try flag(); options.json = true
-            case "strict": try flag(); options.strict = true
+            case "decompress" where gzipMode, "uncompress" where gzipMode: try flag(); decompress = true
+            case "test" where gzipMode: try flag(); test = true
+            case "list" where gzipMode: try flag(); list = true
+            case "json": try flag(); options.json = true; given.append(.json)
+            case "strict": try flag(); options.strict = true; given.append(.strict)
             case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
-            case "block-size", "blocksize": options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"))
-            case "bgzf": try flag(); options.bgzf = true
+            case "block-size", "blocksize":
+                options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"))
+                given.append(.blockSize)
+            case "bgzf": try flag(); options.bgzf = true; given.append(.bgzf)
             case "index":
                 // pack's --index is a flag; unpack and test read through the index at PATH.
-                if scanner.hasInlineValue || (!options.gzipMode && (options.mode == .unpack || options.mode == .test)) {
+                if scanner.hasInlineValue || (!gzipMode && (options.mode == .unpack || options.mode == .test)) {
                     options.indexPath = try pathname(try scanner.value(for: "--index"))
+                    given.append(.indexPath)
                 } else {
                     try flag()
                     options.index = true
+                    given.append(.writeIndex)
                 }
-            case "span": options.span = try parseSpan(try scanner.text(for: "--span"))
-            case "offset": options.rangeOffset = try parseByteCount(try scanner.text(for: "--offset"), option: "--offset")
-            case "length": options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
+            case "span": options.span = try parseSpan(try scanner.text(for: "--span")); given.append(.span)
+            case "offset":
+                options.rangeOffset = try parseByteCount(try scanner.text(for: "--offset"), option: "--offset")
+                given.append(.range)
+            case "length":
+                options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
+                given.append(.range)
             // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or
             // `-S -h` names a file or a suffix.
             case "help": try flag(); return .help(helpTopic)
             case "version": try flag(); return .version
             case "license": try flag(); return .license
+            // Refused when met by a command that does not take them, before their value is read.
             case "timeout":
-                if networkCommand == nil { throw UsageError(message: "--timeout applies to send and receive") }
+                try refuseUnlessTaken(.timeout)
                 options.timeout = try parseTimeout(try scanner.text(for: "--timeout"))
             case "deadline":
-                if networkCommand == nil { throw UsageError(message: "--deadline applies to send and receive") }
+                try refuseUnlessTaken(.deadline)
                 options.deadline = try parseDeadline(try scanner.text(for: "--deadline"))
             case "key-file":
-                if networkCommand == nil { throw UsageError(message: "--key-file applies to send, receive and cache") }
+                try refuseUnlessTaken(.keyFile)
                 let file = try scanner.text(for: "--key-file")
                 if file.isEmpty { throw UsageError(message: "--key-file needs a file name") }
                 options.keyFile = file
-            case "progress": try flag(); options.progress = true
-            case "no-progress": try flag(); options.progress = false
+            case "progress": try flag(); options.progress = true; given.append(.progress)
+            case "no-progress": try flag(); options.progress = false; given.append(.progress)
             case "quiet", "silent": try flag(); options.quiet = true; options.verbose = false
             case "verbose": try flag(); options.verbose = true; options.quiet = false
             default: throw scanner.unrecognizedOption(name)
@@ -140,35 +161,65 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "h": return .help(helpTopic)
             case "V": return .version
             case "L": return .license
-            case "c": options.toStandardOutput = true
+            case "c": options.toStandardOutput = true; given.append(.stdout)
             case "f": options.force = true
-            case "r": options.recursive = true
-            case "k": removal = false
-            case "d" where options.gzipMode: decompress = true
-            case "t" where options.gzipMode: test = true
-            case "l" where options.gzipMode: list = true
+            case "r": options.recursive = true; given.append(.recursive)
+            case "k": removal = false; given.removeAll { $0 == .remove }
+            case "d" where gzipMode: decompress = true
+            case "t" where gzipMode: test = true
+            case "l" where gzipMode: list = true
             case "n": options.useName = false
             case "N": options.useName = true
             case "q": options.quiet = true; options.verbose = false
             case "v": options.verbose = true; options.quiet = false
-            case "o": options.outputPath = try pathname(try scanner.value(for: "-o"))
+            case "o": options.outputPath = try pathname(try scanner.value(for: "-o")); given.append(.output)
             case "p": options.threads = try parseThreads(try scanner.text(for: "-p"))
-            case "b": options.blockSize = try parseBlockSize(try scanner.text(for: "-b"))
+            case "b": options.blockSize = try parseBlockSize(try scanner.text(for: "-b")); given.append(.blockSize)
             case "S": options.suffix = try parseSuffix(try scanner.value(for: "-S"))
             default: throw scanner.invalidOption(letter)
             }
         }
     }
-    if options.gzipMode {
+    if gzipMode {
         options.mode = list ? .list : test ? .test : decompress ? .unpack : .pack
         // gzip's -t and -l imply -c (zcat -t, gzip -tc): it changes nothing.
-        if options.mode == .test || options.mode == .list { options.toStandardOutput = false }
+        if options.mode == .test || options.mode == .list {
+            options.toStandardOutput = false
+            given.removeAll { $0 == .stdout }
+        }
+        if options.mode != .pack {
+            // gzip and pigz take the options that only tune compression with -d, -t and -l and
+            // ignore them: `tar -I 'gzip --rsyncable'` extracts with `-d --rsyncable`.
+            options.rsyncable = false
+            options.engine = nil
+            options.blockSize = nil
+            given.removeAll { $0 == .rsyncable || $0 == .engine || $0 == .blockSize }
+        }
     }
     options.removeInput = removal ?? false
     options.keep = removal == false
     if let networkCommand {
         try takeNetworkOperands(&options, for: networkCommand, keepOrRemoveGiven: removal != nil)
     }
+    try CommandShape(options, network: networkCommand).refuseOptionsNotTaken(given)
     try options.validate(keepOrRemoveGiven: removal != nil)
     return .run(options)
+}
+
+/// Parses a whole command line: ``parseCommandLine(_:programName:gzipVariable:warn:)``, then
+/// the one rule that looks at the file system (`-o` of several inputs must name a directory).
+/// - Parameters:
+///   - programName: The last path component of `argv[0]`.
+///   - gzipVariable: The `GZIP` environment variable's bytes, or `nil`.
+///   - warn: Called with each warning line about the command line, without the signature.
+/// - Returns: What to run, or the help, version or licence asked for.
+/// - Throws: ``UsageError``, printed by ``UsageError/text(signedBy:)``.
+func parseArguments(_ arguments: [[UInt8]], programName: Pathname, gzipVariable: [UInt8]?,
+                    warn: (String) -> Void) throws(UsageError) -> ParsedCommand {
+    let parsed = try parseCommandLine(arguments, programName: programName, gzipVariable: gzipVariable, warn: warn)
+    if case .run(let options) = parsed, let outputPath = options.outputPath, options.files.count > 1,
+       FileInfo(path: outputPath)?.isDirectory != true {
+        throw UsageError(message: "-o takes one input file, or an existing directory for several")
+    }
+    return parsed
 }

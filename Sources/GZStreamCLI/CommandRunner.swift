@@ -82,19 +82,13 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     let parsed: ParsedCommand
     let baseName = (Pathname(bytes: programName) ?? "gzstream").baseName
     // As coreutils and gzip sign their messages: the name the program was called by.
-    let signature = baseName.isEmpty ? "gzstream" : escapingControlCharacters(baseName.description)
+    let signature = GzipCompatibility.signature(of: baseName)
     let diagnostics = Diagnostics(stream: environment.standardError, quiet: false)
     do throws(UsageError) {
-        parsed = try parseCommandLine(arguments, programName: baseName, gzipVariable: environment.gzipVariable,
-                                      warn: { diagnostics.write("\(signature): \($0)\n") })
-        if case .run(let options) = parsed, let outputPath = options.outputPath, options.files.count > 1,
-           FileInfo(path: outputPath)?.isDirectory != true {
-            throw UsageError(message: "-o takes one input file, or an existing directory for several")
-        }
+        parsed = try parseArguments(arguments, programName: baseName, gzipVariable: environment.gzipVariable,
+                                    warn: { diagnostics.write("\(signature): \($0)\n") })
     } catch {
-        // One line and where help is, as gzip and coreutils print a usage error.
-        diagnostics.write("\(signature): \(escapingControlCharacters(error.message))\n"
-            + (error.helpCommand.map { "Try '\(signature) \($0)' for more information.\n" } ?? ""))
+        diagnostics.write(error.text(signedBy: signature))
         return CommandResult(status: .error, brokenPipe: false)
     }
     let status: ExitStatus
@@ -109,8 +103,8 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
         (status, closedPipe) = printOrFail(licenseText, environment: environment)
     case .run(let options):
         let command = Command(options: options, environment: environment,
-                              programName: options.gzipMode ? signature : "gzstream")
-        if options.gzipMode { gzipProgram = signature }
+                              programName: options.gzip?.programName ?? "gzstream")
+        gzipProgram = options.gzip?.programName
         status = command.run()
         closedPipe = command.closedPipe
     case .cacheHelp(let action):
@@ -175,7 +169,7 @@ final class Command {
         self.environment = environment
         console = StandardErrorConsole(stream: environment.standardError, isTerminal: environment.errorIsTerminal)
         self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet, console: console,
-                                       programName: programName, joinsAsGzip: options.gzipMode)
+                                       programName: programName, joinsAsGzip: options.gzip != nil)
         outputDirectory = options.outputPath.flatMap { FileInfo(path: $0)?.isDirectory == true ? $0 : nil }
     }
 
@@ -185,7 +179,7 @@ final class Command {
         var status = ExitStatus.success
         if options.mode != .list {
             listing = nil
-        } else if options.gzipMode && !options.json {
+        } else if options.gzip?.listsGzipTable(json: options.json) == true {
             listing = GzipListing(command: self, operandCount: operands.count)
         } else {
             listing = MemberListing(command: self)

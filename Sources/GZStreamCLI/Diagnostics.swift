@@ -51,7 +51,7 @@ extension Command {
     /// GNU gzip's warning, word for word: the data before the garbage was kept. In gzip mode
     /// the garbage is judged as gzip judges it (``judgeTrailingData(_:subject:)``).
     func warnTrailingGarbage(_ subject: String, _ garbage: GzipInputStream.TrailingGarbage) throws -> ExitStatus {
-        if options.gzipMode { return try judgeTrailingData(garbage, subject: subject) }
+        if options.gzip != nil { return try judgeTrailingData(garbage, subject: subject) }
         diagnostics.warning(subject, "decompression OK, trailing garbage ignored")
         return .warning
     }
@@ -64,12 +64,12 @@ extension Command {
     /// How messages name an operand: "standard input" for `-` (gzip's "stdin" in gzip mode), else the path as
     /// ``Pathname/description`` shows it (octal escapes for bytes that are not UTF-8).
     func displayName(_ operand: Pathname) -> String {
-        operand == "-" ? (options.gzipMode ? "stdin" : "standard input") : operand.description
+        operand == "-" ? options.gzip?.standardInputName ?? "standard input" : operand.description
     }
 
     func report(_ outcome: Outcome, inputName: String, outputName: String) {
         guard options.verbose else { return }
-        if options.gzipMode { return reportLikeGzip(outcome, outputName: outputName) }
+        if options.gzip != nil { return reportLikeGzip(outcome, outputName: outputName) }
         let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
         diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "
             + "\(outcome.bytesOut) bytes, \(percentSaved(packed: packed, plain: plain)) saved -> \(escapingControlCharacters(outputName))\n")

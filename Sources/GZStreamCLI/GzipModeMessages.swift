@@ -94,7 +94,7 @@ extension Command {
     /// gzip, that is a warning (exit 2); otherwise it passes unsaid.
     /// - Returns: The status.
     func noteZeroPaddingLikeGzip(_ subject: String) -> ExitStatus {
-        guard options.gzipMode, options.verbose else { return .success }
+        guard options.gzip != nil, options.verbose else { return .success }
         writeVerbosePrefix()
         diagnostics.write("\n\(diagnostics.programName): \(escapingControlCharacters(subject)): "
             + "decompression OK, trailing zero bytes ignored\n")
@@ -106,7 +106,7 @@ extension Command {
     /// Starts gzip's `-v` line for the file (not standard input) about to be worked on: its
     /// `NAME:\t` is written before the first message about its data, or before its result.
     func beginVerboseLine(_ inputName: String) {
-        verboseName = options.gzipMode && options.verbose && currentInput != nil ? inputName : nil
+        verboseName = options.gzip != nil && options.verbose && currentInput != nil ? inputName : nil
     }
 
     /// Writes `NAME:\t` of the file being worked on, once.
@@ -169,7 +169,7 @@ extension Command {
     /// (``refuseExisting(_:)``).
     /// - Throws: ``Reported`` unless the answer was yes: gzip's `not overwritten` warning.
     func confirmOverwrite(_ path: String) throws {
-        guard options.gzipMode, environment.inputIsTerminal, environment.isForeground else {
+        guard options.gzip != nil, environment.inputIsTerminal, environment.isForeground else {
             throw Reported(status: refuseExisting(path))
         }
         diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(path)) already exists; "

@@ -94,7 +94,7 @@ extension Command {
     /// and none in gzip mode (GNU gzip reads no index, so a file beside the input changes
     /// nothing it prints).
     func noteIndexNotUsed(_ path: Pathname, _ reason: String) {
-        guard !options.gzipMode else { return }
+        guard options.gzip == nil else { return }
         diagnostics.warning(path.description, "not used: \(reason)")
     }
 }

@@ -61,7 +61,7 @@ extension Command {
         if let error = gzip.streamError {
             listing?.endFile(compressedSize: gzip.compressedByteCount, uncompressedSize: gzip.uncompressedByteCount,
                              trailingGarbage: nil, error: error)
-            if options.gzipMode, let error = error as? GzipError {
+            if options.gzip != nil, let error = error as? GzipError {
                 throw Reported(status: reportLikeGzip(error, subject: name))
             }
             let subject = (error as? ByteStreamError)?.target ?? name
@@ -76,7 +76,7 @@ extension Command {
             status = noteZeroPaddingLikeGzip(name)
         }
         guard options.verbose && options.mode == .test else { return status }
-        if options.gzipMode {
+        if options.gzip != nil {
             // gzip's " OK" follows its trailing garbage warning.
             reportTestedLikeGzip()
         } else if status == .success {

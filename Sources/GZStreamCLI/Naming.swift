@@ -76,7 +76,7 @@ extension Command {
     /// `get_istat`): when decompressing, testing or listing a name without a known suffix,
     /// `-S`'s (`.gz` by default), then `.gz`, `.z`, `-z` and `.Z`, each once; otherwise none.
     func suffixesTried(for operand: Pathname) -> [Pathname] {
-        guard options.gzipMode, options.mode != .pack, knownSuffix(of: operand, custom: options.suffix) == nil else {
+        guard options.gzip != nil, options.mode != .pack, knownSuffix(of: operand, custom: options.suffix) == nil else {
             return []
         }
         var suffixes: [Pathname] = [options.packSuffix]
@@ -125,7 +125,7 @@ extension Command {
 
     /// The warning for a FIFO, device or socket passed over (gzip's, with its single dash in gzip mode).
     var notRegularFileIgnored: String {
-        "is not a directory or a regular file \(options.gzipMode ? "-" : "--") ignored"
+        options.gzip?.notRegularFileIgnored ?? "is not a directory or a regular file -- ignored"
     }
 
     /// Says that `path` cannot be taken; - Returns: the ``Reported`` to throw.
@@ -157,7 +157,7 @@ extension Command {
 
     func refuseTerminal(readingStandardInput: Bool) throws {
         guard !options.force else { return }
-        if options.gzipMode { return try refuseTerminalLikeGzip(readingStandardInput: readingStandardInput) }
+        if options.gzip != nil { return try refuseTerminalLikeGzip(readingStandardInput: readingStandardInput) }
         switch options.mode {
         case .pack where environment.outputIsTerminal && options.outputPath == nil:
             throw Reported(status: reportError("standard output",
@@ -207,7 +207,7 @@ extension Command {
                     return "is an index (\(index)) -- unchanged"
                 }
             }
-            let suffix = options.gzipMode
+            let suffix = options.gzip != nil
                 ? knownSuffix(of: path, custom: options.suffix)
                 : ([".gz", ".tgz"] + (options.suffix.map { [$0] } ?? [])).first { path.hasSuffixIgnoringCase($0) }
             return suffix.map { "already has \($0) suffix -- unchanged" }
@@ -221,7 +221,7 @@ extension Command {
     /// The status of a name passed over by ``unfitName(_:)``: a warning, except in gzip mode for
     /// a name that has a suffix already, which gzip only notes (exit 0).
     var unfitNameStatus: ExitStatus {
-        options.gzipMode && options.mode == .pack ? .success : .warning
+        options.gzip?.passesOverSuffixedNameQuietly(mode: options.mode) == true ? .success : .warning
     }
 }
 

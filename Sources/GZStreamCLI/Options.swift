@@ -6,11 +6,10 @@ struct Options: Equatable {
     enum Mode: String { case pack, unpack, test, list, index }
 
     var mode: Mode
-    /// GNU gzip's command line (no subcommand, or called `gzip`, `gunzip`, `zcat` or `gzcat`):
-    /// the mode comes from `-d`, `-t`, `-l`; pack and unpack remove each input unless `-k`, `-c` or `-o`;
-    /// `-l` prints gzip's table; a name with a known suffix and an existing output are skipped
-    /// as gzip skips them.
-    var gzipMode = false
+    /// GNU gzip's command line (no subcommand, or called `gzip`, `gunzip`, `zcat` or `gzcat`),
+    /// whose mode comes from `-d`, `-t`, `-l`, and gzip's behaviour (GzipCompatibility.swift);
+    /// `nil` for the commands.
+    var gzip: GzipCompatibility?
     var files: [Pathname] = []
     var toStandardOutput = false
     var outputPath: Pathname?
@@ -125,3 +124,13 @@ struct UsageError: Error, Equatable {
     }
 }
 
+extension UsageError {
+    /// What standard error shows for this error: one line and where help is, as gzip and
+    /// coreutils print a usage error (`gzstream: MESSAGE`, then `Try 'gzstream --help' for more
+    /// information.`), control characters escaped.
+    /// - Parameter signature: The program's name as it was called (`gzstream`, `gzip`, `zcat`).
+    func text(signedBy signature: String) -> String {
+        "\(signature): \(escapingControlCharacters(message))\n"
+            + (helpCommand.map { "Try '\(signature) \($0)' for more information.\n" } ?? "")
+    }
+}

@@ -306,7 +306,7 @@ extension Command {
     /// Reports an output that exists and is not replaced without `-f`: an error, or in gzip
     /// mode gzip's warning (``refuseExistingLikeGzip(_:)``). - Returns: the status to end the file with.
     func refuseExisting(_ path: String) -> ExitStatus {
-        if options.gzipMode { return refuseExistingLikeGzip(path) }
+        if options.gzip != nil { return refuseExistingLikeGzip(path) }
         return reportError(path, Self.existingOutput)
     }
 

@@ -127,7 +127,7 @@ extension Command {
     func beginProgress(_ name: String, writesStandardOutput: Bool) -> ProgressReporter? {
         guard options.mode == .pack || options.mode == .unpack || options.mode == .test else { return nil }
         let shown = options.progress
-            ?? (environment.errorIsTerminal && !options.quiet && !options.gzipMode
+            ?? (environment.errorIsTerminal && !options.quiet && options.gzip == nil
                 && !(writesStandardOutput && environment.outputIsTerminal))
         return shown ? console.beginProgress(name: name) : nil
     }

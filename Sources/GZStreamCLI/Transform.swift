@@ -232,7 +232,7 @@ extension Command {
         } catch let error as ByteStreamError {
             throw Reported(status: reportError(error.target ?? inputName, describe(error)))
         } catch {
-            if options.gzipMode, let error = error as? GzipError {
+            if options.gzip != nil, let error = error as? GzipError {
                 throw Reported(status: reportLikeGzip(error, subject: inputName))
             }
             throw Reported(status: reportError(inputName, describe(error)))
@@ -251,7 +251,7 @@ extension Command {
         if let inputInfo {
             header.fileName = inputPath.baseName.bytes
             seconds = inputInfo.modificationTime.seconds
-        } else if options.gzipMode, let standardInputSeconds = standardInputModificationTime() {
+        } else if options.gzip != nil, let standardInputSeconds = standardInputModificationTime() {
             // As gzip: standard input's time (no name) when it is a regular file.
             seconds = standardInputSeconds
         } else {

@@ -1,0 +1,124 @@
+// Which options each command takes, as swift-argument-parser gives each command a type of its
+// own: a command's set is the options common to all (levels, -f, -k, -q, -v, -S, -p, -N, -n,
+// --chunk-size, --synchronous, which no set lists) and its own. An option a command does not
+// take is refused by that command's parse in the words users have always read
+// (``CommandShape/refusal(of:)``), so no rule between options has to say "X applies to Y".
+
+/// An option that some command does not take: one key per field, whatever its spellings
+/// (`-c`, `--stdout` and `--to-stdout` are ``stdout``).
+enum OptionKey: Hashable, Sendable {
+    case stdout, output, remove
+    case maximumOutput, strict
+    case blockSize, engine, rsyncable
+    case bgzf, writeIndex
+    /// `--index PATH` (unpack, test), against pack's flag ``writeIndex``.
+    case indexPath
+    case span
+    /// `--offset` and `--length`.
+    case range
+    /// `--progress` and `--no-progress`.
+    case progress
+    case json
+    case recursive
+    case timeout, deadline, keyFile
+}
+
+/// The shape of one command line once its command is known: the command, or gzip mode's
+/// command after `-d`, `-t` and `-l` are read. Pack with `--bgzf` is a shape of its own: its
+/// members are BGZF's, so it takes none of the chunk engine's options.
+enum CommandShape: Sendable {
+    case pack, bgzfPack, unpack, test, list, index, send, receive
+
+    /// The shape of `options` as parsed; `network` is send or receive.
+    init(_ options: Options, network: NetworkCommand?) {
+        switch (options.mode, network) {
+        case (.pack, .send?): self = .send
+        case (.unpack, .receive?): self = .receive
+        case (.pack, _): self = options.bgzf ? .bgzfPack : .pack
+        case (.unpack, _): self = .unpack
+        case (.test, _): self = .test
+        case (.list, _): self = .list
+        case (.index, _): self = .index
+        }
+    }
+
+    /// The options the shape takes beyond the common ones.
+    var takes: Set<OptionKey> {
+        switch self {
+        case .pack: [.stdout, .output, .remove, .blockSize, .engine, .rsyncable, .bgzf, .writeIndex, .progress, .recursive]
+        case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive]
+        case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .range, .progress, .recursive]
+        case .test: [.maximumOutput, .strict, .indexPath, .progress, .recursive]
+        case .list: [.maximumOutput, .strict, .json, .recursive]
+        case .index: [.output, .span]
+        // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
+        // on the values given (Network.swift), which names them all in one message.
+        case .send: Self.pack.takes.union([.timeout, .deadline, .keyFile])
+        case .receive: Self.unpack.takes.union([.timeout, .deadline, .keyFile])
+        }
+    }
+
+    /// What the command line says when this shape is given `key`, which it does not take.
+    func refusal(of key: OptionKey) -> UsageError {
+        UsageError(message: refusalMessage(of: key))
+    }
+
+    private func refusalMessage(of key: OptionKey) -> String {
+        switch (self, key) {
+        case (.test, .stdout), (.test, .output), (.test, .remove): return "test writes no output: -c, -o and --rm do not apply"
+        case (.list, .stdout), (.list, .output), (.list, .remove): return "list writes no output: -c, -o and --rm do not apply"
+        case (.index, .stdout), (.index, .remove), (.index, .maximumOutput):
+            return "index writes its index beside each FILE (or to -o PATH): -c, --rm and --max-output do not apply"
+        default: break
+        }
+        switch key {
+        // Only test, list and index leave these out (above).
+        case .stdout, .output, .remove: return "-c, -o and --rm do not apply"
+        case .maximumOutput: return "--max-output applies to unpack, test and list"
+        case .strict: return "--strict applies to unpack, test and list"
+        case .blockSize: return "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)"
+        case .engine: return "--engine applies to pack without --bgzf"
+        case .rsyncable: return "--rsyncable applies to pack without --bgzf"
+        case .bgzf, .writeIndex: return "--bgzf and --index apply to pack"
+        case .indexPath: return "--index PATH applies to unpack and test"
+        case .span: return "--span applies to index"
+        case .range: return "--offset and --length apply to unpack"
+        case .progress: return "--progress and --no-progress apply to pack, unpack and test"
+        case .json: return "--json applies to list only"
+        case .recursive: return "-r applies to pack, unpack, test and list"
+        case .timeout: return "--timeout applies to send and receive"
+        case .deadline: return "--deadline applies to send and receive"
+        case .keyFile: return "--key-file applies to send, receive and cache"
+        }
+    }
+
+    /// Refuses, of the options in `given` that this shape does not take, the one of lowest
+    /// ``precedence(of:)``, so that a command line with several names the one it always named.
+    /// - Throws: ``UsageError`` with ``refusal(of:)``'s message.
+    func refuseOptionsNotTaken(_ given: [OptionKey]) throws(UsageError) {
+        let takes = takes
+        let refused = given.filter { !takes.contains($0) }
+        if let first = refused.min(by: { precedence(of: $0) < precedence(of: $1) }) { throw refusal(of: first) }
+    }
+
+    /// Which refusal comes first when several options are refused: the order in which the
+    /// rules named them before each command had a set (the lowest first).
+    private func precedence(of key: OptionKey) -> Int {
+        switch key {
+        case .stdout, .output, .remove: self == .index ? 9 : 0
+        case .maximumOutput: self == .index ? 9 : 1
+        case .strict: 2
+        case .blockSize: 3
+        case .bgzf, .writeIndex: 4
+        case .indexPath: 5
+        case .span: 6
+        case .engine: 7
+        case .rsyncable: 8
+        case .range: 9
+        case .progress: 10
+        case .json: 11
+        case .recursive: 12
+        case .timeout, .deadline, .keyFile: -1
+        }
+    }
+}
