@@ -4,8 +4,8 @@ import ByteStreams
 /// refilled from an inner stream, byte-wise peek and take for headers, trailers and what follows
 /// a member, and the decoder's view of the unread bytes (``buffer`` from ``start`` to ``end``).
 /// As Go's `gzip.Reader` feeds its header parser and its inflater from one buffered reader,
-/// ``GzipInputStream`` and ``GzipIndexBuilder`` read through this; the member framing itself
-/// (header, trailer, what follows) is written once, in ``GzipMemberSource``.
+/// ``GzipInputStream``, ``GzipIndexBuilder`` and ``BGZFMemberFramer`` read through this; the
+/// member framing itself (header, trailer, what follows) is written once, in ``GzipMemberSource``.
 ///
 /// Besides reading, it can give bytes back: the up to 8 bytes ISA-L read past a member's end
 /// (``pushBack(_:)``); the bytes of a parsing step that a scheduled inner stream cut short

@@ -1,10 +1,10 @@
 /// Bytes a gzip reader takes one at a time around a member's deflate data: its header, its
 /// trailer, and what follows it. The framing on top (``readHeader(_:)``, ``readTrailer(member:)``,
 /// ``readFollowing(member:maximumFieldLength:)``, ``skipZeroPadding()``) is written once here for
-/// every reader: ``GzipMemberInput`` (under ``GzipInputStream`` and ``GzipIndexBuilder``) and
-/// the indexed span decoder, which reads its file by `pread(2)` at an access point's offset and
-/// up to the next point's, and so keeps its own input. Generic, so that each reader's calls are
-/// direct (no call through a witness table per byte).
+/// every reader that takes bytes one at a time: ``GzipMemberInput`` (under ``GzipInputStream``
+/// and ``GzipIndexBuilder``) and the indexed span decoder, which reads its file by `pread(2)`
+/// from an access point's offset up to the next point's, and so keeps its own input. Generic,
+/// so that each reader's calls are direct (no call through a witness table per byte).
 protocol GzipMemberSource: AnyObject {
     /// The compressed-input offset in bytes of the next unread byte.
     var position: Int64 { get }

@@ -287,8 +287,8 @@ final class SpanDecoder {
             let boundary = position
             let ended = SpanItem.memberEnd(stored: stored, trailerOffset: trailerOffset, nextMemberOffset: boundary)
             if boundary == fileSize { return .endOfFile(ended) }
-            guard case .member(var parser) = try readFollowing(member: -1, maximumFieldLength: GzipInputStream.maximumHeaderFieldLength)
-            else { return .notMember(ended, boundary: boundary) }
+            let following = try readFollowing(member: -1, maximumFieldLength: GzipInputStream.maximumHeaderFieldLength)
+            guard case .member(var parser) = following else { return .notMember(ended, boundary: boundary) }
             do {
                 try readHeader(&parser)
             } catch is GzipError {
