@@ -1,22 +1,15 @@
 import ByteStreams
 
 /// Cuts an input stream into whole BGZF members without inflating them: reads the inner stream
-/// in reads of ``readSize(chunkSize:)`` bytes into a buffer allocated once (room for two largest
-/// members and a read), and lends out each member's bytes. Stops at the first point that is not a whole
-/// BGZF member (the end of the input, another kind of member, zero padding, garbage, a member
-/// cut short, or a failed read); the bytes from there on stay in ``unconsumed``.
+/// through a ``GzipMemberInput`` in reads of ``readSize(chunkSize:)`` bytes into its buffer,
+/// allocated once with room for two largest members and a read, and lends out each member's
+/// bytes. Stops at the first point that is not a whole BGZF member (the end of the input,
+/// another kind of member, zero padding, garbage, a member cut short, or a failed read); the
+/// bytes from there on stay in ``unconsumed``, for the sequential reader that takes over.
 ///
 /// Used by one thread at a time. Does not open or close the inner stream.
 final class BGZFMemberFramer {
-    private let inner: ByteInputStream
-    /// The bytes asked of the inner stream per read.
-    private let readSize: Int
-    private let capacity: Int
-    private let storage: UnsafeMutablePointer<UInt8>
-    private var stagedStart = 0
-    private var stagedEnd = 0
-    /// The offset in the whole compressed input of the next unconsumed byte.
-    private(set) var offset: Int64
+    private let input: GzipMemberInput
     /// Set once a read of the inner stream returned 0.
     private(set) var innerEnded = false
     /// The inner stream's error, once a read failed; nothing more is read after it.
@@ -25,11 +18,10 @@ final class BGZFMemberFramer {
     /// - Parameters:
     ///   - offset: The offset of the inner stream's next byte in the whole input, in bytes.
     init(inner: ByteInputStream, chunkSize: Int, offset: Int64) {
-        self.inner = inner
-        readSize = Self.readSize(chunkSize: chunkSize)
-        self.offset = offset
-        capacity = 2 * BGZFFrame.maximumSize + readSize
-        storage = .allocate(capacity: capacity)
+        let readSize = Self.readSize(chunkSize: chunkSize)
+        // A read of 0 bytes is the end: the stream does not follow a scheduled inner stream.
+        input = GzipMemberInput(inner: inner, chunkSize: readSize, offset: offset,
+                                capacity: 2 * BGZFFrame.maximumSize + readSize, followsReadiness: false)
     }
 
     /// The largest multiple of `chunkSize` not above 64 KiB (`chunkSize` itself when larger): a
@@ -40,22 +32,21 @@ final class BGZFMemberFramer {
         max(1, 65536 / chunkSize) * chunkSize
     }
 
-    deinit {
-        storage.deallocate()
-    }
+    /// The offset in the whole compressed input of the next unconsumed byte.
+    var offset: Int64 { input.position }
 
     /// The bytes read and not handed out.
-    var unconsumed: [UInt8] { Array(UnsafeBufferPointer(start: storage + stagedStart, count: stagedEnd - stagedStart)) }
+    var unconsumed: [UInt8] { Array(UnsafeBufferPointer(start: input.buffer + input.start, count: input.end - input.start)) }
 
     /// Whether the input ended cleanly right here: nothing staged, the inner stream at its end.
-    var isAtCleanEnd: Bool { stagedStart == stagedEnd && innerEnded && innerError == nil }
+    var isAtCleanEnd: Bool { !input.hasUnreadBytes && innerEnded && innerError == nil }
 
     /// The next whole member: its offset, frame and bytes (lent: valid until the next call);
     /// `nil` where the input stops being whole BGZF members (see the type's summary).
     func next() -> (offset: Int64, frame: BGZFFrame, bytes: UnsafeRawBufferPointer)? {
         var frame: BGZFFrame
         parsing: while true {
-            let parsed = BGZFFrame.parse(UnsafeRawBufferPointer(start: storage + stagedStart, count: stagedEnd - stagedStart))
+            let parsed = BGZFFrame.parse(UnsafeRawBufferPointer(start: input.buffer + input.start, count: input.end - input.start))
             switch parsed {
             case .member(let found):
                 frame = found
@@ -67,34 +58,23 @@ final class BGZFMemberFramer {
             }
         }
         guard stage(frame.size) else { return nil }
-        let bytes = UnsafeRawBufferPointer(start: storage + stagedStart, count: frame.size)
-        let start = offset
-        stagedStart += frame.size
-        offset += Int64(frame.size)
+        let bytes = UnsafeRawBufferPointer(start: input.buffer + input.start, count: frame.size)
+        let start = input.position
+        input.start += frame.size
         return (start, frame, bytes)
     }
 
     /// Reads until at least `count` bytes (at most ``BGZFFrame/maximumSize``) are staged;
     /// `false` when the input ends or fails first.
     private func stage(_ count: Int) -> Bool {
-        while stagedEnd - stagedStart < count {
-            if innerEnded || innerError != nil { return false }
-            if capacity - stagedEnd < readSize {
-                // At most one member's bytes move per member consumed.
-                let unread = stagedEnd - stagedStart
-                storage.update(from: storage + stagedStart, count: unread)
-                stagedStart = 0
-                stagedEnd = unread
-            }
-            let read = inner.read(storage + stagedEnd, maxLength: readSize)
-            if read < 0 {
-                innerError = inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
-            } else if read == 0 {
-                innerEnded = true
-            } else {
-                stagedEnd += read
-            }
+        guard input.end - input.start < count else { return true }
+        guard !innerEnded, innerError == nil else { return false }
+        do {
+            if try input.stage(count) { return true }
+            innerEnded = true
+        } catch {
+            innerError = error
         }
-        return true
+        return false
     }
 }

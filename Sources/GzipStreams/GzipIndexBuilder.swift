@@ -139,24 +139,19 @@ public struct GzipIndexBuilder: Sendable {
     }
 }
 
-/// One pass of ``GzipIndexBuilder``: the input buffer, the member framing, and inflation into
-/// a 32 KiB ring that always holds the last 32 KiB of plain data.
+/// One pass of ``GzipIndexBuilder``: the member framing over a ``GzipMemberInput``, and
+/// inflation with zlib stopping at block boundaries into a 32 KiB ring that always holds the
+/// last 32 KiB of plain data.
 private final class IndexScan {
     private static let windowSize = Int(GzipIndex.defaultWindowSize)
 
-    private let input: ByteInputStream
-    private let chunkSize: Int
+    private let input: GzipMemberInput
     private let span: Int64
     private let spill: WindowSpillFile
     private let zstream: ZStream
-    private let buffer: UnsafeMutablePointer<UInt8>
     /// The last `windowSize` plain bytes, the oldest at `ringEnd` (zeros before the data).
     private let ring: UnsafeMutablePointer<UInt8>
     private var ringEnd = 0
-    /// The unread bytes are `buffer[start..<end]`; `buffer[0]` is byte `base` of the input.
-    private var start = 0
-    private var end = 0
-    private var base: Int64 = 0
 
     /// The point table as GZIDX stores it, 18 bytes a point.
     private(set) var table: [UInt8] = []
@@ -171,164 +166,120 @@ private final class IndexScan {
     private(set) var endedWithZeroPadding = false
 
     /// The offset in the input of the next byte to read.
-    var position: Int64 { base + Int64(start) }
+    var position: Int64 { input.position }
 
     /// The last (up to 8) bytes read before ``position``: at the end, the file's last bytes,
     /// which gzstream's seal binds the index to.
-    var lastBytes: [UInt8] {
-        let from = max(0, start - GzipIndexSeal.tailSize)
-        let inBuffer = Array(UnsafeBufferPointer(start: buffer + from, count: start - from))
-        return Array((previousBytes + inBuffer).suffix(GzipIndexSeal.tailSize))
-    }
-    /// The last (up to 8) bytes of the buffers before the current one.
-    private var previousBytes: [UInt8] = []
+    var lastBytes: [UInt8] { input.lastBytes }
 
     init(input: ByteInputStream, chunkSize: Int, span: Int, spill: WindowSpillFile,
          ignoresTrailingGarbage: Bool) throws(GzipError) {
-        self.input = input
+        // Blocking reads: a read of 0 is the end, even from a scheduled stream.
+        self.input = GzipMemberInput(inner: input, chunkSize: chunkSize, followsReadiness: false)
+        self.input.keepsLastBytes = true
         self.ignoresTrailingGarbage = ignoresTrailingGarbage
-        self.chunkSize = chunkSize
         self.span = Int64(span)
         self.spill = spill
         zstream = try ZStream(inflate: ())
-        buffer = .allocate(capacity: chunkSize)
+        zstream.stopsAtBlocks = true
         ring = .allocate(capacity: Self.windowSize)
         ring.initialize(repeating: 0, count: Self.windowSize)
     }
 
-    /// Frees the buffers and zlib's state.
+    /// Frees the ring and zlib's state (the input's buffer goes with the input).
     func release() {
         zstream.end()
-        buffer.deallocate()
         ring.deallocate()
     }
 
     /// Reads the whole input: members, then zero padding to the end.
     func run() throws {
-        guard try peekByte() != nil else { throw GzipError.emptyInput }
+        guard try input.peekByte() != nil else { throw GzipError.emptyInput }
         var parser = GzipHeaderParser(member: 1, offset: 0, maximumFieldLength: 0)
         while true {
             member = parser.member
-            try readHeader(&parser)
+            try input.readHeader(&parser)
             if member == 1 { addPoint(compressedOffset: position, bits: 0, plainOffset: 0) }
             // A later member's start needs no window; it becomes a point once its data gives a
             // byte (not for an empty member, from which there is nothing to read).
             let (crc, size) = try inflateMember(startPoint: member > 1 && plainSize - lastPoint >= span ? position : nil)
-            let trailerOffset = position
-            var value: UInt64 = 0
-            for index in 0..<GzipTrailer.size {
-                guard let byte = try nextByte() else {
-                    throw GzipError.truncated(member: member, part: .trailer, offset: position)
-                }
-                value |= UInt64(byte) << UInt64(8 * index)
-            }
-            try GzipTrailer(littleEndian: value).check(crc32: crc, plainSize: size, member: member, offset: trailerOffset)
+            let (stored, trailerOffset) = try input.readTrailer(member: member)
+            try stored.check(crc32: crc, plainSize: size, member: member, offset: trailerOffset)
             guard let next = try nextMember() else { return }
             parser = next
         }
     }
 
-    /// What follows a member: `nil` at the end (after zero padding, if any), else a parser
-    /// that has taken the next member's magic.
+    /// What follows a member, as the sequential reader takes it: `nil` at the end (after zero
+    /// padding, if any), else a parser that has taken the next member's magic.
     private func nextMember() throws -> GzipHeaderParser? {
-        let following = position
-        guard let first = try nextByte() else { return nil }
-        if first == GzipFormat.magic.0 {
-            guard let second = try peekByte() else {
-                throw GzipError.truncated(member: member + 1, part: .header, offset: position)
-            }
-            if GzipFormat.isMagic(first, second) {
-                start += 1
-                var parser = GzipHeaderParser(member: member + 1, offset: following, maximumFieldLength: 0)
-                _ = try parser.consume(first)
-                _ = try parser.consume(second)
-                return parser
-            }
-        } else if first == 0 {
+        let garbageStart: Int64, leadingBytes: [UInt8]
+        switch try input.readFollowing(member: member, maximumFieldLength: 0) {
+        case .end:
+            return nil
+        case .member(let parser):
+            return parser
+        case .cutHeader(let offset):
+            throw GzipError.truncated(member: member + 1, part: .header, offset: offset + 1)
+        case .zeroPadding(let offset):
             // Zero padding to the end is taken; anything after it makes it trailing garbage.
-            while let byte = try peekByte() {
-                guard byte == 0 else { break }
-                start += 1
-            }
-            if try peekByte() == nil {
+            if try input.skipZeroPadding() {
                 endedWithZeroPadding = true
                 return nil
             }
+            (garbageStart, leadingBytes) = (offset, [0])
+        case .other(let offset, let lead):
+            (garbageStart, leadingBytes) = (offset, lead)
         }
-        // As the sequential reader tells it: the first byte, and the second after a lone ID1.
-        var leadingBytes = [first]
-        if first == GzipFormat.magic.0, let second = try peekByte() { leadingBytes.append(second) }
-        start = end
-        while try refill() {}
-        let garbage = GzipInputStream.TrailingGarbage(offset: following, length: position - following,
+        try input.skipToEnd()
+        let garbage = GzipInputStream.TrailingGarbage(offset: garbageStart, length: position - garbageStart,
                                                       leadingBytes: leadingBytes)
         guard ignoresTrailingGarbage else { throw GzipError.trailingGarbage(offset: garbage.offset, length: garbage.length) }
         trailingGarbage = garbage
         return nil
     }
 
-    private func readHeader(_ parser: inout GzipHeaderParser) throws {
-        while !parser.isDone {
-            guard let byte = try nextByte() else {
-                throw GzipError.truncated(member: parser.member, part: .header, offset: position)
-            }
-            _ = try parser.consume(byte)
-        }
-    }
-
     /// Inflates one member's deflate data, adding points at block boundaries, and at
-    /// `startPoint` (the offset of its first deflate byte) once it gives a byte, if not `nil`.
+    /// `startPoint`, the member's first deflate byte, if not `nil`.
     /// - Returns: The member's CRC-32 and plain size.
     private func inflateMember(startPoint: Int64?) throws -> (crc: UInt32, size: Int64) {
         var startPoint = startPoint
         zstream.reset()
-        let z = zstream.pointer
-        defer {
-            z.pointee.next_in = nil
-            z.pointee.next_out = nil
-        }
         var crc: UInt32 = 0
         var size: Int64 = 0
         while true {
             // At the end of the input zlib is still called: it may end the stream without more
             // (after the final block's end code, with Z_BLOCK it stops before looking further).
-            let inputEnded = try start == end && !refill()
+            let inputEnded = try !input.hasUnreadBytes && !input.refill()
             if ringEnd == Self.windowSize { ringEnd = 0 }
-            let (inputCount, room) = (end - start, Self.windowSize - ringEnd)
-            z.pointee.next_in = buffer + start
-            z.pointee.avail_in = UInt32(inputCount)
-            z.pointee.next_out = ring + ringEnd
-            z.pointee.avail_out = UInt32(room)
-            let code = CZlib.inflate(z, Z_BLOCK)
-            let consumed = inputCount - Int(z.pointee.avail_in)
-            let produced = room - Int(z.pointee.avail_out)
+            let step = zstream.step(input: input.buffer + input.start, inputCount: input.end - input.start,
+                                    output: ring + ringEnd, outputCapacity: Self.windowSize - ringEnd)
+            let produced = step.produced
             crc = crc32(crc, UnsafeRawBufferPointer(start: ring + ringEnd, count: produced))
             ringEnd += produced
             size += Int64(produced)
             plainSize += Int64(produced)
-            start += consumed
+            input.start += step.consumed
             if let offset = startPoint, produced > 0 {
                 addPoint(compressedOffset: offset, bits: 0, plainOffset: plainSize - Int64(produced))
                 startPoint = nil
             }
-            switch code {
-            case Z_STREAM_END:
+            switch step.outcome {
+            case .streamEnd:
                 return (crc, size)
-            case Z_OK, Z_BUF_ERROR:
+            case .progress, .stalled:
                 if inputEnded, produced == 0 {
                     throw GzipError.truncated(member: member, part: .deflateData, offset: position)
                 }
-            case Z_DATA_ERROR, Z_NEED_DICT:
-                throw GzipError.invalidDeflateData(member: member, message: ZStream.message(for: code, stream: z),
-                                                   offset: position)
-            default:
-                throw GzipError.zlibFailure(code: code, message: ZStream.message(for: code, stream: z))
+            case .invalid(let reason):
+                throw GzipError.invalidDeflateData(member: member, message: reason, offset: position)
+            case .failed(let error):
+                throw error
             }
-            // 128: just after a block's end (or a stored block's bytes); 64: the final block
-            // is next or under way, so no boundary follows inside this member.
-            let dataType = Int(z.pointee.data_type)
-            if dataType & 128 != 0, dataType & 64 == 0, plainSize - lastPoint >= span {
-                addPoint(compressedOffset: position, bits: UInt8(dataType & 7), plainOffset: plainSize, windowed: true)
+            // Just after a block's end (or a stored block's bytes), and not in the final block,
+            // so that a boundary follows inside this member.
+            if let bits = zstream.bitsPastBlockBoundary, plainSize - lastPoint >= span {
+                addPoint(compressedOffset: position, bits: UInt8(bits), plainOffset: plainSize, windowed: true)
                 try spillWindow()
             }
         }
@@ -353,30 +304,5 @@ private final class IndexScan {
         }
         try spill.append(window)
         window.removeAll()
-    }
-
-    // MARK: Input
-
-    /// Reads the next chunk once the buffer is used up. - Returns: `false` at the end.
-    private func refill() throws -> Bool {
-        previousBytes = lastBytes
-        base += Int64(end)
-        start = 0
-        end = 0
-        let count = input.read(buffer, maxLength: chunkSize)
-        if count < 0 { throw input.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
-        end = count
-        return count > 0
-    }
-
-    private func peekByte() throws -> UInt8? {
-        if start == end, try !refill() { return nil }
-        return buffer[start]
-    }
-
-    private func nextByte() throws -> UInt8? {
-        guard let byte = try peekByte() else { return nil }
-        start += 1
-        return byte
     }
 }

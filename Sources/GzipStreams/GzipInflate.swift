@@ -55,46 +55,46 @@ extension GzipInputStream {
             // answer. (Asking it first on every read would instead return a short read at each
             // refill: unpack of a 256 MiB gzip -6 file with ISA-L, median 0.49 s against 0.45 s.)
             var inputEnded = false
-            if inputStart == inputEnd, !decoderFilledOutput, try !refill() {
+            if !input.hasUnreadBytes, !decoderFilledOutput, try !input.refill() {
                 guard Decoder.stepsAfterInputEnd else {
                     // ISA-L judges a block header only whole: invalid data it already holds
                     // outranks the end.
                     if let (reason, bytesAfter) = decoder.invalidAtEndOfInput() {
-                        return (produced, GzipError.invalidDeflateData(member: memberIndex, message: reason,
-                                                                       offset: position - Int64(bytesAfter)))
+                        return (produced, GzipError.invalidDeflateData(member: member.index, message: reason,
+                                                                       offset: input.position - Int64(bytesAfter)))
                     }
-                    return (produced, GzipError.truncated(member: memberIndex, part: .deflateData, offset: position))
+                    return (produced, GzipError.truncated(member: member.index, part: .deflateData, offset: input.position))
                 }
                 // zlib may still hold output without more input: one more call gives it.
                 inputEnded = true
             }
             let room = capacity - produced
-            let step = decoder.step(input: inputBuffer + inputStart, inputCount: inputEnd - inputStart,
+            let step = decoder.step(input: input.buffer + input.start, inputCount: input.end - input.start,
                                     output: buffer + produced, outputCapacity: room)
             decoderFilledOutput = step.produced == room
             if inputEnded, produced + step.produced == 0, !step.outcome.isStreamEnd {
                 // The last call's verdict first: invalid data found before the end outranks it.
                 if case .invalid(let reason) = step.outcome {
-                    return (0, GzipError.invalidDeflateData(member: memberIndex, message: reason, offset: position))
+                    return (0, GzipError.invalidDeflateData(member: member.index, message: reason, offset: input.position))
                 }
-                return (0, GzipError.truncated(member: memberIndex, part: .deflateData, offset: position))
+                return (0, GzipError.truncated(member: member.index, part: .deflateData, offset: input.position))
             }
-            inputStart += step.consumed
+            input.start += step.consumed
             produced += step.produced
             switch step.outcome {
             case .streamEnd(let readAhead):
                 decoderFilledOutput = false
-                pushBack(readAhead)
-                isRecording = false
+                input.pushBack(readAhead)
+                input.stopKeeping()
                 state = .trailer
                 return (produced, nil)
             case .progress:
                 if produced > 0 { return (produced, nil) }
             case .stalled(let error):
                 if produced > 0 { return (produced, nil) }
-                if inputStart != inputEnd { throw error }
+                if input.hasUnreadBytes { throw error }
             case .invalid(let reason):
-                return (produced, GzipError.invalidDeflateData(member: memberIndex, message: reason, offset: position))
+                return (produced, GzipError.invalidDeflateData(member: member.index, message: reason, offset: input.position))
             case .failed(let error):
                 throw error
             }
@@ -123,12 +123,12 @@ extension GzipInputStream {
         var given = produced
         if let limit = maximumOutputSize.map(Int64.init), uncompressedByteCount + Int64(produced) > limit {
             given = Int(limit - uncompressedByteCount)
-            let error = GzipError.outputLimitExceeded(limit: limit, offset: position)
+            let error = GzipError.outputLimitExceeded(limit: limit, offset: input.position)
             if given == 0 { throw error }
             pendingError = error
         }
-        memberCRC = crc32(memberCRC, UnsafeRawBufferPointer(start: buffer, count: given))
-        memberSize += Int64(given)
+        member.crc32 = crc32(member.crc32, UnsafeRawBufferPointer(start: buffer, count: given))
+        member.uncompressedSize += Int64(given)
         uncompressedByteCount += Int64(given)
         return given
     }

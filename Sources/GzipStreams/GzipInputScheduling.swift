@@ -18,6 +18,7 @@ extension GzipInputStream: FollowsInnerReadiness {
         innerEvents?.detach()
         innerEvents = nil
         checkpoint = nil
+        input.transcript = nil
     }
 
     package func rearmAfterTransfer(wouldBlock: Bool) {
@@ -54,5 +55,42 @@ extension GzipInputStream: FollowsInnerReadiness {
         } catch {
             fail(error)
         }
+    }
+}
+
+// A parsing step (a header, a trailer, what follows a member) that a scheduled inner stream
+// cuts short is undone and run again when more comes: its state back, and the bytes it
+// consumed given back to the input.
+extension GzipInputStream {
+    /// What a parsing step changes before it can fail for want of input: restored, and the input
+    /// it consumed (``GzipMemberInput/transcript``) given back, when the inner stream has nothing yet.
+    struct Checkpoint {
+        var state: State
+        var member: Member
+        var position: Int64
+    }
+
+    /// Starts a step: a parsing step of a stream that follows a scheduled inner stream keeps
+    /// what it needs to be undone; any other step needs none.
+    func beginStep() {
+        guard innerEvents != nil, state == .streamStart || state == .betweenMembers || state == .trailer else {
+            checkpoint = nil
+            input.transcript = nil
+            return
+        }
+        checkpoint = Checkpoint(state: state, member: member, position: input.position)
+        input.transcript = Array(UnsafeBufferPointer(start: input.buffer + input.start, count: input.end - input.start))
+    }
+
+    /// Undoes a parsing step that ran out of input: its state back, and the bytes it consumed
+    /// put in front of the input, to be parsed again when more has come. The bytes kept are
+    /// those of one header, trailer or gap between members.
+    func rollBack() {
+        guard let checkpoint else { return }
+        self.checkpoint = nil
+        state = checkpoint.state
+        member = checkpoint.member
+        input.giveBack(input.transcript ?? [], from: checkpoint.position)
+        input.transcript = nil
     }
 }

@@ -49,9 +49,7 @@ public final class GzipInputStream: ByteInputStream {
 
     // MARK: Settings
 
-    let inner: ByteInputStream
     private let closesInnerStream: Bool
-    let chunkSize: Int
     let trailingGarbagePolicy: TrailingGarbagePolicy
     /// The decompression limit in bytes, or `nil` for none.
     public let maximumOutputSize: Int?
@@ -63,64 +61,40 @@ public final class GzipInputStream: ByteInputStream {
     /// The read state machine. Each step of ``decode(into:maxLength:)`` runs one state; while the
     /// stream follows a scheduled inner stream that may have nothing yet, a step that parses
     /// (`streamStart`, `betweenMembers`, `trailer`) is undone and retried when more comes, and
-    /// the others resume where they stopped.
-    enum State { case streamStart, deflateData, trailer, betweenMembers, padding, garbage, passingThrough, end }
+    /// the others resume where they stopped. `padding` and `garbage` hold where those bytes
+    /// began (and garbage its first bytes, ``TrailingGarbage/leadingBytes``).
+    enum State: Equatable {
+        case streamStart, deflateData, trailer, betweenMembers
+        case padding(start: Int64)
+        case garbage(start: Int64, leadingBytes: [UInt8])
+        case passingThrough, end
+    }
 
     var state = State.streamStart
     /// An error met after some bytes of the same inflate call: those bytes are returned first,
     /// so what a caller gets does not depend on buffer sizes.
     var pendingError: GzipError?
-
-    // MARK: Compressed input (GzipInputBuffer.swift)
-
-    let inputBuffer: UnsafeMutablePointer<UInt8>
-    var inputStart = 0
-    var inputEnd = 0
-    /// The compressed-input offset of `inputBuffer[0]`.
-    var bufferOffset: Int64 = 0
-    /// Bytes `refill` serves before reading the inner stream again: a member's replay, or the
-    /// bytes of a parsing step that was undone.
-    var replayPending: [UInt8] = []
-    var replayCursor = 0
-    /// Set during a parsing step while the stream follows its scheduled inner stream.
+    /// Set during a parsing step while the stream follows its scheduled inner stream
+    /// (GzipInputScheduling.swift).
     var checkpoint: Checkpoint?
 
-    // MARK: Member framing (GzipMemberFraming.swift)
+    // MARK: Compressed input and member framing (GzipMemberInput.swift, GzipMemberFraming.swift)
 
-    var memberIndex = 0
-    var memberOffset: Int64 = 0
-    var memberHeader = GzipHeader()
-    var memberHeaderFieldCut = false
-    var memberHeaderSize: Int64 = 0
-    /// Where zero padding or trailing garbage began (states `padding` and `garbage`).
-    var garbageStart: Int64 = 0
-    /// The first bytes seen there (``TrailingGarbage/leadingBytes``).
-    var garbageLead: [UInt8] = []
-    /// Under ``TrailingGarbagePolicy/passThrough``: a lone magic byte already consumed, given
-    /// back before the rest of the input.
-    var passThroughLead: [UInt8] = []
+    /// The input buffer, refilled from the inner stream; it owns the buffer, not the stream.
+    let input: GzipMemberInput
+    /// The member being read: its number, offset, header, and the CRC-32 and size of the bytes
+    /// decoded from it so far (`compressedSize` is set when its trailer is checked).
+    var member = Member(index: 0, offset: 0, header: GzipHeader(), compressedSize: 0, uncompressedSize: 0, crc32: 0)
 
-    // MARK: Deflate data (GzipInflate.swift)
+    // MARK: Deflate data (GzipInflate.swift, GzipReplay.swift)
 
     var zstream: ZStream?
     var isal: IsalInflater?
     /// The decoder's last call filled its room: it may hold output that needs no more input,
     /// so it is asked again before the inner stream is read.
     var decoderFilledOutput = false
-    var memberCRC: UInt32 = 0
-    var memberSize: Int64 = 0
-
-    // MARK: ISA-L's replay with zlib (GzipReplay.swift)
-
-    /// The inner stream's offset at open, when it can seek: where compressed offset 0 is.
-    var rewindBase: Int64?
-    /// The compressed-input offset of the current member's first deflate byte.
-    var deflateStart: Int64 = 0
     /// Set when ISA-L failed in this member and zlib decodes the rest of it.
     var memberUsesZlib = false
-    /// The member's compressed bytes from `deflateStart`, kept while `isRecording`.
-    var replay: [UInt8] = []
-    var isRecording = false
     /// After zlib took over a member: the bytes it decodes again that ISA-L already returned.
     var bytesToSkip: Int64 = 0
 
@@ -178,22 +152,19 @@ public final class GzipInputStream: ByteInputStream {
     }
 
     /// The initialiser behind the public one, for arguments already checked.
-    private init(checkedInner inner: ByteInputStream, chunkSize: Int, trailingGarbage: TrailingGarbagePolicy,
-                 maximumOutputSize: Int?, inflater: Inflater, closesInnerStream: Bool) {
-        self.inner = inner
-        self.chunkSize = chunkSize
+    private init(checkedInner inner: ByteInputStream, offset: Int64 = 0, chunkSize: Int,
+                 trailingGarbage: TrailingGarbagePolicy, maximumOutputSize: Int?, inflater: Inflater,
+                 closesInnerStream: Bool) {
         self.trailingGarbagePolicy = trailingGarbage
         self.maximumOutputSize = maximumOutputSize
         self.closesInnerStream = closesInnerStream
         self.inflater = inflater
-        // Room for the bytes ISA-L read ahead of a member's end, put back in front.
-        self.inputBuffer = .allocate(capacity: chunkSize + Self.maximumReadAhead)
+        self.input = GzipMemberInput(inner: inner, chunkSize: chunkSize, offset: offset, followsReadiness: true)
         super.init()
     }
 
     deinit {
         zstream?.end()
-        inputBuffer.deallocate()
         lookahead?.deallocate()
     }
 
@@ -207,10 +178,9 @@ public final class GzipInputStream: ByteInputStream {
     convenience init(resuming inner: ByteInputStream, at offset: Int64, membersBefore: Int, bytesBefore: Int64,
                      firstHeader: GzipHeader?, chunkSize: Int, trailingGarbage: TrailingGarbagePolicy,
                      maximumOutputSize: Int?, inflater: Inflater) {
-        self.init(checkedInner: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
+        self.init(checkedInner: inner, offset: offset, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
                   maximumOutputSize: maximumOutputSize, inflater: inflater, closesInnerStream: false)
-        bufferOffset = offset
-        memberIndex = membersBefore
+        member.index = membersBefore
         memberCount = membersBefore
         uncompressedByteCount = bytesBefore
         header = firstHeader
@@ -223,12 +193,17 @@ public final class GzipInputStream: ByteInputStream {
     override public var hasBytesAvailable: Bool {
         guard streamStatus == .open else { return false }
         guard innerEvents != nil else { return true }
-        return lookaheadStart < lookaheadEnd || inputStart < inputEnd || pendingError != nil
+        return lookaheadStart < lookaheadEnd || input.hasUnreadBytes || pendingError != nil
             || inner.streamStatus != .open || inner.hasBytesAvailable
     }
 
     /// The number of compressed bytes consumed so far.
-    public var compressedByteCount: Int64 { bufferOffset + Int64(inputStart) }
+    public var compressedByteCount: Int64 { input.position }
+
+    /// The compressed input, read by ``input``.
+    var inner: ByteInputStream { input.inner }
+    /// The size in bytes of each read from the inner stream.
+    var chunkSize: Int { input.chunkSize }
 
     override public func openBacking() throws {
         try inner.openUnlessOpened()
@@ -236,7 +211,7 @@ public final class GzipInputStream: ByteInputStream {
         case .zlib: zstream = try ZStream(inflate: ())
         case .isal:
             isal = IsalInflater()
-            rewindBase = inner.property(forKey: .fileCurrentOffset) as? Int64
+            input.rewindBase = inner.property(forKey: .fileCurrentOffset) as? Int64
         }
     }
 
@@ -282,7 +257,7 @@ public final class GzipInputStream: ByteInputStream {
             beginStep()
             switch state {
             case .streamStart:
-                guard try peekByte() != nil else {
+                guard try input.peekByte() != nil else {
                     if trailingGarbagePolicy == .passThrough {
                         state = .end
                         return 0
@@ -296,10 +271,10 @@ public final class GzipInputStream: ByteInputStream {
                 }
             case .betweenMembers:
                 try readBetweenMembers()
-            case .padding:
-                try skipPadding()
-            case .garbage:
-                try skipTrailingGarbage()
+            case .padding(let start):
+                try skipPadding(from: start)
+            case .garbage(let start, let leadingBytes):
+                try skipTrailingGarbage(from: start, leadingBytes: leadingBytes)
             case .deflateData:
                 let count = try inflate(into: buffer, maxLength: maxLength)
                 if count > 0 { return count }

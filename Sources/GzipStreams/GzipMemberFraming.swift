@@ -8,9 +8,7 @@ extension GzipInputStream {
 
     /// Reads a whole header, the magic included, and readies the decoder for the member's data.
     func readHeader() throws {
-        memberIndex += 1
-        memberOffset = position
-        var parser = GzipHeaderParser(member: memberIndex, offset: memberOffset,
+        var parser = GzipHeaderParser(member: member.index + 1, offset: input.position,
                                       maximumFieldLength: Self.maximumHeaderFieldLength)
         try readHeader(with: &parser)
     }
@@ -19,19 +17,18 @@ extension GzipInputStream {
     /// - Throws: The parser's ``GzipError``; ``GzipError/truncated(member:part:offset:)`` when
     ///   the input ends inside the header.
     private func readHeader(with parser: inout GzipHeaderParser) throws {
-        while !parser.isDone {
-            guard let byte = try nextByte() else {
-                throw GzipError.truncated(member: memberIndex, part: .header, offset: position)
-            }
-            _ = try parser.consume(byte)
-        }
+        // The member's number and offset count from here, so that the error of a header cut
+        // short (and a step undone) sees them.
+        member.index = parser.member
+        member.offset = parser.offset
+        try input.readHeader(&parser)
         let fields = parser.header
-        memberHeaderFieldCut = parser.isFieldCut
-        memberHeader = fields
-        memberHeaderSize = position - memberOffset
+        member.isHeaderFieldCut = parser.isFieldCut
+        member.header = fields
+        member.headerSize = input.position - member.offset
         if header == nil { header = fields }
-        memberCRC = 0
-        memberSize = 0
+        member.crc32 = 0
+        member.uncompressedSize = 0
         zstream?.reset()
         decoderFilledOutput = false
         if let isal { startMemberWithIsal(isal) }
@@ -42,86 +39,44 @@ extension GzipInputStream {
 
     /// Reads and checks CRC-32 and ISIZE (RFC 1952 §2.3.1).
     func readTrailer() throws {
-        let trailerOffset = position
-        var value: UInt64 = 0
-        for index in 0..<GzipTrailer.size {
-            guard let byte = try nextByte() else {
-                throw GzipError.truncated(member: memberIndex, part: .trailer, offset: position)
-            }
-            value |= UInt64(byte) << UInt64(8 * index)
-        }
-        try GzipTrailer(littleEndian: value).check(crc32: memberCRC, plainSize: memberSize, member: memberIndex,
-                                                   offset: trailerOffset)
+        let (stored, offset) = try input.readTrailer(member: member.index)
+        try stored.check(crc32: member.crc32, plainSize: member.uncompressedSize, member: member.index, offset: offset)
         memberCount += 1
-        memberHandler?(Member(index: memberIndex, offset: memberOffset, header: memberHeader,
-                              compressedSize: position - memberOffset, uncompressedSize: memberSize,
-                              crc32: memberCRC, isHeaderFieldCut: memberHeaderFieldCut,
-                              headerSize: memberHeaderSize))
+        member.compressedSize = input.position - member.offset
+        memberHandler?(member)
         state = .betweenMembers
     }
 
     /// Decides what follows a member (or, under ``TrailingGarbagePolicy/passThrough``, begins
     /// the input): the end, zero padding, another member, or garbage.
     func readBetweenMembers() throws {
-        let start = position
-        guard let first = try peekByte() else {
-            state = .end
-            return
-        }
         let passes = trailingGarbagePolicy == .passThrough
-        switch first {
-        case GzipFormat.magic.0:
-            inputStart += 1
-            guard let second = try peekByte() else {
-                if passes {
-                    passThroughLead = [first]
-                    state = .passingThrough
-                    return
-                }
+        switch try input.readFollowing(member: member.index, maximumFieldLength: Self.maximumHeaderFieldLength) {
+        case .end:
+            state = .end
+        case .member(var parser):
+            try readHeader(with: &parser)
+        case .cutHeader(let offset):
+            guard passes else {
                 // A lone 1f: the start of a header cut short.
-                throw GzipError.truncated(member: memberIndex + 1, part: .header, offset: position)
+                throw GzipError.truncated(member: member.index + 1, part: .header, offset: offset + 1)
             }
-            if GzipFormat.isMagic(first, second) {
-                inputStart += 1
-                memberIndex += 1
-                memberOffset = start
-                var parser = GzipHeaderParser(member: memberIndex, offset: memberOffset,
-                                              maximumFieldLength: Self.maximumHeaderFieldLength)
-                _ = try parser.consume(first)
-                _ = try parser.consume(second)
-                try readHeader(with: &parser)
-                return
-            }
-            if passes {
-                passThroughLead = [first]
-                state = .passingThrough
-                return
-            }
-            garbageLead = [first, second]
+            state = .passingThrough
         case _ where passes:
             state = .passingThrough
-            return
-        case 0:
-            garbageStart = start
-            garbageLead = [first]
-            state = .padding
-            return
-        default:
-            garbageLead = [first]
+        case .zeroPadding(let offset):
+            state = .padding(start: offset)
+        case .other(let offset, let leadingBytes):
+            state = .garbage(start: offset, leadingBytes: leadingBytes)
         }
-        garbageStart = start
-        state = .garbage
     }
 
-    /// Skips zero padding after a member (state `padding`); the end of the input ends the
-    /// stream, anything else makes the padding part of trailing garbage.
-    func skipPadding() throws {
-        while let byte = try peekByte() {
-            if byte != 0 {
-                state = .garbage
-                return
-            }
-            inputStart += 1
+    /// Skips zero padding after a member (state `padding`, from `start`); the end of the input
+    /// ends the stream, anything else makes the padding part of trailing garbage.
+    func skipPadding(from start: Int64) throws {
+        guard try input.skipZeroPadding() else {
+            state = .garbage(start: start, leadingBytes: [0])
+            return
         }
         endedWithZeroPadding = true
         state = .end
@@ -131,36 +86,21 @@ extension GzipInputStream {
     /// - Returns: The bytes copied, `0` at the end of the input.
     func passThrough(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         let capacity = outputCapacity(maxLength)
-        var count = 0
-        if !passThroughLead.isEmpty, capacity > 0 {
-            buffer[0] = passThroughLead.removeFirst()
-            count = 1
-        }
-        if count < capacity {
-            if inputStart == inputEnd {
-                do {
-                    _ = try refill()
-                } catch is WouldBlock where count > 0 {
-                    // The lead byte goes now; the rest when the inner stream has more.
-                }
-            }
-            let copied = min(capacity - count, inputEnd - inputStart)
-            (buffer + count).update(from: inputBuffer + inputStart, count: copied)
-            inputStart += copied
-            count += copied
-        }
+        if !input.hasUnreadBytes { _ = try input.refill() }
+        let count = min(capacity, input.end - input.start)
+        buffer.update(from: input.buffer + input.start, count: count)
+        input.start += count
         if count == 0 { state = .end }
         // The bytes go through the member accounting for the output limit; no member follows,
         // so its CRC-32 and size are not looked at again.
         return try account(buffer, produced: count)
     }
 
-    /// Reads to the end of the input to measure the garbage from ``garbageStart`` (state
-    /// `garbage`), then fails or ends as the policy says.
-    func skipTrailingGarbage() throws {
-        inputStart = inputEnd
-        while try refill() { inputStart = inputEnd }
-        let garbage = TrailingGarbage(offset: garbageStart, length: position - garbageStart, leadingBytes: garbageLead)
+    /// Reads to the end of the input to measure the garbage from `start` (state `garbage`),
+    /// then fails or ends as the policy says.
+    func skipTrailingGarbage(from start: Int64, leadingBytes: [UInt8]) throws {
+        try input.skipToEnd()
+        let garbage = TrailingGarbage(offset: start, length: input.position - start, leadingBytes: leadingBytes)
         trailingGarbage = garbage
         state = .end
         if trailingGarbagePolicy == .fail {

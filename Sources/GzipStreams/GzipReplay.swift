@@ -5,20 +5,16 @@ import ByteStreams
 // zlib decodes the member again, drops the bytes already returned and decodes the rest, so
 // the outcome (bytes, error, offset) is zlib's.
 extension GzipInputStream {
-    /// Readies ISA-L for a member whose deflate data starts at the current position, and,
-    /// on an input that cannot seek, starts keeping that data for a replay.
+    /// Readies ISA-L for a member whose deflate data starts at the current position, and marks
+    /// that position for a replay (on an input that cannot seek, its data is kept from here).
     func startMemberWithIsal(_ isal: IsalInflater) {
         isal.reset()
         memberUsesZlib = false
-        deflateStart = position
-        if rewindBase == nil {
-            replay.removeAll(keepingCapacity: true)
-            // Growing by doubling would hold the old and the new copy at once.
-            replay.reserveCapacity(replayCapacity)
-            isRecording = true
-            record(inputBuffer + inputStart, count: inputEnd - inputStart)
-        }
+        input.markForRewind(keepLimit: replayCapacity)
     }
+
+    /// The most bytes kept for a replay: ``replayLimit``, or two chunks when they are larger.
+    var replayCapacity: Int { max(Self.replayLimit, 2 * chunkSize) }
 
     /// Decodes the current member again with zlib from its first deflate byte, skipping the
     /// bytes already returned, and leaves zlib to decode the rest of it.
@@ -26,22 +22,11 @@ extension GzipInputStream {
     ///   seek, past ``replayLimit``).
     /// - Throws: zlib's error when it fails within the bytes already returned.
     func continueMemberWithZlib() throws -> Bool {
-        if let rewindBase {
-            guard inner.setProperty(rewindBase + deflateStart, forKey: .fileCurrentOffset) else { return false }
-        } else {
-            guard isRecording else { return false }
-            isRecording = false
-            replayPending = replay
-            replayCursor = 0
-            replay = []
-        }
-        bufferOffset = deflateStart
-        inputStart = 0
-        inputEnd = 0
+        guard input.rewindToMark() else { return false }
         if let zstream { zstream.reset() } else { zstream = try ZStream(inflate: ()) }
         decoderFilledOutput = false
         memberUsesZlib = true
-        bytesToSkip = memberSize
+        bytesToSkip = member.uncompressedSize
         try skipReturnedBytes()
         return true
     }

@@ -84,7 +84,7 @@ final class SpanDecoder {
     }
 
     /// The file offset of the next input byte.
-    private var position: Int64 { inputFileOffset + Int64(inputStart) }
+    var position: Int64 { inputFileOffset + Int64(inputStart) }
 
     /// Decodes span `span` (point `span` to point `span + 1`, or to the end of the file).
     /// - Parameters:
@@ -278,28 +278,21 @@ final class SpanDecoder {
     }
 
     /// After a member's deflate data: reads its trailer, then either ends the span (the end of
-    /// the file) or reads the next member's header and starts its deflate data.
+    /// the file) or reads the next member's header and starts its deflate data. The framing is
+    /// ``GzipMemberSource``'s, the sequential reader's; anything but a whole valid header after
+    /// the trailer is left to the sequential reader to judge.
     private func finishMember() -> MemberFinish {
-        let trailerOffset = position
-        var value: UInt64 = 0
         do {
-            for byteIndex in 0..<GzipTrailer.size {
-                guard let byte = try nextByte() else {
-                    return .stopped(.failed(GzipError.truncated(member: 0, part: .trailer, offset: position)))
-                }
-                value |= UInt64(byte) << UInt64(8 * byteIndex)
-            }
-            let stored = GzipTrailer(littleEndian: value)
+            let (stored, trailerOffset) = try readTrailer(member: 0)
             let boundary = position
-            if boundary == fileSize {
-                return .endOfFile(.memberEnd(stored: stored, trailerOffset: trailerOffset, nextMemberOffset: boundary))
-            }
             let ended = SpanItem.memberEnd(stored: stored, trailerOffset: trailerOffset, nextMemberOffset: boundary)
-            var parser = GzipHeaderParser(member: 0, offset: boundary, maximumFieldLength: GzipInputStream.maximumHeaderFieldLength)
-            while !parser.isDone {
-                guard let byte = try nextByte(), (try? parser.consume(byte)) != nil else {
-                    return .notMember(ended, boundary: boundary)
-                }
+            if boundary == fileSize { return .endOfFile(ended) }
+            let following = try readFollowing(member: -1, maximumFieldLength: GzipInputStream.maximumHeaderFieldLength)
+            guard case .member(var parser) = following else { return .notMember(ended, boundary: boundary) }
+            do {
+                try readHeader(&parser)
+            } catch is GzipError {
+                return .notMember(ended, boundary: boundary)
             }
             guard decoder.start(primingBits: 0, of: 0, window: nil) else {
                 return .stopped(.failed(GzipError.zlibFailure(code: 0, message: "cannot restart the inflater")))
@@ -358,13 +351,6 @@ final class SpanDecoder {
         }
     }
 
-    /// The next byte of the span's input, `nil` at its end.
-    private func nextByte() throws -> UInt8? {
-        if inputStart == inputEnd, try !refill() { return nil }
-        defer { inputStart += 1 }
-        return input[inputStart]
-    }
-
     /// Keeps the last window-size bytes decoded, for the comparison with the next point's window.
     private func keepTail(_ bytes: UnsafeRawBufferPointer) {
         let size = Int(index.windowSize)
@@ -376,5 +362,25 @@ final class SpanDecoder {
             if excess > 0 { tail.removeFirst(excess) }
             tail.append(contentsOf: bytes)
         }
+    }
+}
+
+/// The span decoder reads its file by `pread(2)`, from an access point's byte (primed with the
+/// bits before it) up to the next point's, and several decoders read one descriptor at once,
+/// so it keeps its own input rather than a ``GzipMemberInput`` over a stream; the framing
+/// around a member (trailer, what follows, header) is still the shared one.
+extension SpanDecoder: GzipMemberSource {
+    /// The next byte of the span's input, `nil` at its end. - Throws: The read's error.
+    func peekByte() throws -> UInt8? {
+        if inputStart == inputEnd, try !refill() { return nil }
+        return input[inputStart]
+    }
+
+    func skipByte() {
+        inputStart += 1
+    }
+
+    func putBack(_ byte: UInt8) {
+        reposition(to: position - 1)
     }
 }

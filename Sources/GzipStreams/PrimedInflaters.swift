@@ -40,7 +40,6 @@ extension ZStream: PrimedInflater {
     /// block was BFINAL, plus the bits it holds. (A later call without input would go on to
     /// read the next block's header from those bits.)
     func restsAtBlockBoundary(pendingBits: Int) -> Bool {
-        let dataType = Int(dataTypeAfterProgress)
-        return dataType & 128 != 0 && dataType & 64 == 0 && dataType & 7 == pendingBits
+        Self.bitsPastBlockBoundary(dataType: dataTypeAfterProgress) == pendingBits
     }
 }

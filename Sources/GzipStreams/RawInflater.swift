@@ -60,6 +60,31 @@ protocol RawInflater: AnyObject {
               outputCapacity: Int) -> RawInflateStep
 }
 
+/// A ``RawInflater`` that can stop at every deflate block boundary (RFC 1951 §3.2.3) and say
+/// where it stopped: what ``GzipIndexBuilder`` puts its access points on, as zlib's zran.c
+/// does. Only zlib does (`Z_BLOCK` and `data_type`); ISA-L's `isal_inflate` decodes across
+/// blocks, and nothing that needs this uses it.
+protocol BlockStoppingInflater: RawInflater {
+    /// Whether each step returns at every block boundary as well.
+    var stopsAtBlocks: Bool { get set }
+    /// After a step of a stream that ``stopsAtBlocks``, when that step stopped just after a
+    /// block that is not the stream's last: the bits (0...7) of the last byte it took that
+    /// belong to the next block; `nil` otherwise (inside a block, or once the last block began).
+    var bitsPastBlockBoundary: Int? { get }
+}
+
+extension ZStream: BlockStoppingInflater {
+    /// Reads zlib's `data_type` after the last step: 128 when it stopped at a block boundary,
+    /// 64 once the last block (BFINAL) began, plus the bits it holds.
+    var bitsPastBlockBoundary: Int? { Self.bitsPastBlockBoundary(dataType: dataType) }
+
+    /// The bits past a block boundary that is not the last that zlib's `data_type` tells, or `nil`.
+    static func bitsPastBlockBoundary(dataType: Int32) -> Int? {
+        let value = Int(dataType)
+        return value & 128 != 0 && value & 64 == 0 ? value & 7 : nil
+    }
+}
+
 /// A raw inflate of one whole deflate stream held in memory, in one call: for BGZF members
 /// and other independent blocks whose plain size is known (ISIZE).
 protocol WholeBufferInflater: AnyObject {
@@ -93,7 +118,8 @@ extension ZStream: RawInflater {
         let code = CZlib.inflate(z, stopsAtBlocks ? Z_BLOCK : Z_NO_FLUSH)
         let consumed = inputCount - Int(z.pointee.avail_in)
         let produced = outputCapacity - Int(z.pointee.avail_out)
-        if consumed > 0 || produced > 0 { dataTypeAfterProgress = z.pointee.data_type }
+        dataType = z.pointee.data_type
+        if consumed > 0 || produced > 0 { dataTypeAfterProgress = dataType }
         z.pointee.next_in = nil
         z.pointee.next_out = nil
         let outcome: RawInflateOutcome

@@ -18,9 +18,11 @@ final class ZStream {
     let pointer: UnsafeMutablePointer<z_stream>
     private(set) var isLive = false
     /// Whether ``RawInflater/step(input:inputCount:output:outputCapacity:)`` inflates with
-    /// `Z_BLOCK`, returning at every deflate block boundary, so that `data_type` tells whether
-    /// the input ended at one (the indexed span decoders' check); `Z_NO_FLUSH` otherwise.
+    /// `Z_BLOCK`, returning at every deflate block boundary, so that `data_type` tells where it
+    /// stopped (``BlockStoppingInflater``); `Z_NO_FLUSH` otherwise.
     var stopsAtBlocks = false
+    /// zlib's `data_type` after the last step.
+    var dataType: Int32 = 0
     /// zlib's `data_type` after the last step that took input or gave output.
     var dataTypeAfterProgress: Int32 = 0
 
