@@ -58,7 +58,7 @@ public final class PeekingInputStream: ByteInputStream {
                 inner.read($0.baseAddress!, maxLength: length - peeked.count)
             }
             if count < 0 {
-                peekError = inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
+                peekError = inner.streamErrorOrFallback(operation: "read")
                 break
             }
             if count == 0 { break }
@@ -122,7 +122,7 @@ public final class PeekingInputStream: ByteInputStream {
     /// One read of `inner`; its failure thrown.
     private func readInner(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = inner.read(buffer, maxLength: maxLength)
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        if count < 0 { throw inner.streamErrorOrFallback(operation: "read") }
         return count
     }
 

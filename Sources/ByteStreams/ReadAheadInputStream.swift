@@ -283,7 +283,7 @@ extension ReadAheadInputStream {
                 }
                 guard let region else { return }
                 let count = inner.read(storage + region.position, maxLength: region.length)
-                let error = count < 0 ? inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") : nil
+                let error = count < 0 ? inner.streamErrorOrFallback(operation: "read") : nil
                 counters.withLock { counters in
                     if count > 0 {
                         counters.produced += count

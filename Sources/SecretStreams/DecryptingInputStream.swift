@@ -226,7 +226,7 @@ public final class DecryptingInputStream: ByteInputStream {
     private func fill(_ buffer: UnsafeMutablePointer<UInt8>, count: Int) throws -> Bool {
         while filled < count {
             let read = inner.read(buffer + filled, maxLength: count - filled)
-            if read < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+            if read < 0 { throw inner.streamErrorOrFallback(operation: "read") }
             if read == 0 {
                 if inner.streamStatus == .open { throw WouldBlock() }
                 return false

@@ -87,7 +87,7 @@ public final class CacheEntryInputStream: ByteInputStream {
     private func decode(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         do {
             let count = decoder.read(buffer, maxLength: maxLength)
-            if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read cache entry") }
+            if count < 0 { throw decoder.streamErrorOrFallback(operation: "read cache entry") }
             bytesRead += Int64(count)
             if !bindingChecked, decoder.header != nil {
                 guard EntryFormat.isBound(decoder.header, to: name) else { throw DamageFound(damage: .boundToAnotherKey) }

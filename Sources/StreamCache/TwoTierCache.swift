@@ -198,7 +198,7 @@ final class RecordingInputStream: ByteInputStream {
 
     override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = inner.read(buffer, maxLength: maxLength)
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        if count < 0 { throw inner.streamErrorOrFallback(operation: "read") }
         if copy != nil {
             if copy!.count + count > limit {
                 copy = nil

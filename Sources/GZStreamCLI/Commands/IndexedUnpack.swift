@@ -284,7 +284,7 @@ extension Command {
             try decoder.openOrThrow()
             try copyRange(skip: &skip, remaining: &remaining, written: &written, buffer: buffer, to: output) {
                 let count = decoder.read(buffer, maxLength: size)
-                if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                if count < 0 { throw decoder.streamErrorOrFallback(operation: "read") }
                 return count
             }
             if skip > 0 {
@@ -293,7 +293,7 @@ extension Command {
             }
             while readsToEnd {
                 let count = decoder.read(buffer, maxLength: size)
-                if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                if count < 0 { throw decoder.streamErrorOrFallback(operation: "read") }
                 if count == 0 { break }
             }
         } catch {
@@ -330,7 +330,7 @@ final class ProgressedDecoder: ByteInputStream, GzipDecodingStream {
     override func closeBacking() throws { inner.close() }
     override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = inner.read(buffer, maxLength: maxLength)
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        if count < 0 { throw inner.streamErrorOrFallback(operation: "read") }
         progress.counters.bytesIn.store(inner.compressedByteCount, ordering: .relaxed)
         return count
     }
@@ -340,7 +340,7 @@ extension ProgressedDecoder {
     func readInPlace(maxLength: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows -> Int {
         if inner.streamStatus == .notOpen { inner.open() }
         let count = try inner.readInPlace(maxLength: maxLength, body)
-        if count < 0 { fail(inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")) }
+        if count < 0 { fail(inner.streamErrorOrFallback(operation: "read")) }
         progress.counters.bytesIn.store(inner.compressedByteCount, ordering: .relaxed)
         return count
     }

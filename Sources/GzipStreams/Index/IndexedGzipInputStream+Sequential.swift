@@ -66,7 +66,7 @@ extension IndexedGzipInputStream {
         guard let fallback else { throw ByteStreamError(.notOpen, operation: "read") }
         func readOnce(_ count: Int) throws -> Int {
             let read = fallback.read(buffer, maxLength: count)
-            if read < 0 { throw fallback.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+            if read < 0 { throw fallback.streamErrorOrFallback(operation: "read") }
             return read
         }
         if fallbackSkip > 0 {

@@ -108,7 +108,7 @@ extension ByteInputStream {
         var done = 0
         while done < count {
             let read = self.read(buffer, maxLength: min(size, count - done))
-            if read < 0 { throw streamError ?? ByteStreamError(.innerStreamFailed, operation: "read range") }
+            if read < 0 { throw streamErrorOrFallback(operation: "read range") }
             if read == 0 { break }
             try body(UnsafeRawBufferPointer(start: buffer, count: read))
             done += read

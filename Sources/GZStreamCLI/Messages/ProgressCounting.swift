@@ -43,7 +43,7 @@ final class CountingInputStream: ByteInputStream {
 
     override func readBytes(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = inner.read(buffer, maxLength: maxLength)
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        if count < 0 { throw inner.streamErrorOrFallback(operation: "read") }
         counters.bytesIn.wrappingAdd(Int64(count), ordering: .relaxed)
         return count
     }
@@ -87,7 +87,7 @@ final class CountingOutputStream: ByteOutputStream {
 
     override func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         let count = inner.write(buffer, maxLength: maxLength)
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "write") }
+        if count < 0 { throw inner.streamErrorOrFallback(operation: "write") }
         counters.bytesOut.wrappingAdd(Int64(count), ordering: .relaxed)
         return count
     }

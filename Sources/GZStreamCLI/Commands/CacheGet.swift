@@ -152,7 +152,7 @@ extension CacheCommand {
         while true {
             let count = entry.read(buffer, maxLength: chunkSize)
             if count < 0 {
-                let error = entry.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read cache entry")
+                let error = entry.streamErrorOrFallback(operation: "read cache entry")
                 if let miss = error as? CacheMiss { throw Reported(status: reportMiss(miss)) }
                 throw Reported(status: fail(entrySubject, describe(error)))
             }

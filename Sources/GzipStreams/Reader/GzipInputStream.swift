@@ -75,10 +75,10 @@ public final class GzipInputStream: ByteInputStream {
     /// so what a caller gets does not depend on buffer sizes.
     var pendingError: GzipError?
     /// Set during a parsing step while the stream follows its scheduled inner stream
-    /// (GzipInputScheduling.swift).
+    /// (GzipInputStream+Scheduling.swift).
     var checkpoint: Checkpoint?
 
-    // MARK: Compressed input and member framing (GzipMemberInput.swift, GzipMemberFraming.swift)
+    // MARK: Compressed input and member framing (GzipMemberInput.swift, GzipInputStream+Members.swift)
 
     /// The input buffer, refilled from the inner stream; it owns the buffer, not the stream.
     let input: GzipMemberInput
@@ -86,7 +86,7 @@ public final class GzipInputStream: ByteInputStream {
     /// decoded from it so far (`compressedSize` is set when its trailer is checked).
     var member = Member(index: 0, offset: 0, header: GzipHeader(), compressedSize: 0, uncompressedSize: 0, crc32: 0)
 
-    // MARK: Deflate data (GzipInflate.swift, GzipReplay.swift)
+    // MARK: Deflate data (GzipInputStream+Inflate.swift, GzipInputStream+Replay.swift)
 
     var zstream: ZStream?
     var isal: IsalInflater?
@@ -98,7 +98,7 @@ public final class GzipInputStream: ByteInputStream {
     /// After zlib took over a member: the bytes it decodes again that ISA-L already returned.
     var bytesToSkip: Int64 = 0
 
-    // MARK: Scheduling (GzipInputScheduling.swift)
+    // MARK: Scheduling (GzipInputStream+Scheduling.swift)
 
     /// Watches the scheduled inner stream; set while this stream is scheduled and open.
     var innerEvents: InnerStreamEvents?

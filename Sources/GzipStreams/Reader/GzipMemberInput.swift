@@ -134,7 +134,7 @@ final class GzipMemberInput: GzipMemberSource {
         } else {
             count = inner.read(destination, maxLength: chunkSize)
             if count < 0 {
-                throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
+                throw inner.streamErrorOrFallback(operation: "read")
             }
             if count == 0, followsReadiness, inner.streamStatus == .open { throw WouldBlock() }
         }

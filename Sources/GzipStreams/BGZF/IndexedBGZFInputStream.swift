@@ -115,7 +115,7 @@ public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading {
         if let rangeEnd { count = min(count, rangeEnd - plainOffset) }
         guard count > 0 else { return 0 }
         let read = decoder.read(buffer, maxLength: count)
-        if read < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        if read < 0 { throw decoder.streamErrorOrFallback(operation: "read") }
         plainOffset += read
         return read
     }
@@ -224,7 +224,7 @@ public final class IndexedBGZFInputStream: ByteInputStream, PlainRangeReading {
         while checkedThrough.map({ decoder.uncompressedByteCount <= $0 }) ?? true {
             let read = scratch.withUnsafeMutableBufferPointer { decoder.read($0.baseAddress!, maxLength: $0.count) }
             if read < 0 {
-                let error = decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
+                let error = decoder.streamErrorOrFallback(operation: "read")
                 fail(error)
                 throw error
             }

@@ -131,7 +131,7 @@ struct ConnectionTally {
     /// - Returns: `count`.
     /// - Throws: The inner stream's error when `count` < 0.
     mutating func record(_ buffer: UnsafePointer<UInt8>, count: Int, of inner: ByteStream, operation: String) throws -> Int {
-        if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: operation, target: peer) }
+        if count < 0 { throw inner.streamErrorOrFallback(operation: operation, target: peer) }
         let kept = min(count, TransferProtocol.headByteCount - head.count)
         if kept > 0 { head += UnsafeBufferPointer(start: buffer, count: kept) }
         byteCount += Int64(count)

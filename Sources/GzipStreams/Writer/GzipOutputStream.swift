@@ -374,7 +374,7 @@ public final class GzipOutputStream: ByteOutputStream {
         var taken = 0
         while taken < bytes.count {
             let count = inner.write(base + taken, maxLength: bytes.count - taken)
-            if count < 0 { throw inner.streamError ?? ByteStreamError(.innerStreamFailed, operation: "write") }
+            if count < 0 { throw inner.streamErrorOrFallback(operation: "write") }
             if count == 0 { break }
             taken += count
         }

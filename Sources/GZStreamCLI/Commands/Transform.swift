@@ -68,7 +68,7 @@ extension Command {
                 do {
                     while true {
                         let count = try decoder.readInPlace(maxLength: writeSize) { try gathered.write($0) }
-                        if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                        if count < 0 { throw decoder.streamErrorOrFallback(operation: "read") }
                         if count == 0 { break }
                     }
                 } catch {
@@ -99,7 +99,7 @@ extension Command {
                     if count < 0 {
                         // The bytes before the error are committed; the next read fails again.
                         if filled > 0 { break }
-                        throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read")
+                        throw decoder.streamErrorOrFallback(operation: "read")
                     }
                     if count == 0 { break }
                     filled += count

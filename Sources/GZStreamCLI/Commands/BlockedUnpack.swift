@@ -109,7 +109,7 @@ extension Command {
             defer { buffer.deallocate() }
             func read() throws -> Int {
                 let count = bgzf.read(buffer, maxLength: options.chunkSize)
-                if count < 0 { throw bgzf.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+                if count < 0 { throw bgzf.streamErrorOrFallback(operation: "read") }
                 return count
             }
             // Also with --length 0, the bytes before the offset are read: an offset past the

@@ -242,7 +242,7 @@ public final class BGZFInputStream: ByteInputStream, GzipDecodingStream, PlainBy
             return bytes.count
         }
         let count = fallback!.read(buffer, maxLength: maxLength)
-        if count < 0 { throw fallback!.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read") }
+        if count < 0 { throw fallback!.streamErrorOrFallback(operation: "read") }
         return count
     }
 
