@@ -162,3 +162,72 @@ struct GzipArgumentTests {
         #expect((1...256).contains(BGZFInputStream.defaultThreadCount))
     }
 }
+
+/// The rules between a writer's engine, level, `rsyncable` and `buildsIndex`, kept in one place
+/// (the `gzstream` command asks the same function before it opens a file): the first rule
+/// broken is named, level first, and the engine chosen when none is asked for.
+@Suite("DeflateEngine.resolved: the engine rules in one place")
+struct EngineRuleTests {
+    enum Verdict: Equatable, Sendable {
+        case engine(DeflateEngine?)
+        case refused(String)
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var label: String
+        var engine: DeflateEngine?
+        var level = 6
+        var threads = 1
+        var blockSize: Int?
+        var rsyncable = false
+        var buildsIndex = false
+        /// The engine chosen, or the argument named by the refusal.
+        var expected: Verdict
+        var testDescription: String { label }
+    }
+
+    static let cases: [Case] = [
+        .init(label: "nothing asked: one zlib deflate", expected: .engine(nil)),
+        .init(label: "threads choose chunks", threads: 2, expected: .engine(.chunks)),
+        .init(label: "a block size chooses chunks", blockSize: 65536, expected: .engine(.chunks)),
+        .init(label: "level 11 chooses chunks", level: 11, expected: .engine(.chunks)),
+        .init(label: "rsyncable chooses chunks", rsyncable: true, expected: .engine(.chunks)),
+        .init(label: "zlib asked with threads stays zlib", engine: .zlib, threads: 4, expected: .engine(.zlib)),
+        .init(label: "zlib at level 10", engine: .zlib, level: 10, expected: .refused("level")),
+        .init(label: "zlib with rsyncable", engine: .zlib, rsyncable: true, expected: .refused("rsyncable")),
+        .init(label: "zlib with an index", engine: .zlib, buildsIndex: true, expected: .refused("buildsIndex")),
+        .init(label: "all three broken: level named first", engine: .zlib, level: 12, rsyncable: true,
+              buildsIndex: true, expected: .refused("level")),
+        .init(label: "rsyncable and an index: rsyncable named first", engine: .zlib, rsyncable: true,
+              buildsIndex: true, expected: .refused("rsyncable")),
+    ]
+
+    @Test(arguments: cases)
+    func rule(_ c: Case) throws {
+        let result: Verdict
+        do {
+            result = .engine(try DeflateEngine.resolved(c.engine, level: c.level, threads: c.threads, blockSize: c.blockSize,
+                                                         rsyncable: c.rsyncable, buildsIndex: c.buildsIndex))
+        } catch {
+            guard case .invalidArgument(let name, _) = error.code else { throw error }
+            result = .refused(name)
+        }
+        #expect(result == c.expected)
+        // The stream's initialiser gives the same verdict.
+        let made = Result<Void, any Error> {
+            _ = try GzipOutputStream(wrapping: MemoryOutputStream(), level: c.level, threads: c.threads,
+                                     blockSize: c.blockSize, engine: c.engine, rsyncable: c.rsyncable,
+                                     buildsIndex: c.buildsIndex)
+        }
+        switch (made, c.expected) {
+        case (.success, .engine): break
+        case (.failure(let error), .refused(let name)):
+            guard case .invalidArgument(let named, _)? = (error as? ByteStreamError)?.code else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(named == name)
+        default: Issue.record("the initialiser gave \(made), the rule \(c.expected)")
+        }
+    }
+}

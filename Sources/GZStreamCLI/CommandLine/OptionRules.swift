@@ -45,16 +45,24 @@ extension Options {
         }
     }
 
-    /// The rules for the pack engine: levels above 9, `--rsyncable`, and `--index` without
-    /// `--bgzf` (whose access points are the chunks engine's chunk starts) with `--engine zlib`.
+    /// The rules for the pack engine (levels above 9, `--rsyncable`, `--index` with
+    /// `--engine zlib`), asked of the library that keeps them
+    /// (``DeflateEngine/resolved(_:level:threads:blockSize:rsyncable:buildsIndex:operation:)``)
+    /// with what pack will give it, before any file is opened; its refusal in the command's words.
     private func validateEngineOptions() throws(UsageError) {
-        guard engine == .zlib else { return }
-        if level > compressionLevels.upperBound {
-            throw UsageError(message: "levels 10 to 12 need the chunks engine, not --engine zlib")
-        }
-        if rsyncable { throw UsageError(message: "--rsyncable needs the chunks engine, not --engine zlib") }
-        if index && !bgzf {
-            throw UsageError(message: "--index needs the chunks engine (its chunks are the access points), not --engine zlib")
+        // Only plain pack takes --engine; BGZF's members are not the chunks engine's.
+        guard let engine, !bgzf else { return }
+        do {
+            _ = try DeflateEngine.resolved(engine, level: level, threads: 1, blockSize: blockSize,
+                                           rsyncable: rsyncable, buildsIndex: index)
+        } catch {
+            guard case .invalidArgument(let name, _) = error.code else { return }
+            switch name {
+            case "level": throw UsageError(message: "levels 10 to 12 need the chunks engine, not --engine zlib")
+            case "rsyncable": throw UsageError(message: "--rsyncable needs the chunks engine, not --engine zlib")
+            default:
+                throw UsageError(message: "--index needs the chunks engine (its chunks are the access points), not --engine zlib")
+            }
         }
     }
 

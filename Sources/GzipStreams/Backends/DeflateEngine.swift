@@ -1,3 +1,5 @@
+import ByteStreams
+
 /// How a parallel ``GzipOutputStream`` deflates. Both write one gzip member (RFC 1952) that
 /// every gzip reader decodes, whose bytes depend on the level and block size only, never on
 /// the number of threads.
@@ -13,6 +15,36 @@ public enum DeflateEngine: String, Sendable, CaseIterable {
     /// before each as preset dictionary, each ended by a sync flush; one continuous deflate
     /// on one thread. The ratio of one zlib stream, at zlib's speed.
     case zlib
+}
+
+extension DeflateEngine {
+    /// The engine a ``GzipOutputStream`` made with these arguments deflates with, after the
+    /// rules between them: the one place those rules are written (the stream's initialiser and
+    /// the `gzstream` command, which checks a command line before it opens any file, both ask
+    /// here). Levels 10 to 12, `rsyncable` and `buildsIndex` need ``chunks``.
+    /// - Parameters:
+    ///   - engine: The engine asked for; `nil` chooses as ``GzipOutputStream`` documents:
+    ///     ``chunks`` when `threads` is above 1, `blockSize` is given, `level` is above 9,
+    ///     `rsyncable` or `buildsIndex`.
+    ///   - level, threads, blockSize, rsyncable, buildsIndex: As the initialiser takes them.
+    ///   - operation: What ``ByteStreamError`` names as the failed operation.
+    /// - Returns: The engine, or `nil` for one continuous zlib deflate on the writing thread.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
+    ///   first rule broken, in this order: `level` (outside 0 to 9 without ``chunks``, 0 to 12
+    ///   with it), `rsyncable`, `buildsIndex`. Does not block; no state.
+    public static func resolved(_ engine: DeflateEngine?, level: Int, threads: Int, blockSize: Int?,
+                                rsyncable: Bool, buildsIndex: Bool,
+                                operation: String = "create GzipOutputStream") throws(ByteStreamError) -> DeflateEngine? {
+        let engine = engine ?? (threads > 1 || blockSize != nil || level > compressionLevels.upperBound
+            || rsyncable || buildsIndex ? .chunks : nil)
+        try requireArgument(level, in: engine == .chunks ? extendedCompressionLevels : compressionLevels, "level",
+                            operation: operation)
+        try requireArgument(!rsyncable || engine == .chunks, "rsyncable", "needs the chunks engine",
+                            operation: operation)
+        try requireArgument(!buildsIndex || engine == .chunks, "buildsIndex", "needs the chunks engine",
+                            operation: operation)
+        return engine
+    }
 }
 
 /// The compression levels of the ``DeflateEngine/chunks`` engine and of BGZF: 0 (stored) to

@@ -126,7 +126,9 @@ public final class GzipOutputStream: ByteOutputStream {
     ///     bytes per chunk in memory). ``DeflateEngine/chunks`` only; default `false`.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
-    ///   first value out of range (`level`, `header.extraField`, `header.fileName`,
+    ///   first value out of range or rule broken (`level`, `rsyncable` and `buildsIndex` as
+    ///   ``DeflateEngine/resolved(_:level:threads:blockSize:rsyncable:buildsIndex:operation:)``
+    ///   checks them, then `header.extraField`, `header.fileName`,
     ///   `header.comment`, `chunkSize`, `threads`, `blockSize`); nothing is allocated then.
     public init(wrapping inner: ByteOutputStream, level: Int = GzipOutputStream.defaultLevel,
                 header: GzipHeader = GzipHeader(), chunkSize: Int = ByteStream.defaultChunkSize,
@@ -134,14 +136,8 @@ public final class GzipOutputStream: ByteOutputStream {
                 rsyncable: Bool = false, buildsIndex: Bool = false,
                 closesInnerStream: Bool = true) throws(ByteStreamError) {
         let operation = "create GzipOutputStream"
-        let engine = engine ?? (threads > 1 || blockSize != nil || level > compressionLevels.upperBound
-            || rsyncable || buildsIndex ? .chunks : nil)
-        try requireArgument(!rsyncable || engine == .chunks, "rsyncable", "needs the chunks engine",
-                            operation: operation)
-        try requireArgument(!buildsIndex || engine == .chunks, "buildsIndex", "needs the chunks engine",
-                            operation: operation)
-        try requireArgument(level, in: engine == .chunks ? extendedCompressionLevels : compressionLevels, "level",
-                            operation: operation)
+        let engine = try DeflateEngine.resolved(engine, level: level, threads: threads, blockSize: blockSize,
+                                                rsyncable: rsyncable, buildsIndex: buildsIndex, operation: operation)
         try header.validate(operation: operation)
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         try requireArgument(threads, in: threadCounts, "threads", operation: operation)
