@@ -3,6 +3,13 @@
 /// returns bytes through such an index that it has not checked: reading the whole file, it
 /// decodes without the index instead (``IndexedGzipInputStream/indexMismatch`` says why);
 /// reading from a seek, it throws one of these.
+///
+/// Apart from ``GzipIndexError`` on purpose: that one says an index *file* cannot be read
+/// (its format, the reason, the byte of the file), decided before any decode; this one says a
+/// readable index does not fit the gzip file it is applied to, decided against the file's bytes
+/// while decoding, and its cases carry what a caller acts on (the point, the sizes; the
+/// `gzstream` command names a rebuild for each). Folding it into ``GzipError`` would make an index
+/// problem look like damaged gzip data, which it is not: the file may be perfect.
 public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The input is not a regular file, which the workers read at offsets (`pread(2)`).
     case notRegularFile
