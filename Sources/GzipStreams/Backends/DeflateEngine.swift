@@ -26,7 +26,11 @@ extension DeflateEngine {
     ///   - engine: The engine asked for; `nil` chooses as ``GzipOutputStream`` documents:
     ///     ``chunks`` when `threads` is above 1, `blockSize` is given, `level` is above 9,
     ///     `rsyncable` or `buildsIndex`.
-    ///   - level, threads, blockSize, rsyncable, buildsIndex: As the initialiser takes them.
+    ///   - level: The compression level, 0 to 12.
+    ///   - threads: Worker threads, 1 or more.
+    ///   - blockSize: Plain bytes per parallel block, or `nil` for the engine's.
+    ///   - rsyncable: Chunks cut where the content says.
+    ///   - buildsIndex: An access point recorded at each chunk start.
     ///   - operation: What ``ByteStreamError`` names as the failed operation.
     /// - Returns: The engine, or `nil` for one continuous zlib deflate on the writing thread.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
