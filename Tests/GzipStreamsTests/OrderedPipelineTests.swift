@@ -183,4 +183,24 @@ struct OrderedPipelineTests {
         pipeline.cancelAndJoin()
         #expect(pipeline.inFlight == 0)
     }
+
+    @Test("A later job that stops before an earlier one's worker has started it: the earlier one still runs")
+    func laterStopDoesNotSkipEarlier() throws {
+        // Jobs are handed to workers in order, but a worker's thread can start its job after
+        // another worker has run and stopped a later one: the consumer waits for the earlier
+        // job's items, so it must run. Many rounds, for the threads to come in either order.
+        let pipeline = OrderedPipeline<IdleWorker, Int>(workers: [IdleWorker(), IdleWorker()], maximumInFlight: 2,
+                                                        label: "test", chunks: ChunkBudget(limit: 4, reserve: 2, chunkCapacity: 8))
+        var skipped = 0
+        for round in 0..<3000 {
+            pipeline.submitStreamed { _, context in
+                context.emit(round)
+                return true
+            }
+            pipeline.submitStreamed { _, _ in false }
+            if pipeline.nextItem() != round { skipped += 1 }
+            pipeline.cancelAndJoin()
+        }
+        #expect(skipped == 0, "rounds in which the earlier job did not run")
+    }
 }

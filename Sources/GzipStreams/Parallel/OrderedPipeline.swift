@@ -132,11 +132,14 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         }
     }
 
-    /// Read by jobs on any thread: `cancelled` while ``cancelAndJoin()`` drains; `stopped`
-    /// once a streamed job asked that no later one run.
+    /// Read by jobs on any thread: `cancelled` while ``cancelAndJoin()`` drains;
+    /// `firstStopped`, the number of the earliest streamed job that asked that no later one run
+    /// (`Int.max`: none). A job compares its own number with it rather than reading a yes/no:
+    /// jobs are handed to workers in order but a worker may start its job after a later one
+    /// has already stopped, and that earlier job must still run (its consumer waits for it).
     private final class Flags: Sendable {
         let cancelled = Atomic<Bool>(false)
-        let stopped = Atomic<Bool>(false)
+        let firstStopped = Atomic<Int>(Int.max)
     }
 
     private let workers: [Worker]
@@ -205,18 +208,20 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
     /// later one is, and (``ChunkBudget``) it can always have a chunk: the consumer, waiting
     /// only on the oldest job, never waits on a job that waits on it.
     /// - Parameter job: Runs on a worker's queue with that worker's state; returns `false` to
-    ///   stop the pipeline: jobs not started by then do not run (their streams end empty).
+    ///   stop the pipeline: later jobs not started by then do not run (their streams end
+    ///   empty); earlier ones run whatever the order their workers start in.
     /// - Precondition: The window has room (`inFlight < maximumInFlight`); no helper.
     func submitStreamed(_ job: @escaping @Sendable (_ worker: Worker, _ context: StreamedJob<Output>) -> Bool) {
         precondition(inFlight < maximumInFlight && helper == nil)
         let stream = JobStream<Output>()
         let slot = Slot(stream: stream)
         let flags = self.flags
-        let context = StreamedJob(stream: stream, chunks: chunks, number: submitted,
+        let number = submitted
+        let context = StreamedJob(stream: stream, chunks: chunks, number: number,
                                   isCancelled: { flags.cancelled.load(ordering: .relaxed) })
         scheduler.add { worker in
-            if !flags.cancelled.load(ordering: .relaxed) && !flags.stopped.load(ordering: .acquiring) {
-                if !job(worker, context) { flags.stopped.store(true, ordering: .releasing) }
+            if !flags.cancelled.load(ordering: .relaxed) && flags.firstStopped.load(ordering: .acquiring) > number {
+                if !job(worker, context) { flags.firstStopped.min(number, ordering: .releasing) }
             }
             stream.end()
             slot.finish()
@@ -272,7 +277,7 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         }
         scheduler.busy.wait()
         flags.cancelled.store(false, ordering: .relaxed)
-        flags.stopped.store(false, ordering: .relaxed)
+        flags.firstStopped.store(Int.max, ordering: .relaxed)
         chunks?.reset(oldestJob: submitted)
     }
 
