@@ -217,8 +217,7 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
         let slot = Slot(stream: stream)
         let flags = self.flags
         let number = submitted
-        let context = StreamedJob(stream: stream, chunks: chunks, number: number,
-                                  isCancelled: { flags.cancelled.load(ordering: .relaxed) })
+        let context = StreamedJob(stream: stream, chunks: chunks, number: number)
         scheduler.add { worker in
             if !flags.cancelled.load(ordering: .relaxed) && flags.firstStopped.load(ordering: .acquiring) > number {
                 if !job(worker, context) { flags.firstStopped.min(number, ordering: .releasing) }

@@ -46,13 +46,13 @@ final class JobStream<Item: Sendable>: Sendable {
 }
 
 /// What a streamed job of an ``OrderedPipeline`` works with, on its worker: where its items go,
-/// the chunks it may write into, and whether the pipeline is being cancelled.
+/// and the chunks it may write into (``takeChunk()`` returns `nil` once the pipeline is
+/// cancelled, which is how a streamed job learns it).
 struct StreamedJob<Item: Sendable>: Sendable {
     let stream: JobStream<Item>
     let chunks: ChunkBudget?
     /// The job's number in submission order, from 0: the budget favours the oldest.
     let number: Int
-    let isCancelled: @Sendable () -> Bool
 
     /// Hands `item` to the consumer; does not block.
     func emit(_ item: Item) { stream.emit(item) }
