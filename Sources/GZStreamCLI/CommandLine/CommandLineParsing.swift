@@ -15,7 +15,8 @@ private let gzipNames: [Pathname: (decompress: Bool, toStandardOutput: Bool)] = 
 /// `argv[0]`). Options are read by an ``ArgumentScanner``, as GNU gzip reads them. Each argument
 /// is the bytes the system passed: file names and `-S`'s suffix keep them all (UTF-8 or not);
 /// the other options are read as UTF-8. The rules between options are
-/// ``Options/validate(keepOrRemoveGiven:)``'s.
+/// ``ParsedValues/validate(keepOrRemoveGiven:)``'s; what it returns to run is typed per command
+/// (CommandOptions.swift).
 /// - Parameters:
 ///   - gzipVariable: The `GZIP` environment variable, read in gzip mode only, as gzip 1.12
 ///     reads it (``gzipVariableArguments(_:)``): its options come before the command line's.
@@ -24,7 +25,7 @@ private let gzipNames: [Pathname: (decompress: Bool, toStandardOutput: Bool)] = 
 func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstream", gzipVariable: [UInt8]? = nil,
                       warn: (String) -> Void = { _ in }) throws(UsageError) -> ParsedCommand {
     let first = rawArguments.first.map { String(decoding: $0, as: UTF8.self) }
-    var options: Options
+    var options: ParsedValues
     var arguments = rawArguments[...]
     // gzip mode: -d, -t and -l choose the mode once every option is read.
     var decompress = false
@@ -33,7 +34,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     var networkCommand: NetworkCommand?
     let gzip = GzipCompatibility(programName: GzipCompatibility.signature(of: programName))
     if let gzipName = gzipNames[programName] {
-        options = Options(mode: .pack, gzip: gzip)
+        options = ParsedValues(mode: .pack, gzip: gzip)
         options.toStandardOutput = gzipName.toStandardOutput
         decompress = gzipName.decompress
     } else if first == "help" {
@@ -41,14 +42,14 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     } else if first == "cache" {
         return try parseCacheCommandLine(Array(arguments.dropFirst()))
     } else if let first, let command = NetworkCommand(rawValue: first) {
-        options = Options(mode: command == .send ? .pack : .unpack)
+        options = ParsedValues(mode: command == .send ? .pack : .unpack)
         networkCommand = command
         arguments = arguments.dropFirst()
-    } else if let first, let mode = Options.Mode(rawValue: first) {
-        options = Options(mode: mode)
+    } else if let first, let mode = Invocation.Mode(rawValue: first) {
+        options = ParsedValues(mode: mode)
         arguments = arguments.dropFirst()
     } else {
-        options = Options(mode: .pack, gzip: gzip)
+        options = ParsedValues(mode: .pack, gzip: gzip)
     }
     let gzipMode = options.gzip != nil
     if gzipMode, let gzipVariable {
@@ -203,7 +204,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     }
     try CommandShape(options, network: networkCommand).refuseOptionsNotTaken(given)
     try options.validate(keepOrRemoveGiven: removal != nil)
-    return .run(options)
+    return .run(options.invocation(network: networkCommand))
 }
 
 /// Parses a whole command line: ``parseCommandLine(_:programName:gzipVariable:warn:)``, then
@@ -217,7 +218,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
 func parseArguments(_ arguments: [[UInt8]], programName: Pathname, gzipVariable: [UInt8]?,
                     warn: (String) -> Void) throws(UsageError) -> ParsedCommand {
     let parsed = try parseCommandLine(arguments, programName: programName, gzipVariable: gzipVariable, warn: warn)
-    if case .run(let options) = parsed, let outputPath = options.outputPath, options.files.count > 1,
+    if case .run(let invocation) = parsed, let outputPath = invocation.command.outputPath, invocation.common.files.count > 1,
        FileInfo(path: outputPath)?.isDirectory != true {
         throw UsageError(message: "-o takes one input file, or an existing directory for several")
     }

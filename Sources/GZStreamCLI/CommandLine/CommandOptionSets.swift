@@ -30,7 +30,7 @@ enum CommandShape: Sendable {
     case pack, bgzfPack, unpack, test, list, index, send, receive
 
     /// The shape of `options` as parsed; `network` is send or receive.
-    init(_ options: Options, network: NetworkCommand?) {
+    init(_ options: ParsedValues, network: NetworkCommand?) {
         switch (options.mode, network) {
         case (.pack, .send?): self = .send
         case (.unpack, .receive?): self = .receive

@@ -2,7 +2,7 @@ import ByteStreams
 
 /// What gzip mode does differently from gzstream's commands, as GNU gzip 1.12 does it: the
 /// parser makes one for a command line without a command, or for a program called `gzip`,
-/// `gunzip`, `zcat` or `gzcat` (``Options/gzip``; the commands have none), and each place
+/// `gunzip`, `zcat` or `gzcat` (``Invocation/gzip``; the commands have none), and each place
 /// that behaves as gzip reads it there: the inputs it removes, an existing output (asked about
 /// on a terminal, else gzip's warning), gzip's words for errors, `-v` and names, its `-l`
 /// table, no progress line and no note about an index beside the input. A value type.
@@ -20,7 +20,7 @@ struct GzipCompatibility: Equatable, Sendable {
     /// Whether pack or unpack removes each input once its output is in place: as gzip, unless
     /// `-k`, `--keep` or `--rm` said otherwise, or the output is standard output or `-o`'s.
     /// `nil` when the choice was given (or for test, list and index, which write no output).
-    func removesInput(mode: Options.Mode, keepOrRemoveGiven: Bool, toStandardOutput: Bool,
+    func removesInput(mode: Invocation.Mode, keepOrRemoveGiven: Bool, toStandardOutput: Bool,
                       outputPath: Pathname?) -> Bool? {
         guard !keepOrRemoveGiven, mode == .pack || mode == .unpack else { return nil }
         return !toStandardOutput && outputPath == nil
@@ -38,5 +38,5 @@ struct GzipCompatibility: Equatable, Sendable {
 
     /// Whether a name that already has a suffix is passed over with exit 0, as gzip only notes
     /// it when compressing (the commands warn, exit 2).
-    func passesOverSuffixedNameQuietly(mode: Options.Mode) -> Bool { mode == .pack }
+    func passesOverSuffixedNameQuietly(mode: Invocation.Mode) -> Bool { mode == .pack }
 }

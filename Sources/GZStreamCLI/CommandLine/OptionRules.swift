@@ -7,7 +7,7 @@ import GzipStreams
 // by the command's own set (CommandOptionSets.swift), so no rule here names a command that
 // does not take an option.
 
-extension Options {
+extension ParsedValues {
     /// Settles what depends on several options (`-o -` is `-c`; gzip mode removes each input
     /// unless it is written to standard output or `-o`), then refuses the combinations that do
     /// not go together, the first found in a fixed order.
@@ -91,6 +91,34 @@ extension Options {
                 throw UsageError(message: "index -o PATH needs one FILE (the index is that file's)")
             }
         }
+    }
+}
+
+/// Takes send's `HOST:PORT` or receive's `[HOST:]PORT` from the operands and refuses the
+/// options that do not apply; run on the options as parsed, before the general checks.
+/// `keepOrRemoveGiven`: whether `-k`, `--keep` or `--rm` was given.
+func takeNetworkOperands(_ options: inout ParsedValues, for command: NetworkCommand,
+                         keepOrRemoveGiven: Bool) throws(UsageError) {
+    guard let first = options.files.first else {
+        throw UsageError(message: command == .send ? "send needs HOST:PORT" : "receive needs [HOST:]PORT")
+    }
+    options.address = try NetworkAddress(parsing: first.description, for: command)
+    options.files.removeFirst()
+    switch command {
+    case .send:
+        if options.files.count > 1 { throw UsageError(message: "send takes one FILE at most") }
+        if options.outputPath != nil || options.toStandardOutput || options.recursive || options.suffix != nil
+            || keepOrRemoveGiven || options.force || options.index {
+            throw UsageError(message: "send writes to its connection: -c, -o, -r, -S, -f, -k, --rm and --index do not apply")
+        }
+    case .receive:
+        if !options.files.isEmpty { throw UsageError(message: "receive takes no FILE (write one with -o FILE)") }
+        if options.recursive || options.suffix != nil || keepOrRemoveGiven
+            || options.useName == true || options.rangeOffset != nil || options.rangeLength != nil {
+            throw UsageError(message: "receive reads one connection: -r, -S, -k, --rm, -N, --offset and --length do not apply")
+        }
+        // Without -o the output is standard output, as unpack -c.
+        if options.outputPath == nil { options.toStandardOutput = true }
     }
 }
 

@@ -7,23 +7,23 @@ import GzipStreams
 
 extension Command {
     /// The threads that inflate BGZF: `-p`, or every core available to the process.
-    var inflateThreads: Int { options.threads ?? defaultThreadCount }
+    var inflateThreads: Int { common.threads ?? defaultThreadCount }
 
     /// `unpack --offset N [--length M] FILE.gz`: plain bytes [N, N + M) (to the end without M),
     /// found through `FILE.gz.gzi` (bgzip's index) by seeking to the member that holds byte N
-    /// (a GZIDX index is tried first: ``unpackIndexedRange(_:path:into:closesOutput:)``);
+    /// (a GZIDX index is tried first: ``unpackIndexedRange(_:path:range:into:closesOutput:)``);
     /// the members before it are not read, only their headers and ISIZE fields to check the
     /// entry (`compressed`, the file's own stream, is read at offsets for that). An offset at
     /// the end gives nothing; past it, an error. Closes `output` when `closesOutput`.
     func unpackRange(_ input: ByteInputStream, file compressed: FileInputStream?, path file: Pathname,
-                     into output: ByteOutputStream, closesOutput: Bool) throws -> Outcome {
-        let offset = options.rangeOffset ?? 0
-        let indexFile = options.indexPath ?? file.appending(".gzi")
+                     range: PlainRange, into output: ByteOutputStream, closesOutput: Bool) throws -> Outcome {
+        let offset = range.offset
+        let indexFile = options.command.indexPath ?? file.appending(".gzi")
         // Messages name both as the user reads them.
         let (path, indexPath) = (file.description, indexFile.description)
         let index: BGZFIndex
-        if foundIndexRefused && options.indexPath == nil {
-            return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+        if foundIndexRefused && options.command.indexPath == nil {
+            return try unpackSequentialRange(input, offset: offset, length: range.length, into: output,
                                              closesOutput: closesOutput)
         }
         do {
@@ -31,7 +31,7 @@ extension Command {
             // symbolic link, and trusted as any index (IndexTrust.swift); `--index PATH` is
             // opened as named. A found index that is not trusted or not valid is not used: the
             // range is decoded from the start.
-            let explicit = options.indexPath != nil
+            let explicit = options.command.indexPath != nil
             let indexInput: OpenedInput
             do {
                 let name = explicit ? nil : currentInput?.name.appending(".gzi")
@@ -42,7 +42,7 @@ extension Command {
             } catch let refusal as IndexRefusal {
                 if explicit { throw Reported(status: reportError(indexPath, refusal.reason)) }
                 noteIndexNotUsed(indexFile, refusal.reason)
-                return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                return try unpackSequentialRange(input, offset: offset, length: range.length, into: output,
                                                  closesOutput: closesOutput)
             }
             defer { indexInput.close() }
@@ -53,10 +53,10 @@ extension Command {
                                           compressedSize: FileInfo(descriptor: (input as? FileInputStream)?.fileDescriptor ?? -1)?.size)
             } catch let refusal as IndexRefusal {
                 noteIndexNotUsed(indexFile, refusal.reason)
-                return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                return try unpackSequentialRange(input, offset: offset, length: range.length, into: output,
                                                  closesOutput: closesOutput)
             }
-        } catch where isSystemError(error, Errno.noSuchFile) && options.indexPath == nil {
+        } catch where isSystemError(error, Errno.noSuchFile) && options.command.indexPath == nil {
             // Only a BGZF file can have an index: say so rather than suggest building one.
             let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
             if !BGZFInputStream.startsWithBGZFMember(start) {
@@ -71,9 +71,9 @@ extension Command {
             do {
                 try index.checkStart(membersBefore: membersBefore, descriptor: descriptor, path: path)
             } catch let error as IndexedGzipError {
-                guard options.indexPath != nil else {
+                guard options.command.indexPath != nil else {
                     noteIndexNotUsed(indexFile, "\(error); rebuild it with: gzstream index -f \(path)")
-                    return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                    return try unpackSequentialRange(input, offset: offset, length: range.length, into: output,
                                                      closesOutput: closesOutput)
                 }
                 throw Reported(status: reportError(indexPath, "\(error); rebuild it with: gzstream index -f -o \(indexPath) \(path)"))
@@ -87,15 +87,15 @@ extension Command {
         guard BGZFInputStream.startsWithBGZFMember(member.peekedBytes) else {
             let problem = "no BGZF member at byte \(entry.compressedOffset), where \(indexPath) says one starts: "
                 + "the index is not this file's"
-            guard options.indexPath != nil else {
+            guard options.command.indexPath != nil else {
                 // Found beside the file: not used; the range is decoded from the start.
                 noteIndexNotUsed(indexFile, "\(problem); rebuild it with: gzstream index -f \(path)")
-                return try unpackSequentialRange(input, offset: offset, length: options.rangeLength, into: output,
+                return try unpackSequentialRange(input, offset: offset, length: range.length, into: output,
                                                  closesOutput: closesOutput)
             }
             throw Reported(status: reportError(path, "\(problem); rebuild it with: gzstream index -f -o \(indexPath) \(path)"))
         }
-        let bgzf = try BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: options.chunkSize,
+        let bgzf = try BGZFInputStream(wrapping: member, threads: inflateThreads, chunkSize: common.chunkSize,
                                        trailingGarbage: .ignore,
                                        start: .init(compressedOffset: Int64(entry.compressedOffset), membersBefore: membersBefore),
                                        inflater: inflaterChoice, closesInnerStream: false)
@@ -104,11 +104,11 @@ extension Command {
         do {
             try bgzf.openOrThrow()
             var skip = offset - Int64(entry.uncompressedOffset)
-            var remaining = options.rangeLength ?? Int64.max
-            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: options.chunkSize)
+            var remaining = range.length ?? Int64.max
+            let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: common.chunkSize)
             defer { buffer.deallocate() }
             func read() throws -> Int {
-                let count = bgzf.read(buffer, maxLength: options.chunkSize)
+                let count = bgzf.read(buffer, maxLength: common.chunkSize)
                 if count < 0 { throw bgzf.streamErrorOrFallback(operation: "read") }
                 return count
             }
@@ -140,10 +140,11 @@ extension Command {
 
     /// `gzstream index FILE.gz`: writes `FILE.gz.gzi` (or `-o PATH`), byte for byte what
     /// `bgzip -r` writes, by walking the member headers without inflating. A file that is not
-    /// BGZF gets a GZIDX index (``buildGzipIndex(_:input:)``). The index is written in its
+    /// BGZF gets a GZIDX index (``buildGzipIndex(_:input:inputInfo:index:)``). The index is written in its
     /// directory and renamed into place, never over an existing one without `-f`.
     /// `opened` is the operand opened once (``Command/openOperand(_:)``), `nil` for `-`.
-    func buildIndex(_ operand: Pathname, input opened: OpenedInput?) throws -> ExitStatus {
+    /// `index` holds `-o` and `--span`.
+    func buildIndex(_ operand: Pathname, input opened: OpenedInput?, index: IndexOptions) throws -> ExitStatus {
         guard let opened else {
             throw Reported(status: reportError("standard input", "index needs a file: the index (.gzidx, or .gzi for BGZF) is written beside it"))
         }
@@ -154,19 +155,19 @@ extension Command {
         do {
             let start = try PeekingInputStream(peeking: file, length: BGZFInputStream.signatureLength)
             if !BGZFInputStream.startsWithBGZFMember(start.peekedBytes) {
-                return try buildGzipIndex(operand, input: start, inputInfo: opened.info)
+                return try buildGzipIndex(operand, input: start, inputInfo: opened.info, index: index)
             }
             input = start
         } catch let error as ByteStreamError {
             file.close()
             throw Reported(status: reportError(error.target ?? operand.description, describe(error)))
         }
-        let indexPath = indexPath(of: operand, suffix: ".gzi")
+        let indexPath = index.indexPath(of: operand, suffix: ".gzi")
         let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: opened.info, closingOnFailure: file)
         let scan: BGZFIndex.Scan
         do {
             defer { file.close() }
-            scan = try BGZFIndex.scan(input, chunkSize: max(options.chunkSize, 64 << 10))
+            scan = try BGZFIndex.scan(input, chunkSize: max(common.chunkSize, 64 << 10))
         } catch let error as GzipError {
             let hint = error.kind == "not-bgzf" ? "; an index needs a file of BGZF members only (no zero padding or other members after them)" : ""
             throw Reported(status: reportError(operand.description, describe(error) + hint))
@@ -180,11 +181,6 @@ extension Command {
         reportIndexWritten(operand, members: scan.memberCount, plainSize: scan.uncompressedSize, indexPath: indexPath,
                            detail: "\(scan.index.entries.count) entries")
         return .success
-    }
-
-    /// Where `index` writes the index of `operand`: `-o PATH`, else beside it with `suffix`.
-    func indexPath(of operand: Pathname, suffix: Pathname) -> Pathname {
-        options.outputPath ?? operand.appending(suffix)
     }
 
     /// Reads bgzip's `.gzi` index from `stream` (at most 1 GiB); a file that is not one is
@@ -225,8 +221,15 @@ extension Command {
 
     /// With `-v`, the line that says an index was written: `FILE: N members, S bytes -> INDEX (detail)`.
     func reportIndexWritten(_ operand: Pathname, members: Int, plainSize: Int64, indexPath: Pathname, detail: String) {
-        guard options.verbose else { return }
+        guard common.verbose else { return }
         diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(members) members, "
             + "\(plainSize) bytes -> \(escapingControlCharacters(indexPath.description)) (\(detail))\n")
+    }
+}
+
+extension IndexOptions {
+    /// Where `index` writes the index of `operand`: `-o PATH`, else beside it with `suffix`.
+    func indexPath(of operand: Pathname, suffix: Pathname) -> Pathname {
+        outputPath ?? operand.appending(suffix)
     }
 }

@@ -150,9 +150,10 @@ private func printOrFail(_ text: String, environment: CommandEnvironment) -> (Ex
     }
 }
 
-/// One run of `pack` or `unpack` over its operands.
+/// One run of a command (pack, unpack, test, list, index, send or receive) over its operands.
 final class Command {
-    let options: Options
+    /// What the command line asked for: the options every command takes, and the command's own.
+    let options: Invocation
     let environment: CommandEnvironment
     let diagnostics: Diagnostics
     /// `-o DIR` naming an existing directory: each output is written in it under its default
@@ -164,26 +165,35 @@ final class Command {
     let console: StandardErrorConsole
 
     /// - Parameter programName: What messages start with (``Diagnostics/programName``).
-    init(options: Options, environment: CommandEnvironment, programName: String = "gzstream") {
+    init(options: Invocation, environment: CommandEnvironment, programName: String = "gzstream") {
         self.options = options
         self.environment = environment
         console = StandardErrorConsole(stream: environment.standardError, isTerminal: environment.errorIsTerminal)
-        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.quiet, console: console,
+        self.diagnostics = Diagnostics(stream: environment.standardError, quiet: options.common.quiet, console: console,
                                        programName: programName, joinsAsGzip: options.gzip != nil)
-        outputDirectory = options.outputPath.flatMap { FileInfo(path: $0)?.isDirectory == true ? $0 : nil }
+        outputDirectory = options.command.outputPath.flatMap { FileInfo(path: $0)?.isDirectory == true ? $0 : nil }
     }
 
+    /// The options every command takes.
+    var common: CommonOptions { options.common }
+
     func run() -> ExitStatus {
-        if let network = options.network { return runOverNetwork(network) }
-        let operands: [Pathname] = options.files.isEmpty ? ["-"] : options.files
-        var status = ExitStatus.success
-        if options.mode != .list {
+        let operands: [Pathname] = common.files.isEmpty ? ["-"] : common.files
+        switch options.command {
+        case .send(_, let connection):
+            return runOverNetwork(connection) { try self.send(over: connection) }
+        case .receive(let unpack, let connection):
+            return runOverNetwork(connection) { try self.receive(over: connection, output: unpack.output) }
+        case .list(let list):
+            if options.gzip?.listsGzipTable(json: list.json) == true {
+                listing = GzipListing(command: self, operandCount: operands.count)
+            } else {
+                listing = MemberListing(command: self, json: list.json)
+            }
+        case .pack, .unpack, .test, .index:
             listing = nil
-        } else if options.gzip?.listsGzipTable(json: options.json) == true {
-            listing = GzipListing(command: self, operandCount: operands.count)
-        } else {
-            listing = MemberListing(command: self)
         }
+        var status = ExitStatus.success
         listing?.begin()
         for operand in operands {
             if stopped { break }
@@ -263,10 +273,12 @@ final class Command {
         let outer = currentInput
         currentInput = input
         defer { currentInput = outer }
-        switch options.mode {
-        case .index: return try buildIndex(path, input: input)
+        switch options.command {
+        case .index(let index): return try buildIndex(path, input: input, index: index)
         case .test, .list: return try inspect(path, input: input, listing: listing)
-        case .pack, .unpack: return try process(path, input: input)
+        case .pack(let pack): return try process(path, input: input, output: pack.output)
+        case .unpack(let unpack): return try process(path, input: input, output: unpack.output)
+        case .send, .receive: preconditionFailure("send and receive take no operands to handle")
         }
     }
 
@@ -274,7 +286,7 @@ final class Command {
     /// gzip's warning. (A symbolic link to one was refused when it was opened, unless
     /// following was asked for.)
     private func handleDirectory(_ directory: OpenedInput) throws -> ExitStatus {
-        guard options.recursive else {
+        guard options.command.recursive else {
             let problem = Self.directoryIgnored
             diagnostics.warning(directory.path.description, problem)
             listing?.unreadableFile(directory.path.description, problem: problem)
@@ -285,7 +297,7 @@ final class Command {
 
     /// Whether pack or unpack writes files (not `-c`): GNU gzip's file mode.
     var writesFiles: Bool {
-        (options.mode == .pack || options.mode == .unpack) && !options.toStandardOutput
+        options.command.output.map { !$0.toStandardOutput } ?? false
     }
 
     /// `-r`: every regular file under the open directory `directory` (named `path` in
@@ -329,7 +341,7 @@ final class Command {
             } else if !found.isRegularFile {
                 status = max(status, passOver(entryPath, notRegularFileIgnored))
             } else if (writesFiles || options.mode == .test || options.mode == .list), let problem = unfitName(entryPath) {
-                if options.verbose {
+                if common.verbose {
                     diagnostics.warning(entryPath.description, problem)
                     status = max(status, unfitNameStatus)
                 }
@@ -391,13 +403,14 @@ final class Command {
         return .warning
     }
 
-    private func process(_ operand: Pathname, input opened: OpenedInput?) throws -> ExitStatus {
+    /// Packs or unpacks one input to where `output` says.
+    private func process(_ operand: Pathname, input opened: OpenedInput?, output: OutputOptions) throws -> ExitStatus {
         guard let opened else {
             if let outputDirectory {
                 throw Reported(status: reportError("standard input", "has no name for a file in the directory "
                     + "\(outputDirectory) (give -o DIRECTORY/NAME)"))
             }
-            if let outputPath = options.outputPath {
+            if let outputPath = output.outputPath {
                 return try toFile(input: environment.standardInput, inputPath: operand,
                                   inputInfo: nil, outputPath: outputPath)
             }
@@ -407,17 +420,17 @@ final class Command {
         // link was refused when it was opened (O_NOFOLLOW), unless following was asked for.
         let info = opened.info
         try checkKind(info, of: operand)
-        if options.toStandardOutput {
+        if output.toStandardOutput {
             return try toStandardOutput(input: opened.stream(), inputPath: operand, inputInfo: info)
         }
-        let explicitOutput = options.outputPath != nil && outputDirectory == nil
-        if !options.force, info.linkCount > 1 {
+        let explicitOutput = output.outputPath != nil && outputDirectory == nil
+        if !common.force, info.linkCount > 1 {
             // As GNU gzip: --rm would break the link, and the other names would keep the old data.
             let others = info.linkCount - 1
             diagnostics.warning(operand.description, "has \(others) other link\(others == 1 ? "" : "s") -- file ignored")
             return .warning
         }
-        if explicitOutput, let outputPath = options.outputPath {
+        if explicitOutput, let outputPath = output.outputPath {
             return try toFile(input: opened.stream(), inputPath: operand, inputInfo: info, outputPath: outputPath)
         }
         let defaultPath = try defaultOutputPath(for: operand)

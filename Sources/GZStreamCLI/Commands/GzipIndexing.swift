@@ -24,9 +24,10 @@ extension Command {
     /// index's directory, opened once. Refuses to replace an index without `-f`; a damaged
     /// file gets the error `test` gives and no index. Trailing garbage is taken as `test`
     /// takes it: the members before it are indexed, with its warning (exit 2); zero padding
-    /// passes unsaid. Closes `input`.
-    func buildGzipIndex(_ operand: Pathname, input: ByteInputStream, inputInfo: FileInfo) throws -> ExitStatus {
-        let indexPath = indexPath(of: operand, suffix: Self.gzidxSuffix)
+    /// passes unsaid. Closes `input`. `index` holds `-o` and `--span`.
+    func buildGzipIndex(_ operand: Pathname, input: ByteInputStream, inputInfo: FileInfo,
+                        index: IndexOptions) throws -> ExitStatus {
+        let indexPath = index.indexPath(of: operand, suffix: Self.gzidxSuffix)
         let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: inputInfo, closingOnFailure: input)
         let temporary: TemporaryFile
         do {
@@ -41,9 +42,9 @@ extension Command {
         let summary: GzipIndexBuilder.Summary
         do {
             defer { input.close() }
-            let builder = try GzipIndexBuilder(span: options.span ?? GzipIndexBuilder.defaultSpan)
+            let builder = try GzipIndexBuilder(span: index.span ?? GzipIndexBuilder.defaultSpan)
             summary = try builder.build(from: input, into: output, spillDirectory: directory.descriptor,
-                                        chunkSize: max(options.chunkSize, 64 << 10), ignoresTrailingGarbage: true)
+                                        chunkSize: max(common.chunkSize, 64 << 10), ignoresTrailingGarbage: true)
             try output.closeOrThrow()
             try finishIndex(temporary, source: inputInfo)
         } catch let error as GzipError {
@@ -65,7 +66,7 @@ extension Command {
 
     /// Refuses to replace an existing `.gzi` (or a link by that name) in `directory` without `-f`.
     func refuseToReplaceIndex(_ indexPath: Pathname, in directory: OutputDirectory) throws {
-        if !options.force, directory.info(of: indexPath.lastComponent, followsLinks: false) != nil {
+        if !common.force, directory.info(of: indexPath.lastComponent, followsLinks: false) != nil {
             throw Reported(status: reportError(indexPath.description, Self.existingOutput))
         }
     }
@@ -74,7 +75,7 @@ extension Command {
     /// (over an existing one only with `-f`).
     func publishIndex(_ temporary: TemporaryFile, as indexPath: Pathname) throws {
         do {
-            try temporary.publish(as: indexPath.lastComponent, replacing: options.force)
+            try temporary.publish(as: indexPath.lastComponent, replacing: common.force)
         } catch {
             throw Reported(status: reportError(indexPath.description, error.message))
         }

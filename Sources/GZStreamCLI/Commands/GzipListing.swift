@@ -31,7 +31,7 @@ final class GzipListing: Listing {
 
     var writeError: (any Error)? { output.writeError }
 
-    private var options: Options { command.options }
+    private var common: CommonOptions { command.common }
 
     private func emit(_ text: String) {
         output.write(text)
@@ -63,14 +63,14 @@ final class GzipListing: Listing {
         guard error == nil else { return }
         if !headerWritten {
             headerWritten = true
-            if options.verbose { emit("method  crc     date  time  ") }
-            if !options.quiet {
+            if common.verbose { emit("method  crc     date  time  ") }
+            if !common.quiet {
                 emit(pad("compressed", Self.numberWidth) + " " + pad("uncompressed", Self.numberWidth)
                      + "  ratio uncompressed_name\n")
             }
         }
         var line = ""
-        if options.verbose {
+        if common.verbose {
             line += "defla " + hex(crc, 8) + " " + gzipDate(listedTime()) + " "
         }
         line += pad(String(compressedSize), Self.numberWidth) + " " + pad(String(uncompressedSize), Self.numberWidth)
@@ -83,8 +83,8 @@ final class GzipListing: Listing {
     }
 
     func end() {
-        guard operandCount > 1, !options.quiet, totals.compressed > 0, totals.uncompressed > 0 else { return }
-        var line = options.verbose ? String(repeating: " ", count: 28) : ""
+        guard operandCount > 1, !common.quiet, totals.compressed > 0, totals.uncompressed > 0 else { return }
+        var line = common.verbose ? String(repeating: " ", count: 28) : ""
         line += pad(String(totals.compressed), Self.numberWidth) + " " + pad(String(totals.uncompressed), Self.numberWidth)
             + " " + gzipRatio(totals.uncompressed - (totals.compressed - totals.overhead), totals.uncompressed)
             + " (totals)\n"
@@ -95,17 +95,17 @@ final class GzipListing: Listing {
     /// less its suffix (`.tgz` gives `.tar`), or itself without one; `stdout` for standard input.
     /// Bytes that are not UTF-8 are shown as ``Pathname/description`` shows them.
     private func listedName() -> String {
-        if options.useName == true, let stored = firstHeader?.fileName, let name = safeFileName(stored) {
+        if common.useName == true, let stored = firstHeader?.fileName, let name = safeFileName(stored) {
             return operand == "-" ? name.description : operand.directoryPart.appending(name).description
         }
         if operand == "-" { return "stdout" }
-        return (unpackedName(of: operand, customSuffix: options.suffix) ?? operand).description
+        return (unpackedName(of: operand, customSuffix: common.suffix) ?? operand).description
     }
 
     /// The time gzip shows: with `-N` the stored MTIME when there is one, else the file's
     /// modification time (standard input's when it is a regular file, else 0).
     private func listedTime() -> Int {
-        if options.useName == true, let mtime = firstHeader?.modificationTime, mtime != 0 { return Int(mtime) }
+        if common.useName == true, let mtime = firstHeader?.modificationTime, mtime != 0 { return Int(mtime) }
         if operand != "-" { return command.currentInput?.info.modificationTime.seconds ?? 0 }
         return command.standardInputModificationTime() ?? 0
     }

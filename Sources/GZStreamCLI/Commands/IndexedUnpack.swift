@@ -23,7 +23,7 @@ extension Command {
     /// Where the index of the current operand is looked for first: `--index PATH`, or
     /// `FILE.gzidx` beside it (then gztool's: ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``).
     private var indexLocation: (path: Pathname, explicit: Bool)? {
-        if let path = options.indexPath { return (path, true) }
+        if let path = options.command.indexPath { return (path, true) }
         guard let input = currentInput else { return nil }
         return (input.path.appending(Self.gzidxSuffix), false)
     }
@@ -42,7 +42,7 @@ extension Command {
     /// For BGZF data (`bgzfData`), `--index PATH` may also name bgzip's `.gzi` (it has no magic:
     /// anything neither GZIDX nor gztool's is read as one): `nil` is returned, for the BGZF path;
     /// with `checksBGZFIndex` the `.gzi` is read and checked first (a whole read, which does not
-    /// use it), without it is left to ``unpackRange(_:file:path:into:closesOutput:)``, which reads it.
+    /// use it), without it is left to ``unpackRange(_:file:path:range:into:closesOutput:)``, which reads it.
     private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
                            bgzfData: Bool, checksBGZFIndex: Bool) throws -> (index: GzipIndex, path: Pathname)? {
         func read(_ path: Pathname, beside name: Pathname?, onlyGztool: Bool = false) throws -> (index: GzipIndex, path: Pathname)? {
@@ -89,7 +89,7 @@ extension Command {
                 guard opened.info.size <= limit else {
                     throw IndexRefusal(reason: "\(opened.info.size) bytes, more than an index of a file of \(compressedSize) bytes can need")
                 }
-            } else if format == .gzi && options.indexPath != nil && bgzfData {
+            } else if format == .gzi && options.command.indexPath != nil && bgzfData {
                 let stream = try opened.stream()
                 defer { stream.close() }
                 if checksBGZFIndex { _ = try readBGZFIndex(stream, name: path) }
@@ -129,8 +129,8 @@ extension Command {
                                                      checksBGZFIndex: true) else { return nil }
         indexInUse = indexPath
         let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
-                                                chunkSize: options.chunkSize, trailingGarbage: trailingGarbagePolicy,
-                                                maximumOutputSize: options.maximumOutputSize, closesInnerStream: false)
+                                                chunkSize: common.chunkSize, trailingGarbage: trailingGarbagePolicy,
+                                                maximumOutputSize: maximumOutputSize, closesInnerStream: false)
         do {
             try stream.openOrThrow()
         } catch let error as IndexedGzipError where !location.explicit {
@@ -141,7 +141,7 @@ extension Command {
             stream.close()
             throw Reported(status: reportError(indexPath.description, withRemedy(error)))
         }
-        if options.verbose {
+        if common.verbose {
             diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): read through "
                 + "\(escapingControlCharacters(indexPath.description)) (\(index.points.count) access points, "
                 + "\(stream.threads) thread\(stream.threads == 1 ? "" : "s"))\n")
@@ -161,7 +161,7 @@ extension Command {
         switch error {
         case .sizeMismatch, .firstPointMisplaced, .pointMismatch, .windowDiffers, .fileChanged, .undecodable, .badWindow:
             guard let input = currentInput else { return error.description }
-            let output = options.indexPath.map { " -o \($0.description)" } ?? ""
+            let output = options.command.indexPath.map { " -o \($0.description)" } ?? ""
             return "\(error); rebuild it with: gzstream index -f\(output) \(input.path.description)"
         case .notRegularFile, .unusable, .offsetPastEnd:
             return error.description
@@ -196,22 +196,22 @@ extension Command {
     /// PATH`, `FILE.gzidx`, or gztool's beside a file that is not BGZF), or
     /// `--index PATH` names a BGZF file's `.gzi`. Every span touched is checked to end where the index says. Closes `output`
     /// when `closesOutput`.
-    func unpackIndexedRange(_ input: ByteInputStream, path file: Pathname, into output: ByteOutputStream,
+    func unpackIndexedRange(_ input: ByteInputStream, path file: Pathname, range: PlainRange, into output: ByteOutputStream,
                             closesOutput: Bool) throws -> Outcome? {
         guard let location = indexLocation, let fileStream = input as? FileInputStream,
               let (index, indexPath) = try readIndex(at: location, compressedSize: fileSize(fileStream),
                                                      bgzfData: startsWithBGZFMember(fileStream), checksBGZFIndex: false)
         else { return nil }
-        let offset = options.rangeOffset ?? 0
+        let offset = range.offset
         // The data after the range is not checked, trailing garbage included.
         let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: inflateThreads, inflater: inflaterChoice,
-                                                chunkSize: options.chunkSize, trailingGarbage: .ignore, closesInnerStream: false)
+                                                chunkSize: common.chunkSize, trailingGarbage: .ignore, closesInnerStream: false)
         defer { stream.close() }
         do {
             try stream.openOrThrow()
-            try stream.seek(toPlainOffset: offset, length: options.rangeLength)
-            try stream.copy(to: output, chunkSize: max(options.chunkSize, 64 << 10))
-        } catch let error as IndexedGzipError where options.indexPath == nil && !error.isOffsetPastEnd {
+            try stream.seek(toPlainOffset: offset, length: range.length)
+            try stream.copy(to: output, chunkSize: max(common.chunkSize, 64 << 10))
+        } catch let error as IndexedGzipError where options.command.indexPath == nil && !error.isOffsetPastEnd {
             // A found index that does not fit: the rest of the range is decoded from the
             // start of the file, after the bytes already written (each checked before it was).
             noteIndexNotUsed(indexPath, withRemedy(error))
@@ -219,7 +219,7 @@ extension Command {
             // The file itself may be damaged: the sequential decode goes on to the end, so that
             // every member's CRC-32 and ISIZE give their verdict.
             return try unpackSequentialRange(input, offset: offset + written,
-                                             length: options.rangeLength.map { $0 - written }, alreadyWritten: written,
+                                             length: range.length.map { $0 - written }, alreadyWritten: written,
                                              readsToEnd: true, into: output, closesOutput: closesOutput)
         } catch let error as IndexedGzipError {
             if closesOutput { output.close() }
@@ -277,7 +277,7 @@ extension Command {
         var skip = offset
         var remaining = length ?? Int64.max
         var written: Int64 = 0
-        let size = max(options.chunkSize, 64 << 10)
+        let size = max(common.chunkSize, 64 << 10)
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
         defer { buffer.deallocate() }
         do {

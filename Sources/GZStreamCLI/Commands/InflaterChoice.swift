@@ -8,6 +8,10 @@ extension Command {
     /// whose literal/length or distance code is incomplete); plain `unpack` keeps its output only
     /// when the member's CRC-32 and ISIZE match it, as igzip does.
     var inflaterChoice: GzipInputStream.Inflater {
-        options.strict || options.mode == .test || options.mode == .list ? .zlib : .isal
+        switch options.command {
+        case .test, .list: .zlib
+        case .unpack(let unpack), .receive(let unpack, _): unpack.decode.strict ? .zlib : .isal
+        case .pack, .index, .send: .isal
+        }
     }
 }

@@ -34,8 +34,8 @@ extension Command {
         } else if options.mode == .test {
             gzip = try decodingStream(progress?.counting(input) ?? input)
         } else {
-            let sequential = try GzipInputStream(wrapping: input, chunkSize: options.chunkSize, trailingGarbage: .ignore,
-                                                 maximumOutputSize: options.maximumOutputSize, inflater: inflaterChoice,
+            let sequential = try GzipInputStream(wrapping: input, chunkSize: common.chunkSize, trailingGarbage: .ignore,
+                                                 maximumOutputSize: maximumOutputSize, inflater: inflaterChoice,
                                                  closesInnerStream: false)
             sequential.memberHandler = { member in listing?.row(member) }
             gzip = sequential
@@ -46,7 +46,7 @@ extension Command {
         }
         listing?.beginFile(name, operand: operand)
         // Nothing is written, so the inflater may fill large buffers.
-        let scratchSize = options.mode == .test ? max(Self.inflateOutputSize, options.chunkSize) : options.chunkSize
+        let scratchSize = options.mode == .test ? max(Self.inflateOutputSize, common.chunkSize) : common.chunkSize
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
         defer { scratch.deallocate() }
         gzip.open()
@@ -75,7 +75,7 @@ extension Command {
         } else if gzip.endedWithZeroPadding {
             status = noteZeroPaddingLikeGzip(name)
         }
-        guard options.verbose && options.mode == .test else { return status }
+        guard common.verbose && options.mode == .test else { return status }
         if options.gzip != nil {
             // gzip's " OK" follows its trailing garbage warning.
             reportTestedLikeGzip()
@@ -134,14 +134,16 @@ final class MemberListing: Listing {
     private var totals = (compressed: Int64(0), uncompressed: Int64(0), members: 0, files: 0)
     private let output: ListingOutput
 
-    init(command: Command) {
+    /// - Parameter json: `list --json`: JSON instead of the table.
+    init(command: Command, json: Bool) {
         self.command = command
+        self.json = json
         output = ListingOutput(command.environment.standardOutput)
     }
 
     var writeError: (any Error)? { output.writeError }
 
-    private var json: Bool { command.options.json }
+    private let json: Bool
 
     private func emit(_ text: String) {
         output.write(text)

@@ -10,12 +10,6 @@ enum NetworkCommand: String, Equatable {
     case send, receive
 }
 
-/// A send or receive run: the command and its endpoint.
-struct NetworkRun: Equatable {
-    var command: NetworkCommand
-    var address: NetworkAddress
-}
-
 /// A TCP endpoint as the command line names it: `HOST:PORT`, `[IPV6]:PORT`, or, for receive,
 /// `PORT` alone on the default host.
 struct NetworkAddress: Equatable, CustomStringConvertible {
@@ -65,46 +59,16 @@ struct NetworkAddress: Equatable, CustomStringConvertible {
     }
 }
 
-/// Takes send's `HOST:PORT` or receive's `[HOST:]PORT` from the operands and refuses the
-/// options that do not apply; run on the options as parsed, before the general checks.
-/// `keepOrRemoveGiven`: whether `-k`, `--keep` or `--rm` was given.
-func takeNetworkOperands(_ options: inout Options, for command: NetworkCommand,
-                         keepOrRemoveGiven: Bool) throws(UsageError) {
-    guard let first = options.files.first else {
-        throw UsageError(message: command == .send ? "send needs HOST:PORT" : "receive needs [HOST:]PORT")
-    }
-    options.network = NetworkRun(command: command, address: try NetworkAddress(parsing: first.description, for: command))
-    options.files.removeFirst()
-    switch command {
-    case .send:
-        if options.files.count > 1 { throw UsageError(message: "send takes one FILE at most") }
-        if options.outputPath != nil || options.toStandardOutput || options.recursive || options.suffix != nil
-            || keepOrRemoveGiven || options.force || options.index {
-            throw UsageError(message: "send writes to its connection: -c, -o, -r, -S, -f, -k, --rm and --index do not apply")
-        }
-    case .receive:
-        if !options.files.isEmpty { throw UsageError(message: "receive takes no FILE (write one with -o FILE)") }
-        if options.recursive || options.suffix != nil || keepOrRemoveGiven
-            || options.useName == true || options.rangeOffset != nil || options.rangeLength != nil {
-            throw UsageError(message: "receive reads one connection: -r, -S, -k, --rm, -N, --offset and --length do not apply")
-        }
-        // Without -o the output is standard output, as unpack -c.
-        if options.outputPath == nil { options.toStandardOutput = true }
-    }
-}
-
 extension Command {
-    /// Runs send or receive and reports its failure, as ``handle(_:)`` does for a file.
-    func runOverNetwork(_ run: NetworkRun) -> ExitStatus {
+    /// Runs send or receive (`body`) over `connection` and reports its failure, as
+    /// ``handle(_:)`` does for a file.
+    func runOverNetwork(_ connection: ConnectionOptions, _ body: () throws -> ExitStatus) -> ExitStatus {
         do {
-            switch run.command {
-            case .send: return try send(to: run.address)
-            case .receive: return try receive(on: run.address)
-            }
+            return try body()
         } catch let reported as Reported {
             return reported.status
         } catch {
-            return reportError(run.address.description, describe(error))
+            return reportError(connection.address.description, describe(error))
         }
     }
 
@@ -114,11 +78,12 @@ extension Command {
     /// (``TransferProtocol``): exit 0 means a gzstream receive read, checked and wrote
     /// everything sent. A peer that closes or resets without acknowledging (one that never
     /// reads, a receive that failed, or a receiver that is not gzstream, such as `nc -l`) is an
-    /// error: nothing confirms the data arrived.
-    private func send(to address: NetworkAddress) throws -> ExitStatus {
+    /// error: nothing confirms the data arrived. `channel` holds the endpoint, the limits and the key.
+    func send(over channel: ConnectionOptions) throws -> ExitStatus {
+        let address = channel.address
         // A key file that cannot be used is reported before anyone is connected to.
-        let key = try options.keyFile.map { try loadKeyFile($0, diagnostics: diagnostics) }
-        let operand = options.files.first ?? "-"
+        let key = try channel.keyFile.map { try loadKeyFile($0, diagnostics: diagnostics) }
+        let operand = common.files.first ?? "-"
         // A FILE that cannot be read is reported before anyone is connected to; it is opened
         // once and read through that descriptor.
         let opened = operand == "-" ? nil : try openInput(operand)
@@ -135,12 +100,12 @@ extension Command {
         } else {
             input = environment.standardInput
         }
-        let deadline = options.deadline.map { TransferDeadline(instant: .now + $0.duration, text: $0.text) }
+        let deadline = channel.deadline.map { TransferDeadline(instant: .now + $0.duration, text: $0.text) }
         let connection: (input: ByteInputStream, output: ByteOutputStream)
         do {
             connection = try SocketStreams.connect(host: address.host, port: address.port,
-                                                   timeout: [options.timeout, options.deadline?.duration].compactMap { $0 }.min(),
-                                                   idleTimeout: idleTimeout)
+                                                   timeout: [channel.timeout, channel.deadline?.duration].compactMap { $0 }.min(),
+                                                   idleTimeout: channel.idleTimeout)
         } catch {
             throw Reported(status: reportError(address.description, describe(error)))
         }
@@ -191,9 +156,6 @@ extension Command {
         return outcome.status
     }
 
-    /// The longest wait of one read or write on the connection: `--timeout`, else `--deadline`
-    /// (so that a write takes what fits and the deadline is checked between writes), else none.
-    private var idleTimeout: Duration? { options.timeout ?? options.deadline?.duration }
 
     /// Reads receive's acknowledgement and checks that it covers every byte of `sent` (and,
     /// keyed, that it was made with the key, for this stream's header). A plain send may meet
@@ -228,9 +190,13 @@ extension Command {
     /// marker, decrypting and authenticating each chunk first); once the data is checked to its end and written, it sends the
     /// acknowledgement (``TransferProtocol``). When the run fails, the connection is reset
     /// rather than closed, and no acknowledgement is sent, so a sender fails too.
-    private func receive(on address: NetworkAddress) throws -> ExitStatus {
-        if let outputPath = options.outputPath { try refuseOutputBeforeListening(outputPath) }
-        let key = try options.keyFile.map { try loadKeyFile($0, diagnostics: diagnostics) }
+    /// - Parameters:
+    ///   - channel: The endpoint, the limits and the key.
+    ///   - output: Where the data goes: `-o FILE`, else standard output.
+    func receive(over channel: ConnectionOptions, output: OutputOptions) throws -> ExitStatus {
+        let address = channel.address
+        if let outputPath = output.outputPath { try refuseOutputBeforeListening(outputPath) }
+        let key = try channel.keyFile.map { try loadKeyFile($0, diagnostics: diagnostics) }
         let listener: SocketListener
         do {
             listener = try SocketListener(host: address.host, port: address.port, backlog: 1)
@@ -238,7 +204,7 @@ extension Command {
             throw Reported(status: reportError(address.description, describe(error)))
         }
         defer { try? listener.close() }
-        if address.port == 0 || options.verbose {
+        if address.port == 0 || common.verbose {
             // Even under -q: with port 0 this line is the only way to learn the port.
             diagnostics.write("gzstream: listening on \(escapingControlCharacters(listener.displayName))\n")
         }
@@ -248,12 +214,12 @@ extension Command {
         }
         let connection: (input: ByteInputStream, output: ByteOutputStream)
         do {
-            connection = try listener.accept(timeout: options.timeout, idleTimeout: idleTimeout)
+            connection = try listener.accept(timeout: channel.timeout, idleTimeout: channel.idleTimeout)
         } catch {
             throw Reported(status: reportError(listener.displayName, describe(error)))
         }
         try? listener.close()  // one connection only: later ones are refused
-        let deadline = options.deadline.map { TransferDeadline(instant: .now + $0.duration, text: $0.text) }
+        let deadline = channel.deadline.map { TransferDeadline(instant: .now + $0.duration, text: $0.text) }
         // Reset unless cleared on success: also when a signal ends the process mid-transfer
         // (the kernel closes the socket), so a sender waiting for the close never exits 0.
         (connection.output as? SocketOutputStream)?.resetsOnClose = true
@@ -298,7 +264,7 @@ extension Command {
             source = peeked
         }
         let status: ExitStatus
-        if let outputPath = options.outputPath {
+        if let outputPath = output.outputPath {
             status = try toFile(input: source, inputPath: peer, inputInfo: nil, outputPath: outputPath)
         } else {
             status = try toStandardOutput(input: source, inputPath: peer, inputInfo: nil)
@@ -325,7 +291,7 @@ extension Command {
         }
         guard processDescriptor(named: outputPath) == nil else { return }
         let existing = FileInfo(path: outputPath)
-        if !options.force, existing?.isRegularFile == true || (existing == nil && FileInfo.isSymbolicLink(outputPath)) {
+        if !common.force, existing?.isRegularFile == true || (existing == nil && FileInfo.isSymbolicLink(outputPath)) {
             throw Reported(status: refuseExisting(outputPath.description))
         }
         // A file goes through a temporary file beside it: make (and remove) one now, so that a
@@ -334,4 +300,10 @@ extension Command {
             try temporaryFile(besides: outputPath, shownAs: outputPath).discard()
         }
     }
+}
+
+extension ConnectionOptions {
+    /// The longest wait of one read or write on the connection: `--timeout`, else `--deadline`
+    /// (so that a write takes what fits and the deadline is checked between writes), else none.
+    var idleTimeout: Duration? { timeout ?? deadline?.duration }
 }

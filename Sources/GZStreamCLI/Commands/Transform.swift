@@ -26,20 +26,24 @@ extension Command {
             // The member pipeline already overlaps reading, inflating and writing: a read-ahead
             // worker on top of it measured slower (0.43-0.50 s against 0.32-0.40 s for `test`
             // of the 256 MiB benchmark file).
-            return try BGZFInputStream(wrapping: peeked, threads: inflateThreads, chunkSize: options.chunkSize,
-                                   trailingGarbage: trailingGarbagePolicy, maximumOutputSize: options.maximumOutputSize,
+            return try BGZFInputStream(wrapping: peeked, threads: inflateThreads, chunkSize: common.chunkSize,
+                                   trailingGarbage: trailingGarbagePolicy, maximumOutputSize: maximumOutputSize,
                                    inflater: inflaterChoice)
         }
-        let source = try ReadAheadInputStream(wrapping: peeked, chunkSize: options.chunkSize,
-                                          bufferCount: Self.readAheadBytes / options.chunkSize + 1)
+        let source = try ReadAheadInputStream(wrapping: peeked, chunkSize: common.chunkSize,
+                                          bufferCount: Self.readAheadBytes / common.chunkSize + 1)
         return try GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize, trailingGarbage: trailingGarbagePolicy,
-                               maximumOutputSize: options.maximumOutputSize, inflater: inflaterChoice)
+                               maximumOutputSize: maximumOutputSize, inflater: inflaterChoice)
     }
+
+    /// `--max-output`: the most plain bytes one input may decode to; `nil` for none, and for
+    /// the commands that do not decode.
+    var maximumOutputSize: Int? { options.command.decode?.maximumOutputSize }
 
     /// `unpack -c -f` (`zcat -f`, `gzstream -dcf`) copies what is not gzip through unchanged, as
     /// gzip does; otherwise trailing garbage is reported after the data before it.
     var trailingGarbagePolicy: GzipInputStream.TrailingGarbagePolicy {
-        options.mode == .unpack && options.toStandardOutput && options.force ? .passThrough : .ignore
+        options.command.unpack?.output.toStandardOutput == true && common.force ? .passThrough : .ignore
     }
 
     /// Reads `decoder` to its end and writes what it gives to `output`, in writes of
@@ -57,9 +61,9 @@ extension Command {
     /// decoder lends are gathered into writes of ``lendingWriteSize``.
     func inflate(_ decoder: any GzipDecodingStream, into output: ByteOutputStream, closesOutput: Bool,
                  inputNeverWaits: Bool = false) throws {
-        let writeSize = options.chunkSizeGiven ? options.chunkSize : Self.unpackWriteSize
+        let writeSize = common.chunkSizeGiven ? common.chunkSize : Self.unpackWriteSize
         if decoder.lendsPlainBytes {
-            let writeSize = options.chunkSizeGiven ? options.chunkSize : Self.lendingWriteSize
+            let writeSize = common.chunkSizeGiven ? common.chunkSize : Self.lendingWriteSize
             do {
                 // Written straight from the buffers the workers inflated into: no copy.
                 if decoder.streamStatus == .notOpen { try decoder.openOrThrow() }
@@ -141,21 +145,21 @@ extension Command {
         let progress = beginProgress(inputName, writesStandardOutput: !closesOutput)
         beginVerboseLine(inputName)
         defer { progress?.end(completed: false) }  // a failure that stays quiet (a closed pipe)
-        let ranged = options.rangeOffset != nil || options.rangeLength != nil
-        let source = progress?.counting(input, measuresSize: !ranged) ?? input
+        let range = options.command.unpack?.range
+        let source = progress?.counting(input, measuresSize: range == nil) ?? input
         let sink = progress?.counting(output, closesOutput: closesOutput) ?? output
         do {
-            switch options.mode {
-            case .pack:
-                let threads = options.threads ?? defaultThreadCount
+            switch options.command {
+            case .pack(let pack), .send(let pack, _):
+                let threads = common.threads ?? defaultThreadCount
                 var status = ExitStatus.success
                 let packer: any GzipEncodingStream
                 // A BGZF member's header is 18 bytes (SAM/BAM specification §4.1).
                 var overhead: Int64 = 18 + 8
-                if options.bgzf {
+                if pack.bgzf {
                     // BGZF headers hold no name or time (htslib reads a fixed 18-byte header).
-                    packer = try BGZFOutputStream(wrapping: sink, level: options.level, threads: threads,
-                                              chunkSize: options.chunkSize, buildsIndex: options.index,
+                    packer = try BGZFOutputStream(wrapping: sink, level: common.level, threads: threads,
+                                              chunkSize: common.chunkSize, buildsIndex: pack.writeIndex,
                                               closesInnerStream: closesOutput)
                 } else {
                     let header = packHeader(inputPath: inputPath, inputInfo: inputInfo)
@@ -165,19 +169,19 @@ extension Command {
                         diagnostics.warning(inputName, "warning: file timestamp out of range for gzip format")
                         status = .warning
                     }
-                    packer = try GzipOutputStream(wrapping: sink, level: options.level, header: header.fields,
-                                              chunkSize: options.chunkSize, threads: threads,
-                                              blockSize: options.blockSize, engine: options.engine ?? .chunks,
-                                              rsyncable: options.rsyncable, buildsIndex: options.index,
+                    packer = try GzipOutputStream(wrapping: sink, level: common.level, header: header.fields,
+                                              chunkSize: common.chunkSize, threads: threads,
+                                              blockSize: pack.blockSize, engine: pack.engine ?? .chunks,
+                                              rsyncable: pack.rsyncable, buildsIndex: pack.writeIndex,
                                               closesInnerStream: closesOutput)
                 }
                 // The first read comes before the header, so that nothing is written when the
                 // input cannot be read at all (standard input closed, or a directory).
-                let firstChunk = try source.readChunk(maxLength: options.chunkSize)
+                let firstChunk = try source.readChunk(maxLength: common.chunkSize)
                 try packer.openOrThrow()
                 do {
                     try packer.writeAll(firstChunk)
-                    try source.copy(to: packer, chunkSize: options.chunkSize)
+                    try source.copy(to: packer, chunkSize: common.chunkSize)
                 } catch {
                     // No trailer (or BGZF end-of-file member): partial output never looks whole.
                     packer.abandon()
@@ -189,13 +193,14 @@ extension Command {
                                bytesOut: packer.compressedByteCount, header: nil,
                                indexBytes: packer.builtIndex?.encoded(),
                                overhead: overhead)
-            case .unpack:
+            case .unpack, .receive:
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
-                if ranged {
+                if let range {
                     // Through a GZIDX index the file is read at offsets (its own stream, uncounted).
                     foundIndexRefused = false
-                    let outcome = try unpackIndexedRange(input, path: inputPath, into: sink, closesOutput: closesOutput)
-                        ?? unpackRange(source, file: input as? FileInputStream, path: inputPath, into: sink,
+                    let outcome = try unpackIndexedRange(input, path: inputPath, range: range, into: sink,
+                                                         closesOutput: closesOutput)
+                        ?? unpackRange(source, file: input as? FileInputStream, path: inputPath, range: range, into: sink,
                                        closesOutput: closesOutput)
                     progress?.end(completed: true)
                     return outcome
@@ -246,7 +251,7 @@ extension Command {
     /// (RFC 1952 §2.3.1, as GNU gzip).
     func packHeader(inputPath: Pathname, inputInfo: FileInfo?) -> (fields: GzipHeader, timeOutOfRange: Bool) {
         var header = GzipHeader()
-        guard options.useName != false else { return (header, false) }
+        guard common.useName != false else { return (header, false) }
         let seconds: Int
         if let inputInfo {
             header.fileName = inputPath.baseName.bytes
@@ -274,7 +279,7 @@ extension Command {
     func outputTimes(inputInfo: FileInfo?, header: GzipHeader?)
         -> (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)? {
         guard let inputInfo else { return nil }
-        if options.mode == .unpack, options.useName == true, let mtime = header?.modificationTime, mtime != 0 {
+        if options.mode == .unpack, common.useName == true, let mtime = header?.modificationTime, mtime != 0 {
             return (inputInfo.accessTime, FileInfo.Timestamp(seconds: Int(mtime), nanoseconds: 0))
         }
         return (inputInfo.accessTime, inputInfo.modificationTime)

@@ -9,7 +9,12 @@ extension Command {
     /// bytes, beside the link), refuse one (`-o FILE` reads one to a regular file:
     /// ``openOperand(_:)``).
     var followsOperandLinks: Bool {
-        options.force || !(writesFiles || options.mode == .index) || options.network != nil
+        if common.force { return true }
+        switch options.command {
+        case .send, .receive: return true
+        case .index: return false
+        case .pack, .unpack, .test, .list: return !writesFiles
+        }
     }
 
     /// Opens an operand (not `-`) once, through ``OpenedInput``, and refuses what cannot be
@@ -76,10 +81,10 @@ extension Command {
     /// `get_istat`): when decompressing, testing or listing a name without a known suffix,
     /// `-S`'s (`.gz` by default), then `.gz`, `.z`, `-z` and `.Z`, each once; otherwise none.
     func suffixesTried(for operand: Pathname) -> [Pathname] {
-        guard options.gzip != nil, options.mode != .pack, knownSuffix(of: operand, custom: options.suffix) == nil else {
+        guard options.gzip != nil, options.mode != .pack, knownSuffix(of: operand, custom: common.suffix) == nil else {
             return []
         }
-        var suffixes: [Pathname] = [options.packSuffix]
+        var suffixes: [Pathname] = [common.packSuffix]
         for suffix in gzipTriedSuffixes.map({ Pathname($0) }) where !suffixes.contains(suffix) {
             suffixes.append(suffix)
         }
@@ -109,7 +114,7 @@ extension Command {
         }
         guard let info = target else { throw refuseInput(path, Errno.text(Errno.noSuchFile)) }
         if info.isDirectory {
-            guard options.recursive else {
+            guard options.command.recursive else {
                 let problem = Self.directoryIgnored
                 diagnostics.warning(path.description, problem)
                 throw Reported(status: .warning, problem: problem)
@@ -118,7 +123,7 @@ extension Command {
         }
         try checkKind(info, of: path)
         // As GNU gzip: replacing a link's target by name is rarely what was meant.
-        if !(options.outputPath != nil && outputDirectory == nil) { throw refuseInput(path, Self.symbolicLinkOperand) }
+        if !(options.command.outputPath != nil && outputDirectory == nil) { throw refuseInput(path, Self.symbolicLinkOperand) }
     }
 
     static let directoryIgnored = "is a directory -- ignored"
@@ -140,13 +145,17 @@ extension Command {
         if info.isDirectory { throw refuseInput(path, "is a directory") }
         // test and list write nothing, and send writes no file, so a FIFO, a device or
         // /dev/fd/N is read as with -c.
-        let writesNothing = options.mode == .test || options.mode == .list || options.network != nil
-        guard info.isRegularFile || options.toStandardOutput || writesNothing else {
+        let writesNothing: Bool
+        switch options.command {
+        case .test, .list, .send, .receive: writesNothing = true
+        case .pack, .unpack, .index: writesNothing = false
+        }
+        guard info.isRegularFile || options.command.output?.toStandardOutput == true || writesNothing else {
             // File mode names its output after the input and may remove the input: a FIFO or a
             // device is passed over, -f or not, as GNU gzip does (`-f` must never turn
             // /dev/null into /dev/null.gz and unlink it). `-f -o FILE` reads one.
-            if options.outputPath != nil && outputDirectory == nil {
-                if options.force { return }
+            if options.command.outputPath != nil && outputDirectory == nil {
+                if common.force { return }
                 throw refuseInput(path, "not a regular file (use -f or -c to read it)")
             }
             let problem = notRegularFileIgnored
@@ -156,10 +165,10 @@ extension Command {
     }
 
     func refuseTerminal(readingStandardInput: Bool) throws {
-        guard !options.force else { return }
+        guard !common.force else { return }
         if options.gzip != nil { return try refuseTerminalLikeGzip(readingStandardInput: readingStandardInput) }
         switch options.mode {
-        case .pack where environment.outputIsTerminal && options.outputPath == nil:
+        case .pack where environment.outputIsTerminal && options.command.outputPath == nil:
             throw Reported(status: reportError("standard output",
                                                "compressed data not written to a terminal (use -f to force)"))
         case .unpack, .test, .list:
@@ -182,10 +191,10 @@ extension Command {
         }
         switch options.mode {
         case .pack:
-            return input.appending(options.packSuffix)
+            return input.appending(common.packSuffix)
         case .unpack:
             // unfitName checked that there is one.
-            return unpackedName(of: input, customSuffix: options.suffix)!
+            return unpackedName(of: input, customSuffix: common.suffix)!
         case .test, .list, .index:
             preconditionFailure("test, list and index write no file named after the input")
         }
@@ -198,21 +207,21 @@ extension Command {
     func unfitName(_ path: Pathname) -> String? {
         switch options.mode {
         case .pack:
-            guard !options.force else { return nil }
+            guard !common.force else { return nil }
             // FILE.gz.gzidx or FILE.gz.gzi: an index beside a compressed file (pack --index,
             // bgzip -i), which -r would otherwise pack (and gzip mode remove) on a second run.
             for index in [Pathname(".gzidx"), ".gzi"] where path.hasSuffixIgnoringCase(index) {
                 let indexed = Pathname(bytes: path.bytes.dropLast(index.bytes.count))
-                if let indexed, knownSuffix(of: indexed, custom: options.suffix) != nil {
+                if let indexed, knownSuffix(of: indexed, custom: common.suffix) != nil {
                     return "is an index (\(index)) -- unchanged"
                 }
             }
             let suffix = options.gzip != nil
-                ? knownSuffix(of: path, custom: options.suffix)
-                : ([".gz", ".tgz"] + (options.suffix.map { [$0] } ?? [])).first { path.hasSuffixIgnoringCase($0) }
+                ? knownSuffix(of: path, custom: common.suffix)
+                : ([".gz", ".tgz"] + (common.suffix.map { [$0] } ?? [])).first { path.hasSuffixIgnoringCase($0) }
             return suffix.map { "already has \($0) suffix -- unchanged" }
         case .unpack, .test, .list:
-            return unpackedName(of: path, customSuffix: options.suffix) == nil ? "unknown suffix -- ignored" : nil
+            return unpackedName(of: path, customSuffix: common.suffix) == nil ? "unknown suffix -- ignored" : nil
         case .index:
             return nil
         }

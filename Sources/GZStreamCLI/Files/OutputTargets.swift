@@ -24,7 +24,7 @@ extension Command {
         let inputName = displayName(inputPath)
         if inputPath == "-" { try refuseTerminal(readingStandardInput: true) }
         // `-o PATH` names the file itself; without -o, or with -o DIRECTORY, the name is made here.
-        let explicitOutput = options.outputPath != nil && outputDirectory == nil
+        let explicitOutput = options.command.output?.outputPath != nil && outputDirectory == nil
         // -o's last component examined once: a link or FIFO another user planted is not
         // followed or written into; a descriptor of this process is written through as is.
         var examined = ExplicitOutput(path: outputPath)
@@ -69,13 +69,13 @@ extension Command {
         try rejectSameFile(inputInfo, existing, inputName: inputName)
         // unpack -N names the output after the header, known only once it is read: the
         // publish step checks that name.
-        let outputNamedByHeader = options.mode == .unpack && options.useName == true && !explicitOutput
+        let outputNamedByHeader = options.mode == .unpack && common.useName == true && !explicitOutput
         // A dangling symbolic link exists too: publishing would refuse to replace it, so it
         // is found here, before the input is read.
         let outputIsLink = openedDirectory.info(of: outputName, followsLinks: false)?.isSymbolicLink == true
         // Replaced with -f, or when gzip mode's question was answered yes.
-        var replaces = options.force
-        if !options.force, !outputNamedByHeader, existing != nil || outputIsLink {
+        var replaces = common.force
+        if !common.force, !outputNamedByHeader, existing != nil || outputIsLink {
             try confirmOverwrite(outputPath.description)
             replaces = true
         }
@@ -86,10 +86,10 @@ extension Command {
         }
         // pack --index: OUTPUT.gzi (--bgzf) or OUTPUT.gzidx, written and published with the
         // output, beside it.
-        let indexPath = options.index ? outputPath.appending(options.indexSuffix) : nil
-        let indexName = outputPath.appending(options.indexSuffix).lastComponent
+        let indexPath = options.command.pack.flatMap { $0.writeIndex ? outputPath.appending($0.indexSuffix) : nil }
         if let indexPath {
-            try rejectSameFile(inputInfo, openedDirectory.info(of: indexName, followsLinks: true), inputName: inputName)
+            try rejectSameFile(inputInfo, openedDirectory.info(of: indexPath.lastComponent, followsLinks: true),
+                               inputName: inputName)
             try refuseToReplaceIndex(indexPath, in: openedDirectory)
         }
         // -o naming a trusted symbolic link writes the file the link points to, and the link
@@ -130,7 +130,7 @@ extension Command {
         }
         do {
             try temporary.finish(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
-                                 owner: owner, synchronous: options.synchronous)
+                                 owner: owner, synchronous: common.synchronous)
         } catch {
             throw Reported(status: reportError(outputPath.description, describe(error)))
         }
@@ -144,11 +144,11 @@ extension Command {
         do {
             try publish(temporary, as: finalName, replacing: replaces, shownPath: shownPath)
         } catch {
-            indexTemporary?.unpublish(indexName)
+            if let indexTemporary, let indexPath { indexTemporary.unpublish(indexPath.lastComponent) }
             throw error
         }
         // --synchronous, as gzip's: the new name is on the disk before the input is removed.
-        if options.synchronous {
+        if common.synchronous {
             do {
                 try publishDirectory.synchronize()
             } catch {
@@ -162,7 +162,7 @@ extension Command {
             : (openedDirectory, outputPath.lastComponent)
         let besideInput = currentInput.map { $0.path.directoryPart == outputPath.directoryPart } ?? false
         let stale = removeStaleIndexes(of: staleName, in: staleDirectory, shownPath: shownPathname,
-                                       kept: indexPath.map { _ in indexName },
+                                       kept: indexPath?.lastComponent,
                                        inputName: options.mode == .unpack && besideInput ? currentInput?.name : nil)
         return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: max(outcome.status, stale))
     }
@@ -197,7 +197,7 @@ extension Command {
     /// failure is a warning.
     /// - Returns: `status`, or a warning when the input was not removed.
     private func removeInputIfAsked(_ inputPath: Pathname, inputInfo: FileInfo?, status: ExitStatus) -> ExitStatus {
-        guard options.removeInput, inputInfo?.isRegularFile == true, let input = currentInput else { return status }
+        guard options.command.output?.removeInput == true, inputInfo?.isRegularFile == true, let input = currentInput else { return status }
         switch input.removeName() {
         case .removed:
             return status
@@ -274,9 +274,9 @@ extension Command {
 
     /// Refuses `--index` beside an output that is no regular file (a device, a descriptor).
     private func refuseIndex(besideNonFile outputPath: Pathname) throws {
-        guard options.index else { return }
+        guard let pack = options.command.pack, pack.writeIndex else { return }
         throw Reported(status: reportError(outputPath.description,
-                                           "not a regular file: --index needs one to write its \(options.indexSuffix) beside"))
+                                           "not a regular file: --index needs one to write its \(pack.indexSuffix) beside"))
     }
 
     /// `-o` naming a device or FIFO (`-o /dev/null`), opened by ``openDevice(_:inputInfo:inputName:)``:

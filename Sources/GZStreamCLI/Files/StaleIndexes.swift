@@ -23,7 +23,7 @@ extension Command {
     /// own name has a gzip suffix (`x.gz.gz` → `x.gz`). Another unpacked name is plain data,
     /// whose `name.gzi` may be gztool's index of the input (`data.tar.gz` → `data.tar.gzi`).
     func writesIndexedKind(_ outputPath: Pathname) -> Bool {
-        options.mode == .pack || knownSuffix(of: outputPath, custom: options.suffix) != nil
+        options.mode == .pack || knownSuffix(of: outputPath, custom: common.suffix) != nil
     }
 
     /// After the output `name` was published in `directory`: removes the indexes beside it

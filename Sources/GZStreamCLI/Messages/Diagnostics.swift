@@ -68,7 +68,7 @@ extension Command {
     }
 
     func report(_ outcome: Outcome, inputName: String, outputName: String) {
-        guard options.verbose else { return }
+        guard common.verbose else { return }
         if options.gzip != nil { return reportLikeGzip(outcome, outputName: outputName) }
         let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
         diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "

@@ -83,7 +83,7 @@ extension Command {
             diagnostics.write(line)
             throw Reported(status: .error)
         }
-        if !options.quiet {
+        if !common.quiet {
             writeVerbosePrefix()
             diagnostics.write("\n\(program): \(name): decompression OK, trailing garbage ignored\n")
         }
@@ -94,7 +94,7 @@ extension Command {
     /// gzip, that is a warning (exit 2); otherwise it passes unsaid.
     /// - Returns: The status.
     func noteZeroPaddingLikeGzip(_ subject: String) -> ExitStatus {
-        guard options.gzip != nil, options.verbose else { return .success }
+        guard options.gzip != nil, common.verbose else { return .success }
         writeVerbosePrefix()
         diagnostics.write("\n\(diagnostics.programName): \(escapingControlCharacters(subject)): "
             + "decompression OK, trailing zero bytes ignored\n")
@@ -106,7 +106,7 @@ extension Command {
     /// Starts gzip's `-v` line for the file (not standard input) about to be worked on: its
     /// `NAME:\t` is written before the first message about its data, or before its result.
     func beginVerboseLine(_ inputName: String) {
-        verboseName = options.gzip != nil && options.verbose && currentInput != nil ? inputName : nil
+        verboseName = options.gzip != nil && common.verbose && currentInput != nil ? inputName : nil
     }
 
     /// Writes `NAME:\t` of the file being worked on, once.
@@ -134,7 +134,7 @@ extension Command {
         guard currentInput != nil else { return diagnostics.write(ratio + "\n") }
         writeVerbosePrefix()
         let output = outputName == "standard output" ? "stdout" : escapingControlCharacters(outputName)
-        diagnostics.write("\(ratio) -- \(options.keep ? "created" : "replaced with") \(output)\n")
+        diagnostics.write("\(ratio) -- \(common.keep ? "created" : "replaced with") \(output)\n")
     }
 
     /// gzip's `-t -v` result: `NAME:\t OK`, or ` OK` for standard input.
@@ -152,10 +152,10 @@ extension Command {
     func refuseTerminalLikeGzip(readingStandardInput: Bool) throws {
         guard readingStandardInput, options.mode != .list else { return }
         let decompress = options.mode != .pack
-        guard decompress ? environment.inputIsTerminal : environment.outputIsTerminal && options.outputPath == nil else {
+        guard decompress ? environment.inputIsTerminal : environment.outputIsTerminal && options.command.outputPath == nil else {
             return
         }
-        if !options.quiet {
+        if !common.quiet {
             let program = diagnostics.programName
             diagnostics.write("\(program): compressed data not \(decompress ? "read from" : "written to") a terminal. "
                 + "Use -f to force \(decompress ? "de" : "")compression.\nFor help, type: \(program) -h\n")

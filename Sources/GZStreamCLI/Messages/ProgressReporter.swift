@@ -125,9 +125,15 @@ extension Command {
     /// that terminal too (`unpack -c` on a terminal), and the command is not in gzip mode
     /// (`tar -I gzstream` must stay as quiet as gzip there). pack, unpack and test only.
     func beginProgress(_ name: String, writesStandardOutput: Bool) -> ProgressReporter? {
-        guard options.mode == .pack || options.mode == .unpack || options.mode == .test else { return nil }
-        let shown = options.progress
-            ?? (environment.errorIsTerminal && !options.quiet && options.gzip == nil
+        let asked: Bool?
+        switch options.command {
+        case .pack(let pack), .send(let pack, _): asked = pack.progress
+        case .unpack(let unpack), .receive(let unpack, _): asked = unpack.progress
+        case .test(let test): asked = test.progress
+        case .list, .index: return nil
+        }
+        let shown = asked
+            ?? (environment.errorIsTerminal && !common.quiet && options.gzip == nil
                 && !(writesStandardOutput && environment.outputIsTerminal))
         return shown ? console.beginProgress(name: name) : nil
     }
