@@ -3,6 +3,8 @@
 // --chunk-size, --synchronous, which no set lists) and its own. An option a command does not
 // take is refused by that command's parse in the words users have always read
 // (``CommandShape/refusal(of:)``), so no rule between options has to say "X applies to Y".
+// The types a run gets (CommandOptions.swift) hold the same sets: ``CommonOptions`` and one
+// value per command, which has no field for an option refused here.
 
 /// An option that some command does not take: one key per field, whatever its spellings
 /// (`-c`, `--stdout` and `--to-stdout` are ``stdout``).
