@@ -23,15 +23,16 @@ extension Command {
         }
         // test reads ahead and checks BGZF on -p threads, as unpack does; list needs every
         // member's header, so it stays sequential. Only test shows progress (ProgressReporter.swift).
-        let progress = options.mode == .test ? beginProgress(name, writesStandardOutput: false) : nil
-        if options.mode == .test { beginVerboseLine(name) }
+        let testing = if case .test = options.command { true } else { false }
+        let progress = testing ? beginProgress(name, writesStandardOutput: false) : nil
+        if testing { beginVerboseLine(name) }
         defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream
         var indexed: IndexedGzipInputStream?
-        if options.mode == .test, let (decoder, stream) = try indexedDecodingStream(input, progress: progress) {
+        if testing, let (decoder, stream) = try indexedDecodingStream(input, progress: progress) {
             gzip = decoder
             indexed = stream
-        } else if options.mode == .test {
+        } else if testing {
             gzip = try decodingStream(progress?.counting(input) ?? input)
         } else {
             let sequential = try GzipInputStream(wrapping: input, chunkSize: common.chunkSize, trailingGarbage: .ignore,
@@ -46,7 +47,7 @@ extension Command {
         }
         listing?.beginFile(name, operand: operand)
         // Nothing is written, so the inflater may fill large buffers.
-        let scratchSize = options.mode == .test ? max(Self.inflateOutputSize, common.chunkSize) : common.chunkSize
+        let scratchSize = testing ? max(Self.inflateOutputSize, common.chunkSize) : common.chunkSize
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
         defer { scratch.deallocate() }
         gzip.open()
@@ -75,7 +76,7 @@ extension Command {
         } else if gzip.endedWithZeroPadding {
             status = noteZeroPaddingLikeGzip(name)
         }
-        guard common.verbose && options.mode == .test else { return status }
+        guard common.verbose && testing else { return status }
         if options.gzip != nil {
             // gzip's " OK" follows its trailing garbage warning.
             reportTestedLikeGzip()
