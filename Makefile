@@ -38,7 +38,7 @@ deps:
 # root a missing one is reported, not installed: the tests that need it are skipped and say so.
 test-deps: deps
 	@missing=""; \
-	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal gztool:gztool python3:python3 script:bsdutils sha256sum:coreutils rsync:rsync strace:strace mandoc:mandoc groff:groff-base zsh:zsh; do \
+	for tool in gzip:gzip pigz:pigz bgzip:tabix igzip:isal gztool:gztool python3:python3 script:bsdutils sha256sum:coreutils openssl:openssl rsync:rsync strace:strace mandoc:mandoc groff:groff-base zsh:zsh; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
 	[ -x /usr/bin/time ] || missing="$$missing time"; \

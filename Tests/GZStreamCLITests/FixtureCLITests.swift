@@ -34,10 +34,10 @@ struct FixtureCLITests {
     func unpacksToStandardOutput(row: FixtureRow) throws {
         try withScratch { scratch in
             if let size = row.statedOutputSize, size >= pipedOutputThreshold {
-                // `gzstream unpack -c F | sha256sum`: the output never touches memory or disk.
+                // `gzstream unpack -c F | openssl dgst -sha256`: the output never touches memory or disk.
                 let statusPath = scratch.ioPath("status")
                 let errPath = scratch.ioPath("err")
-                let result = try shell(#"{ "$0" unpack -c "$1" 2>"$2"; echo $? >"$3"; } | /usr/bin/sha256sum -b"#,
+                let result = try shell(#"{ "$0" unpack -c "$1" 2>"$2"; echo $? >"$3"; } | "# + HashCommand.shellLine,
                                        [row.path, errPath, statusPath], in: scratch, timeout: 300)
                 #expect(result.status == 0 && !result.timedOut, "\(result)")
                 #expect(String(result.out.prefix { $0 != " " }) == row.value)

@@ -130,10 +130,10 @@ func readBytes(_ path: String) throws -> [UInt8] {
 
 // MARK: Checksums and data
 
-/// The SHA-256 of a file as `/usr/bin/sha256sum` prints it (lowercase hex).
+/// The SHA-256 of a file in lowercase hex, by ``HashCommand``.
 func sha256(ofFile path: String, in scratch: Scratch) throws -> String {
-    let result = try run("/usr/bin/sha256sum", ["-b", path], in: scratch)
-    #expect(result.status == 0, "sha256sum \(path): \(result)")
+    let result = try run(HashCommand.arguments[0], Array(HashCommand.arguments.dropFirst()) + [path], in: scratch)
+    #expect(result.status == 0, "\(HashCommand.arguments[0]) \(path): \(result)")
     return String(result.out.prefix { $0 != " " })
 }
 

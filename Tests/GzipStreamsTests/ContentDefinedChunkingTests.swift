@@ -29,6 +29,8 @@ struct ChunkSizes: Sendable, CustomTestStringConvertible {
 /// 64 MiB of ``mixedBytes(count:seed:)`` (text with stretches of random bytes), made once for
 /// every test that needs it.
 private let sixtyFourMiB = mixedBytes(count: 64 << 20, seed: 19)
+/// The default chunker's cuts in ``sixtyFourMiB``, found once for every edit compared with it.
+private let sixtyFourMiBCuts = cuts(in: sixtyFourMiB, chunker: defaultSizes.chunker)
 
 /// How input is cut into calls of ``ContentDefinedChunker/nextBoundary(in:)``: the sizes of the
 /// pieces in turn, repeated until the input ends.
@@ -159,7 +161,7 @@ struct ContentDefinedChunkingTests {
         let old = sixtyFourMiB
         let new = edit.applied(to: old)
         let shift = edit.inserted.count - edit.removed
-        let oldCuts = cuts(in: old, chunker: defaultSizes.chunker)
+        let oldCuts = sixtyFourMiBCuts
         let newCuts = cuts(in: new, chunker: defaultSizes.chunker)
         // Before the edit: the same cuts.
         let oldBefore = oldCuts.filter { $0 <= edit.offset }

@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 // Helpers of the GzipStreams tests alone: packing and unpacking in memory, an independent
-// CRC-32, child processes (sha256sum, gzip, python3), a failing inner stream and a probe for
+// CRC-32, child processes (the hash command, gzip, python3), a failing inner stream and a probe for
 // the z_stream inside a gzip stream. Seeded data, temporary directories, tools and fixtures
 // come from TestSupport.
 
@@ -246,7 +246,7 @@ private func closeOnExecPipe() throws -> (read: Int32, write: Int32) {
 
 private let ignoringSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
-/// The SHA-256 of everything a stream gave, computed by `/usr/bin/sha256sum`.
+/// The SHA-256 of everything a stream gave, computed by ``HashCommand``.
 struct HashedOutput {
     var sha256: String
     var byteCount: Int64
@@ -256,13 +256,13 @@ struct HashedOutput {
 }
 
 /// Reads `input` (opening it, leaving it open) until it ends or fails, `readSize` bytes at a
-/// time, and streams every byte into a `sha256sum` child through a pipe, written with our
+/// time, and streams every byte into a ``HashCommand`` child through a pipe, written with our
 /// ``FileOutputStream``. Memory: one buffer of `readSize` bytes, whatever the output's size.
 func sha256OfOutput(_ input: ByteInputStream, readSize: Int = 256 * 1024) throws -> HashedOutput {
     _ = ignoringSIGPIPE
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = []
+    process.executableURL = URL(fileURLWithPath: HashCommand.arguments[0])
+    process.arguments = Array(HashCommand.arguments.dropFirst())
     let (toChild, fromChild) = try spawnLock.withLock {
         let toChild = try closeOnExecPipe()
         let fromChild: (read: Int32, write: Int32)
@@ -314,14 +314,14 @@ func sha256OfOutput(_ input: ByteInputStream, readSize: Int = 256 * 1024) throws
     let answer = try source.readToEnd()
     process.waitUntilExit()
     if let sinkError { throw sinkError }
-    guard process.terminationStatus == 0, answer.count >= 64 else {
-        throw ByteStreamError(.innerStreamFailed, operation: "sha256sum")
+    guard process.terminationStatus == 0, let digest = HashCommand.digest(inOutput: answer) else {
+        throw ByteStreamError(.innerStreamFailed, operation: HashCommand.arguments[0])
     }
-    return HashedOutput(sha256: String(decoding: answer.prefix(64), as: UTF8.self), byteCount: total,
+    return HashedOutput(sha256: digest, byteCount: total,
                         error: failure)
 }
 
-/// The SHA-256 of `bytes`, by `sha256sum`.
+/// The SHA-256 of `bytes`, by ``HashCommand``.
 func sha256(of bytes: [UInt8]) throws -> String {
     let stream = MemoryInputStream(bytes: bytes)
     defer { stream.close() }
