@@ -125,7 +125,8 @@ struct IndexedUnpackCLITests {
             #expect(indexed.status == 0 && indexed.err == "")
             let index = try GzipIndex(gzidx: try scratch.read("data.gz.gzidx"))
             #expect(index.points.count >= 8)
-            let whole = try gzstream(["unpack", "-c", "-v", "data.gz"], in: scratch)
+            // -p 2: without it, the index is used only when two processors are free.
+            let whole = try gzstream(["unpack", "-c", "-v", "-p", "2", "data.gz"], in: scratch)
             #expect(whole.stdout == Self.data && whole.status == 0)
             #expect(whole.errLines.first?.hasPrefix("gzstream: data.gz: read through data.gz.gzidx (\(index.points.count) access points") == true)
             #expect(try gzstream(["test", "data.gz"], in: scratch).status == 0)
@@ -153,7 +154,7 @@ struct IndexedUnpackCLITests {
             let made = try run("/bin/sh", ["-c", "gztool -i -s 1 -I data.gztool data.gz"], in: scratch)
             try #require(made.status == 0, "\(made)")
             for index in ["data.rgidx", "data.gztool"] {
-                let whole = try gzstream(["unpack", "-c", "-v", "--index", index, "data.gz"], in: scratch)
+                let whole = try gzstream(["unpack", "-c", "-v", "-p", "2", "--index", index, "data.gz"], in: scratch)
                 #expect(whole.status == 0 && whole.stdout == Self.data, "\(index)")
                 #expect(whole.errLines.first?.hasPrefix("gzstream: data.gz: read through \(index) (") == true, "\(whole.err)")
                 let range = try gzstream(["unpack", "-c", "--index", index, "--offset", "2222222", "--length", "4444", "data.gz"],
@@ -190,6 +191,33 @@ struct IndexedUnpackCLITests {
             #expect(without.errLines == [try #require(whole.errLines.last)], "\(without.err)")
             let range = try gzstream(["unpack", "-c", "--offset", "5", "data.gz"], in: scratch)
             #expect(range.status == 1 && range.err == "gzstream: data.gz: no index data.gz.gzidx (run 'gzstream index data.gz' to build it)\n")
+        }
+    }
+
+    @Test("without -p, a whole read goes sequential when the index cannot win: one access point, or one processor (taskset)")
+    func sequentialWhenTheIndexCannotWin() throws {
+        try withScratch { scratch in
+            // 100,000 bytes under the default span: the index has only the first point.
+            try scratch.write("small", Array(Self.data.prefix(100_000)))
+            try #require(try gzstream(["pack", "-k", "small"], in: scratch).status == 0)
+            try #require(try gzstream(["index", "small.gz"], in: scratch).status == 0)
+            let small = try gzstream(["unpack", "-c", "-v", "small.gz"], in: scratch)
+            #expect(small.status == 0 && small.stdout == Array(Self.data.prefix(100_000)), "\(small)")
+            #expect(small.errLines.first == "gzstream: small.gz: decoded sequentially, not through small.gz.gzidx: it has 1 access point",
+                    "\(small.err)")
+            // Asked for with -p, the index is read even so.
+            let asked = try gzstream(["unpack", "-c", "-v", "-p", "2", "small.gz"], in: scratch)
+            #expect(asked.errLines.first == "gzstream: small.gz: read through small.gz.gzidx (1 access points, 2 threads)")
+
+            // 13 points, but one processor allowed: no second core for a worker.
+            try Self.makeIndexed("data.gz", in: scratch)
+            let pinned = try shell(#"taskset -c 0 "$0" unpack -c -v data.gz"#, in: scratch)
+            #expect(pinned.status == 0 && pinned.stdout == Self.data, "\(pinned)")
+            let line = pinned.errLines.first.map(String.init) ?? ""
+            #expect(line.wholeMatch(of: /gzstream: data.gz: decoded sequentially, not through data.gz.gzidx: [01] processors? free/) != nil,
+                    "\(pinned.err)")
+            // test takes the same decision, and a damaged index is still said when it is not used.
+            #expect(try shell(#"taskset -c 0 "$0" test data.gz"#, in: scratch).err == "")
         }
     }
 

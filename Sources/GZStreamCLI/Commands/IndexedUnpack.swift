@@ -113,8 +113,9 @@ extension Command {
 
     /// The decoder that reads `input` (the operand's own stream, a regular file) through its
     /// index, or `nil` when there is none to use: no index beside it, a BGZF file (its members
-    /// are decoded in parallel without one), or an index beside it made for another file (said
-    /// in one line, unless `-q`; the file is then decoded without it). `--index PATH` that
+    /// are decoded in parallel without one), an index beside it made for another file (said
+    /// in one line, unless `-q`; the file is then decoded without it), or an index that fits
+    /// but cannot make the read faster (``indexedThreads(for:)``; said with `-v`). `--index PATH` that
     /// does not fit is an error. `decoder` is what to read (`stream` itself, or with progress
     /// shown, a ``ProgressedDecoder`` over it); `stream` tells afterwards whether the index fit
     /// (``noteIndexMismatch(of:)``).
@@ -128,7 +129,8 @@ extension Command {
         guard let (index, indexPath) = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: bgzfData,
                                                      checksBGZFIndex: true) else { return nil }
         indexInUse = indexPath
-        let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: inflateThreads, inflater: inflaterChoice,
+        let plan = indexedThreads(for: index)
+        let stream = try IndexedGzipInputStream(wrapping: file, index: index, threads: plan.threads, inflater: inflaterChoice,
                                                 chunkSize: common.chunkSize, trailingGarbage: trailingGarbagePolicy,
                                                 maximumOutputSize: maximumOutputSize, closesInnerStream: false)
         do {
@@ -141,6 +143,17 @@ extension Command {
             stream.close()
             throw Reported(status: reportError(indexPath.description, withRemedy(error)))
         }
+        if let reason = plan.sequentialBecause {
+            // The index was checked (a stale or foreign one is said, as when it is used); the
+            // sequential reader decodes the file, since workers would not run beside it.
+            stream.close()
+            indexInUse = nil
+            if common.verbose {
+                diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): decoded sequentially, "
+                    + "not through \(escapingControlCharacters(indexPath.description)): \(reason)\n")
+            }
+            return nil
+        }
         if common.verbose {
             diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): read through "
                 + "\(escapingControlCharacters(indexPath.description)) (\(index.points.count) access points, "
@@ -148,6 +161,23 @@ extension Command {
         }
         guard let progress else { return (stream, stream) }
         return (ProgressedDecoder(stream, progress: progress, size: Int64(index.compressedSize)), stream)
+    }
+
+    /// How many workers a whole read through `index` gets, and why the sequential reader is
+    /// used instead when the index cannot make the read faster: `-p N` is taken as given;
+    /// without it, the workers are the processors free now
+    /// (``SystemCalls/idleProcessorEstimate()``, at most ``inflateThreads``), and fewer than
+    /// two free processors, or fewer than two access points, leave the parallel reader nothing
+    /// to win: its workers would take turns on one core, with the hand-offs on top, where the
+    /// sequential reader inflates on one thread while another writes.
+    func indexedThreads(for index: GzipIndex) -> (threads: Int, sequentialBecause: String?) {
+        if let threads = common.threads { return (threads, nil) }
+        let points = index.points.count
+        if points < 2 { return (1, "it has \(points) access point\(points == 1 ? "" : "s")") }
+        guard let idle = SystemCalls.idleProcessorEstimate() else { return (inflateThreads, nil) }
+        let threads = min(inflateThreads, idle)
+        if threads < 2 { return (1, "\(idle) processor\(idle == 1 ? "" : "s") free") }
+        return (threads, nil)
     }
 
     /// Says that the index did not fit and the file was decoded without it.
