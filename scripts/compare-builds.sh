@@ -2,7 +2,7 @@
 # Two gzstream binaries (an older build and a newer one) on the same input, interleaved, so that
 # both meet the same machine load: pack -6, pack --bgzf -6, unpack of a gzip -6 file and of a
 # bgzip file; medians of ROUNDS rounds of wall time, and whether their outputs are identical.
-# Uses make bench's corpus (BENCH_DIR, default ~/.cache/gzstream-bench; run make bench once).
+# Uses make bench's mixed corpus (corpus.bin; BENCH_DIR, default ~/.cache/gzstream-bench; run make bench once).
 #   scripts/compare-builds.sh OLD_BINARY NEW_BINARY [ROUNDS=5]
 # e.g. git worktree add /tmp/old REV && (cd /tmp/old && swift build -c release), then
 #   scripts/compare-builds.sh /tmp/old/.build/release/gzstream .build/release/gzstream
