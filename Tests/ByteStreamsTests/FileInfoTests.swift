@@ -5,17 +5,6 @@ import Testing
 
 @Suite("FileInfo and the C library wrappers", .onDedicatedThreads)
 struct FileInfoTests {
-    @Test("/proc/loadavg's runnable count is read from its fourth field; the idle estimate stays within the processors allowed",
-          arguments: [("0.52 0.58 0.59 2/345 1234\n", 2), ("3.00 2.00 1.00 17/900 42", 17), ("0.00 0.00 0.00 1/1 1", 1),
-                      ("0.52 0.58 0.59", nil), ("0.52 0.58 0.59 x/3 1", nil), ("", nil)] as [(String, Int?)])
-    func runnableCount(text: String, expected: Int?) {
-        #expect(SystemCalls.runnableCount(inLoadAverage: ArraySlice(Array(text.utf8))) == expected)
-        #if os(Linux)
-        let idle = SystemCalls.idleProcessorEstimate()
-        #expect(idle.map { (0...SystemCalls.allowedProcessorCount()).contains($0) } == true, "\(String(describing: idle))")
-        #endif
-    }
-
     @Test("a file's info from its descriptor and by name: kind, size, mode, owner, times; a link described itself unless followed; nil for no such name")
     func fileAndLink() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fileinfo-\(UUID().uuidString)")
