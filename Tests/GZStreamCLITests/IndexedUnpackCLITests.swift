@@ -45,6 +45,23 @@ struct IndexedUnpackCLITests {
         }
     }
 
+    @Test("-v with --offset says what was written from where and names the index: GZIDX and bgzip's .gzi, to a file and to standard output")
+    func verboseRange() throws {
+        try withScratch { scratch in
+            try Self.makeIndexed("data.gz", in: scratch)
+            let through = try gzstream(["unpack", "-c", "-v", "--offset", "262100", "--length", "300000", "data.gz"], in: scratch)
+            #expect(through.status == 0 && through.stdout == Array(Self.data[262_100..<562_100]))
+            #expect(through.err == "gzstream: data.gz: 300000 bytes from plain offset 262100, read through data.gz.gzidx -> standard output\n")
+            let toFile = try gzstream(["unpack", "-v", "--offset", "2999000", "-o", "tail", "data.gz"], in: scratch)
+            #expect(toFile.status == 0 && toFile.err == "gzstream: data.gz: 1000 bytes from plain offset 2999000, read through data.gz.gzidx -> tail\n")
+            try scratch.write("b", Self.data)
+            try #require(try gzstream(["pack", "--bgzf", "--index", "b"], in: scratch).status == 0)
+            let bgzf = try gzstream(["unpack", "-c", "-v", "--offset", "100000", "--length", "10", "b.gz"], in: scratch)
+            #expect(bgzf.status == 0 && bgzf.stdout == Array(Self.data[100_000..<100_010]))
+            #expect(bgzf.err == "gzstream: b.gz: 10 bytes from plain offset 100000, read through b.gz.gzi -> standard output\n")
+        }
+    }
+
     @Test("--offset/--length through the index: at the start, across a point, at the end, past it")
     func ranges() throws {
         try withScratch { scratch in

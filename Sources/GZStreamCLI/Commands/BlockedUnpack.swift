@@ -135,7 +135,7 @@ extension Command {
         }
         if closesOutput { try output.closeOrThrow() }
         return Outcome(status: .success, bytesIn: bgzf.compressedByteCount - Int64(entry.compressedOffset),
-                       bytesOut: written, header: nil)
+                       bytesOut: written, header: nil, range: RangeRead(offset: offset, index: indexFile))
     }
 
     /// `gzstream index FILE.gz`: writes `FILE.gz.gzi` (or `-o PATH`), byte for byte what

@@ -257,7 +257,8 @@ extension Command {
             throw error
         }
         if closesOutput { try output.closeOrThrow() }
-        return Outcome(status: .success, bytesIn: stream.compressedByteCount, bytesOut: stream.uncompressedByteCount, header: nil)
+        return Outcome(status: .success, bytesIn: stream.compressedByteCount, bytesOut: stream.uncompressedByteCount, header: nil,
+                       range: RangeRead(offset: offset, index: indexPath))
     }
 }
 
@@ -328,7 +329,8 @@ extension Command {
             throw error
         }
         if closesOutput { try output.closeOrThrow() }
-        return Outcome(status: .success, bytesIn: decoder.compressedByteCount, bytesOut: written + alreadyWritten, header: nil)
+        return Outcome(status: .success, bytesIn: decoder.compressedByteCount, bytesOut: written + alreadyWritten, header: nil,
+                       range: RangeRead(offset: offset - alreadyWritten, index: nil))
     }
 }
 

@@ -12,6 +12,15 @@ extension Command {
         /// The first member's header and trailer bytes (GNU gzip's `header_bytes`), for gzip
         /// mode's `-v` ratio.
         var overhead: Int64 = 0
+        /// `unpack --offset`: where the range starts and what led there, for `-v`'s line.
+        var range: RangeRead?
+    }
+
+    /// Where an `unpack --offset` range started, in plain bytes, and the index that found it
+    /// (`nil`: the file was decoded from its start).
+    struct RangeRead {
+        var offset: Int64
+        var index: Pathname?
     }
 
     /// The decoder for `input` (which it does not close). BGZF input (its first member has the

@@ -67,9 +67,18 @@ extension Command {
         operand == "-" ? options.gzip?.standardInputName ?? "standard input" : operand.description
     }
 
+    /// `-v`'s line for one file: its sizes and the space saved, or for an `--offset` range what
+    /// was written from where, and the index that found it (no share saved: the compressed
+    /// bytes read for a range are whole spans or members around it, not its own).
     func report(_ outcome: Outcome, inputName: String, outputName: String) {
         guard common.verbose else { return }
         if options.gzip != nil { return reportLikeGzip(outcome, outputName: outputName) }
+        if let range = outcome.range {
+            let how = range.index.map { "read through \(escapingControlCharacters($0.description))" } ?? "decoded from the start"
+            diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesOut) bytes from plain offset "
+                + "\(range.offset), \(how) -> \(escapingControlCharacters(outputName))\n")
+            return
+        }
         let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
         diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "
             + "\(outcome.bytesOut) bytes, \(percentSaved(packed: packed, plain: plain)) saved -> \(escapingControlCharacters(outputName))\n")
