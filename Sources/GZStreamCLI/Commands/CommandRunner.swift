@@ -96,7 +96,7 @@ public func runCommand(arguments: [[UInt8]], programName: [UInt8] = Array("gzstr
     var gzipProgram: String?
     switch parsed {
     case .help(let topic):
-        (status, closedPipe) = printOrFail(topic.text, environment: environment)
+        (status, closedPipe) = printOrFail(topic.text(calledAs: signature), environment: environment)
     case .version:
         (status, closedPipe) = printOrFail(versionText, environment: environment)
     case .license:

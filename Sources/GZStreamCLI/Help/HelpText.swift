@@ -41,6 +41,15 @@ enum HelpTopic: String, CaseIterable {
         case .cache: cacheHelpText
         }
     }
+
+    /// ``text`` as the program prints it when called as `program` (`gzip`, `gunzip`, `zcat`
+    /// through a link): gzip mode's usage line names the program as it was called, as GNU
+    /// gzip's does (`Usage: gunzip [OPTION]... [FILE]...`); the commands' help is gzstream's.
+    func text(calledAs program: String) -> String {
+        let usage = "Usage: gzstream "
+        guard self == .gzip, program != "gzstream", text.hasPrefix(usage) else { return text }
+        return "Usage: \(program) " + text.dropFirst(usage.count)
+    }
 }
 
 /// `gzstream help [TOPIC]`: the map, or a command's help (`gzip` is gzip mode's).
