@@ -44,7 +44,10 @@ struct GzipModeArgumentCLITests {
 
     @Test("A first word that names no file and is close to a command is refused before anything is touched",
           arguments: [("tset", "test"), ("pakc", "pack"), ("unpak", "unpack"), ("lsit", "list"), ("idnex", "index"),
-                      ("recieve", "receive"), ("snd", "send"), ("cahce", "cache"), ("hlep", "help"), ("tests", "test")])
+                      ("recieve", "receive"), ("snd", "send"), ("cahce", "cache"), ("hlep", "help"), ("tests", "test"),
+                      // Other tools' words for a command.
+                      ("compress", "pack"), ("create", "pack"), ("decompress", "unpack"), ("uncompress", "unpack"),
+                      ("extract", "unpack"), ("verify", "test")])
     func mistypedCommand(word: String, command: String) throws {
         try withScratch { scratch in
             try scratch.write("report.txt", Self.text)
@@ -58,6 +61,7 @@ struct GzipModeArgumentCLITests {
 
     @Test("A first word that names a file, has a /, is far from every command, or comes after an option is gzip's FILE, as gzip takes it",
           .requires(.gzip), arguments: [(["tset", "report.txt"], true), (["./tset", "report.txt"], false),
+                                        (["./compress", "report.txt"], false), (["-k", "extract", "report.txt"], false),
                                         (["report", "report.txt"], false), (["--", "tset", "report.txt"], false),
                                         (["-k", "tset", "report.txt"], false)] as [([String], Bool)])
     func wordsThatAreFiles(arguments: [String], fileNamedTset: Bool) throws {

@@ -7,6 +7,13 @@ import ByteStreams
 /// The words that name a command when they come first.
 let commandWords = ["pack", "unpack", "test", "list", "index", "send", "receive", "cache", "help"]
 
+/// Words other archivers and compressors use for a command (zstd's and xz's `--compress`, tar's
+/// `--create` and `--extract`, 7-Zip's and Python's `compress`), with gzstream's command for
+/// each: typed as the first word, each would otherwise be read as a file to pack, and every
+/// file after it packed and removed.
+let commandSynonyms = ["compress": "pack", "create": "pack", "decompress": "unpack", "uncompress": "unpack",
+                       "extract": "unpack", "verify": "test"]
+
 /// The suffixes GNU gzip 1.12 tries after a NAME that is not there when decompressing,
 /// testing or listing (`get_istat`), after `-S`'s: `.gz`, `.z`, `-z`, `.Z`.
 let gzipTriedSuffixes = [".gz", ".z", "-z", ".Z"]
@@ -19,9 +26,10 @@ let mistypedCommandDistance = 2
 /// it could only be a mistyped command: not an option, no `/` in it (`./pack` names a file),
 /// nothing of that name exists (not even a dangling link), nor of that name with a suffix
 /// `-d`, `-t` and `-l` try after it (`gzstream lst -d` decompresses `lst.gz`; options may
-/// follow operands), and a command word is at most ``mistypedCommandDistance`` edits away.
+/// follow operands), and it is another tool's word for a command (``commandSynonyms``) or a
+/// command word is at most ``mistypedCommandDistance`` edits away.
 /// - Throws: ``UsageError`` "unknown command 'tset' (did you mean 'test'?)", naming the
-///   nearest command (the first in ``commandWords`` among equals).
+///   synonym's command or the nearest command (the first in ``commandWords`` among equals).
 func refuseMistypedCommand(_ first: [UInt8]) throws(UsageError) {
     guard let word = String(validating: first, as: UTF8.self), !word.isEmpty, !word.hasPrefix("-"),
           !word.contains("/"), let name = Pathname(bytes: first), FileInfo(path: name, followsLinks: false) == nil
@@ -30,6 +38,9 @@ func refuseMistypedCommand(_ first: [UInt8]) throws(UsageError) {
         if let suffixed = Pathname(bytes: first + Array(suffix.utf8)), FileInfo(path: suffixed, followsLinks: false) != nil {
             return
         }
+    }
+    if let command = commandSynonyms[word] {
+        throw UsageError(message: "unknown command '\(word)' (did you mean '\(command)'?)")
     }
     let letters = Array(word.unicodeScalars)
     var nearest: (word: String, distance: Int)?
