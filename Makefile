@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
-.PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install deps test-deps test-venv clean
+.PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install uninstall deps test-deps test-venv clean
 
 all: build
 
@@ -158,6 +158,13 @@ install: deps
 	install -m 644 man/gzstream.1 $(DESTDIR)$(PREFIX)/share/man/man1/gzstream.1
 	install -m 644 completions/gzstream.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gzstream
 	install -m 644 completions/_gzstream $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
+
+# Removes the four files `make install` installs (same DESTDIR and PREFIX), and nothing else:
+# the directories stay, as other programs' files may be in them.
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/gzstream $(DESTDIR)$(PREFIX)/share/man/man1/gzstream.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gzstream \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
 
 clean:
 	rm -rf .build fuzz-out
