@@ -134,7 +134,7 @@ func readBytes(_ path: String) throws -> [UInt8] {
 func sha256(ofFile path: String, in scratch: Scratch) throws -> String {
     let result = try run(HashCommand.arguments[0], Array(HashCommand.arguments.dropFirst()) + [path], in: scratch)
     #expect(result.status == 0, "\(HashCommand.arguments[0]) \(path): \(result)")
-    return String(result.out.prefix { $0 != " " })
+    return HashCommand.digest(inOutput: Array(result.out.utf8)) ?? ""
 }
 
 func sha256(of bytes: [UInt8], in scratch: Scratch) throws -> String {

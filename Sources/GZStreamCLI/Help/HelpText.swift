@@ -47,7 +47,7 @@ enum HelpTopic: String, CaseIterable {
     /// gzip's does (`Usage: gunzip [OPTION]... [FILE]...`); the commands' help is gzstream's.
     func text(calledAs program: String) -> String {
         let usage = "Usage: gzstream "
-        guard self == .gzip, program != "gzstream", text.hasPrefix(usage) else { return text }
+        guard self == .gzip, text.hasPrefix(usage) else { return text }
         return "Usage: \(program) " + text.dropFirst(usage.count)
     }
 }
