@@ -150,21 +150,25 @@ docs: deps
 # without the Swift toolchain, needing only libc, libstdc++, zlib, libdeflate, ISA-L's and
 # libsodium's shared libraries (Debian: zlib1g, libdeflate0, libisal2, libsodium23).
 # Beside it: the manual page (man/gzstream.1, mdoc) and the bash and zsh completions.
+# What make install writes and make uninstall removes: one list, so the two cannot drift apart.
+INSTALLED_BIN = $(DESTDIR)$(PREFIX)/bin/gzstream
+INSTALLED_MAN = $(DESTDIR)$(PREFIX)/share/man/man1/gzstream.1
+INSTALLED_BASH_COMPLETION = $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gzstream
+INSTALLED_ZSH_COMPLETION = $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
+INSTALLED_FILES = $(INSTALLED_BIN) $(INSTALLED_MAN) $(INSTALLED_BASH_COMPLETION) $(INSTALLED_ZSH_COMPLETION)
+
 install: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product gzstream
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
-	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/gzstream
-	install -m 644 man/gzstream.1 $(DESTDIR)$(PREFIX)/share/man/man1/gzstream.1
-	install -m 644 completions/gzstream.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gzstream
-	install -m 644 completions/_gzstream $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
+	install -d $(dir $(INSTALLED_FILES))
+	install -m 755 $(RELEASE_BIN) $(INSTALLED_BIN)
+	install -m 644 man/gzstream.1 $(INSTALLED_MAN)
+	install -m 644 completions/gzstream.bash $(INSTALLED_BASH_COMPLETION)
+	install -m 644 completions/_gzstream $(INSTALLED_ZSH_COMPLETION)
 
 # Removes the four files `make install` installs (same DESTDIR and PREFIX), and nothing else:
 # the directories stay, as other programs' files may be in them.
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/gzstream $(DESTDIR)$(PREFIX)/share/man/man1/gzstream.1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gzstream \
-	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
+	rm -f $(INSTALLED_FILES)
 
 clean:
 	rm -rf .build fuzz-out
