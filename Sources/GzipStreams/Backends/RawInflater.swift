@@ -54,6 +54,18 @@ protocol RawInflater: AnyObject {
     /// the end outranks the end, as in zlib and GNU gzip.
     func invalidAtEndOfInput() -> (reason: String, bytesAfter: Int)?
 
+    /// Whether steps look for the next deflate block boundary (RFC 1951 §3.2.3) that is not the
+    /// stream's end, and stop there: set by a reader that records access points
+    /// (``GzipIndexRecorder``); cleared by the step that finds one.
+    var seeksBlockBoundary: Bool { get set }
+
+    /// After a step that stopped at the boundary sought: the whole bytes after the boundary
+    /// that the decoder took (its own buffers hold them no more: they are to be put back in
+    /// front of the input, as ``RawInflateOutcome/streamEnd(readAhead:)``'s), and the bits
+    /// (0...7) of the byte before those that belong to the next block (zran's `bits`: the
+    /// boundary is that many bits before the byte after it); `nil` after any other step.
+    var blockBoundaryFound: (bits: Int, bytesAfter: [UInt8])? { get }
+
     /// Inflates from `inputCount` bytes at `input` into `outputCapacity` bytes of room at `output`.
     /// - Returns: The bytes consumed and produced, and the outcome.
     func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
@@ -61,9 +73,9 @@ protocol RawInflater: AnyObject {
 }
 
 /// A ``RawInflater`` that can stop at every deflate block boundary (RFC 1951 §3.2.3) and say
-/// where it stopped: what ``GzipIndexBuilder`` puts its access points on, as zlib's zran.c
-/// does. Only zlib does (`Z_BLOCK` and `data_type`); ISA-L's `isal_inflate` decodes across
-/// blocks, and nothing that needs this uses it.
+/// where it stopped, as zlib's zran.c uses it: only zlib does (`Z_BLOCK` and `data_type`);
+/// ISA-L's `isal_inflate` decodes across blocks (it finds one boundary when asked,
+/// ``RawInflater/seeksBlockBoundary``, by taking its input in small pieces).
 protocol BlockStoppingInflater: RawInflater {
     /// Whether each step returns at every block boundary as well.
     var stopsAtBlocks: Bool { get set }
@@ -105,7 +117,8 @@ extension ZStream: RawInflater {
     /// takes as it takes it; its last call (with no input) reports what it found.
     func invalidAtEndOfInput() -> (reason: String, bytesAfter: Int)? { nil }
 
-    /// Wraps zlib's `inflate` with `Z_NO_FLUSH` (`Z_BLOCK` when ``ZStream/stopsAtBlocks``); zlib
+    /// Wraps zlib's `inflate` with `Z_NO_FLUSH` (`Z_BLOCK` when ``ZStream/stopsAtBlocks`` or
+    /// ``RawInflater/seeksBlockBoundary``, which `data_type` then answers); zlib
     /// never reads past the end of the deflate data, so nothing is read ahead.
     /// - Precondition: The stream inflates (``ZStream/init(inflate:)``).
     func step(input: UnsafeMutablePointer<UInt8>, inputCount: Int, output: UnsafeMutablePointer<UInt8>,
@@ -115,13 +128,18 @@ extension ZStream: RawInflater {
         z.pointee.avail_in = UInt32(inputCount)
         z.pointee.next_out = output
         z.pointee.avail_out = UInt32(outputCapacity)
-        let code = CZlib.inflate(z, stopsAtBlocks ? Z_BLOCK : Z_NO_FLUSH)
+        let code = CZlib.inflate(z, stopsAtBlocks || seeksBlockBoundary ? Z_BLOCK : Z_NO_FLUSH)
         let consumed = inputCount - Int(z.pointee.avail_in)
         let produced = outputCapacity - Int(z.pointee.avail_out)
         dataType = z.pointee.data_type
         if consumed > 0 || produced > 0 { dataTypeAfterProgress = dataType }
         z.pointee.next_in = nil
         z.pointee.next_out = nil
+        blockBoundaryFound = nil
+        if seeksBlockBoundary, code == Z_OK, let bits = bitsPastBlockBoundary {
+            seeksBlockBoundary = false
+            blockBoundaryFound = (bits, [])
+        }
         let outcome: RawInflateOutcome
         switch code {
         case Z_OK: outcome = .progress

@@ -21,6 +21,10 @@ final class ZStream {
     /// `Z_BLOCK`, returning at every deflate block boundary, so that `data_type` tells where it
     /// stopped (``BlockStoppingInflater``); `Z_NO_FLUSH` otherwise.
     var stopsAtBlocks = false
+    /// ``RawInflater/seeksBlockBoundary``.
+    var seeksBlockBoundary = false
+    /// ``RawInflater/blockBoundaryFound``.
+    var blockBoundaryFound: (bits: Int, bytesAfter: [UInt8])?
     /// zlib's `data_type` after the last step.
     var dataType: Int32 = 0
     /// zlib's `data_type` after the last step that took input or gave output.

@@ -9,7 +9,8 @@ extension GzipInputStream {
     /// if it can (see ``Inflater/isal``), so the outcome is zlib's.
     func inflate(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) throws -> Int {
         if let isal, !memberUsesZlib {
-            let (produced, failure) = try inflateCall(isal, into: buffer, capacity: outputCapacity(maxLength))
+            let capacity = seekBoundaryIfDue(isal, capacity: outputCapacity(maxLength))
+            let (produced, failure) = try inflateCall(isal, into: buffer, capacity: capacity)
             // On a failure the bytes of this call are left out: ISA-L can inflate a few bytes past
             // the point where zlib stops, and zlib's bytes replace them.
             if failure != nil, try continueMemberWithZlib() {
@@ -22,8 +23,22 @@ extension GzipInputStream {
             if state != .deflateData { return 0 }
         }
         guard let zstream else { throw ByteStreamError(.notOpen, operation: "read") }
-        let (produced, failure) = try inflateCall(zstream, into: buffer, capacity: outputCapacity(maxLength))
+        let capacity = seekBoundaryIfDue(zstream, capacity: outputCapacity(maxLength))
+        let (produced, failure) = try inflateCall(zstream, into: buffer, capacity: capacity)
         return try give(buffer, produced: produced, then: failure)
+    }
+
+    /// Tells `decoder` whether its next call should stop at a block boundary (when
+    /// ``indexRecorder`` has an access point due) and cuts the call's room to end where one
+    /// becomes due, so that the search begins at the same plain offset whatever the read sizes.
+    /// - Returns: The room for the call: `capacity`, or less.
+    private func seekBoundaryIfDue(_ decoder: some RawInflater, capacity: Int) -> Int {
+        boundaryFound = nil
+        guard let indexRecorder else { return capacity }
+        let plain = uncompressedByteCount
+        decoder.seeksBlockBoundary = indexRecorder.seeksBoundary(plainOffset: plain, position: input.position)
+        guard let due = indexRecorder.bytesUntilPointDue(plainOffset: plain) else { return capacity }
+        return Int(min(Int64(capacity), due))
     }
 
     /// The bytes one inflate call made, then its `failure` if any: thrown now when there are
@@ -34,7 +49,10 @@ extension GzipInputStream {
             if produced == 0 { throw failure }
             pendingError = failure
         }
-        return try account(buffer, produced: produced)
+        let given = try account(buffer, produced: produced)
+        try indexRecorder?.record(buffer, count: given, plainEnd: uncompressedByteCount, boundary: boundaryFound)
+        boundaryFound = nil
+        return given
     }
 
     /// One inflate call into `buffer` through `decoder`, refilling the input as needed, until it
@@ -89,6 +107,13 @@ extension GzipInputStream {
                 state = .trailer
                 return (produced, nil)
             case .progress:
+                if let (bits, bytesAfter) = decoder.blockBoundaryFound {
+                    // The boundary sought: the call ends there, so that the bytes before it are
+                    // those of one call.
+                    input.pushBack(bytesAfter)
+                    boundaryFound = (input.position, bits)
+                    return (produced, nil)
+                }
                 if produced > 0 { return (produced, nil) }
             case .stalled(let error):
                 if produced > 0 { return (produced, nil) }

@@ -26,6 +26,7 @@ extension GzipInputStream {
         member.isHeaderFieldCut = parser.isFieldCut
         member.header = fields
         member.headerSize = input.position - member.offset
+        indexRecorder?.memberStarted(member.index, at: input.position, plainOffset: uncompressedByteCount)
         if header == nil { header = fields }
         member.crc32 = 0
         member.uncompressedSize = 0

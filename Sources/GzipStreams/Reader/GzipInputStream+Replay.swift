@@ -24,6 +24,7 @@ extension GzipInputStream {
     func continueMemberWithZlib() throws -> Bool {
         guard input.rewindToMark() else { return false }
         if let zstream { zstream.reset() } else { zstream = try ZStream(inflate: ()) }
+        zstream?.seeksBlockBoundary = false
         decoderFilledOutput = false
         memberUsesZlib = true
         bytesToSkip = member.uncompressedSize

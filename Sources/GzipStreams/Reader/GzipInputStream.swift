@@ -55,6 +55,8 @@ public final class GzipInputStream: ByteInputStream {
     public let maximumOutputSize: Int?
     /// Which inflate decodes the deflate data.
     public let inflater: Inflater
+    /// Records a GZIDX index from the decode, if given.
+    let indexRecorder: GzipIndexRecorder?
 
     // MARK: The state machine (decodeSteps, below)
 
@@ -97,6 +99,10 @@ public final class GzipInputStream: ByteInputStream {
     var memberUsesZlib = false
     /// After zlib took over a member: the bytes it decodes again that ISA-L already returned.
     var bytesToSkip: Int64 = 0
+    /// The block boundary the last inflate call stopped at, for ``indexRecorder``: the offset of
+    /// the byte after the input it consumed, and the bits of the byte before that the next
+    /// block begins with.
+    var boundaryFound: (position: Int64, bits: Int)?
 
     // MARK: Scheduling (GzipInputStream+Scheduling.swift)
 
@@ -137,29 +143,37 @@ public final class GzipInputStream: ByteInputStream {
     ///   - inflater: The deflate decoder: ``Inflater/isal`` (the default, about twice as fast)
     ///     or ``Inflater/zlib``; they differ only as ``Inflater/isal`` says.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
+    ///   - indexRecorder: Records a GZIDX index of the input from this stream's decode, to be
+    ///     written once a read returned 0 (``GzipIndexRecorder/write(to:)``); default none.
+    ///     The stream uses it from the thread that reads.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   `chunkSize` or `maximumOutputSize` out of range; nothing is allocated then.
     public convenience init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
                             trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int? = nil,
-                            inflater: Inflater = .isal, closesInnerStream: Bool = true) throws(ByteStreamError) {
+                            inflater: Inflater = .isal, closesInnerStream: Bool = true,
+                            indexRecorder: GzipIndexRecorder? = nil) throws(ByteStreamError) {
         let operation = "create GzipInputStream"
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         if let maximumOutputSize {
             try requireArgument(maximumOutputSize, in: 0...Int.max, "maximumOutputSize", operation: operation)
         }
         self.init(checkedInner: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
-                  maximumOutputSize: maximumOutputSize, inflater: inflater, closesInnerStream: closesInnerStream)
+                  maximumOutputSize: maximumOutputSize, inflater: inflater, closesInnerStream: closesInnerStream,
+                  indexRecorder: indexRecorder)
     }
 
     /// The initialiser behind the public one, for arguments already checked.
     private init(checkedInner inner: ByteInputStream, offset: Int64 = 0, chunkSize: Int,
                  trailingGarbage: TrailingGarbagePolicy, maximumOutputSize: Int?, inflater: Inflater,
-                 closesInnerStream: Bool) {
+                 closesInnerStream: Bool, indexRecorder: GzipIndexRecorder? = nil) {
         self.trailingGarbagePolicy = trailingGarbage
+        self.indexRecorder = indexRecorder
         self.maximumOutputSize = maximumOutputSize
         self.closesInnerStream = closesInnerStream
         self.inflater = inflater
         self.input = GzipMemberInput(inner: inner, chunkSize: chunkSize, offset: offset, followsReadiness: true)
+        // The index's seal binds it to the input's last bytes.
+        input.keepsLastBytes = indexRecorder != nil
         super.init()
     }
 
@@ -283,6 +297,9 @@ public final class GzipInputStream: ByteInputStream {
             case .passingThrough:
                 return try passThrough(into: buffer, maxLength: maxLength)
             case .end:
+                indexRecorder?.finish(compressedSize: input.position, plainSize: uncompressedByteCount,
+                                      memberCount: memberCount, lastBytes: input.lastBytes,
+                                      trailingGarbage: trailingGarbage, endedWithZeroPadding: endedWithZeroPadding)
                 return 0
             }
         }

@@ -16,11 +16,13 @@ import ByteStreams
 /// A reader that lends whole members (``BGZFMemberFramer``) asks for a larger buffer and
 /// ``stage(_:)``s a member's bytes one after another in it.
 ///
-/// Memory: `chunkSize + 8` bytes (or the capacity asked for), plus whatever copy is asked for.
+/// Memory: `chunkSize + 336` bytes (or the capacity asked for), plus whatever copy is asked for.
 /// Does not open or close the inner stream. Used by one thread at a time.
 final class GzipMemberInput: GzipMemberSource {
-    /// The most bytes ISA-L can have read past the end of deflate data: its 64-bit bit buffer.
-    static let maximumReadAhead = 8
+    /// The most bytes ISA-L can hold past a point of the deflate data and give back: its
+    /// 64-bit bit buffer (past the end of the data), or that and its buffer of a block header
+    /// it began (328 bytes, past a block boundary it was asked to find).
+    static let maximumReadAhead = 8 + 328
 
     let inner: ByteInputStream
     /// The bytes asked of the inner stream per read.
