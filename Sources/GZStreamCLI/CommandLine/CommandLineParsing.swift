@@ -108,6 +108,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "list" where gzipMode: try flag(); list = true
             case "json": try flag(); options.json = true; given.append(.json)
             case "strict": try flag(); options.strict = true; given.append(.strict)
+            case "write-index": try flag(); options.writesIndex = true; given.append(.writesIndex)
             case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
             case "block-size", "blocksize":
                 options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"))

@@ -15,6 +15,8 @@ enum OptionKey: Hashable, Sendable {
     case bgzf, writeIndex
     /// `--index PATH` (unpack, test), against pack's flag ``writeIndex``.
     case indexPath
+    /// `--write-index` (unpack, test).
+    case writesIndex
     case span
     /// `--offset` and `--length`.
     case range
@@ -49,8 +51,8 @@ enum CommandShape: Sendable {
         switch self {
         case .pack: [.stdout, .output, .remove, .blockSize, .engine, .rsyncable, .bgzf, .writeIndex, .progress, .recursive]
         case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive]
-        case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .range, .progress, .recursive]
-        case .test: [.maximumOutput, .strict, .indexPath, .progress, .recursive]
+        case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .progress, .recursive]
+        case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
         case .list: [.maximumOutput, .strict, .json, .recursive]
         case .index: [.output, .span]
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
@@ -83,6 +85,7 @@ enum CommandShape: Sendable {
         case .rsyncable: return "--rsyncable applies to pack without --bgzf"
         case .bgzf, .writeIndex: return "--bgzf and --index apply to pack"
         case .indexPath: return "--index PATH applies to unpack and test"
+        case .writesIndex: return "--write-index applies to unpack and test (index writes an index by itself)"
         case .span: return "--span applies to index"
         case .range: return "--offset and --length apply to unpack"
         case .progress: return "--progress and --no-progress apply to pack, unpack and test"
@@ -113,6 +116,7 @@ enum CommandShape: Sendable {
         case .blockSize: 3
         case .bgzf, .writeIndex: 4
         case .indexPath: 5
+        case .writesIndex: 5
         case .span: 6
         case .engine: 7
         case .rsyncable: 8

@@ -213,6 +213,8 @@ struct UnpackOptions: Equatable {
     /// `--index PATH`: the index to read the one FILE through (GZIDX, gztool's or bgzip's
     /// `.gzi`), instead of the one found beside it.
     var indexPath: Pathname?
+    /// `--write-index`: write `FILE.gzidx` beside each FILE from the decode itself.
+    var writesIndex = false
     /// `--offset N` and `--length M`: the plain bytes to write; `nil` writes them all.
     var range: PlainRange?
 }
@@ -236,6 +238,8 @@ struct TestOptions: Equatable {
     var progress: Bool?
     /// `--index PATH`: the index to read the one FILE through, as ``UnpackOptions/indexPath``.
     var indexPath: Pathname?
+    /// `--write-index`, as ``UnpackOptions/writesIndex``.
+    var writesIndex = false
 }
 
 /// `list`'s own options.

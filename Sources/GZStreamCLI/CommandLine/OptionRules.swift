@@ -31,6 +31,20 @@ extension ParsedValues {
                 throw UsageError(message: "--index PATH needs one FILE (the index is that file's)")
             }
         }
+        if writesIndex {
+            if indexPath != nil {
+                throw UsageError(message: "--write-index decodes each file whole to index it: --index PATH does not apply")
+            }
+            if rangeOffset != nil || rangeLength != nil {
+                throw UsageError(message: "--write-index decodes each file whole to index it: --offset and --length do not apply")
+            }
+            if files.isEmpty || files.contains("-") {
+                throw UsageError(message: "--write-index needs files (each index is written beside its file), not standard input")
+            }
+            if mode == .unpack && toStandardOutput && force {
+                throw UsageError(message: "--write-index does not go with -c -f (what is not gzip passes through unindexed)")
+            }
+        }
         try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.
         if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {

@@ -35,6 +35,7 @@ struct ParsedValues: Equatable {
     /// pack's `--index` flag (``PackOptions/writeIndex``).
     var index = false
     var indexPath: Pathname?
+    var writesIndex = false
     var span: Int?
     var rangeOffset: Int64?
     var rangeLength: Int64?
@@ -62,7 +63,7 @@ struct ParsedValues: Equatable {
         let range = rangeOffset == nil && rangeLength == nil ? nil
             : PlainRange(offset: rangeOffset ?? 0, length: rangeLength)
         let unpack = UnpackOptions(output: output, decode: decode, recursive: recursive, progress: progress,
-                                   indexPath: indexPath, range: range)
+                                   indexPath: indexPath, writesIndex: writesIndex, range: range)
         let command: CommandOptions
         if let network {
             guard let address else { preconditionFailure("send and receive take their address first") }
@@ -72,7 +73,8 @@ struct ParsedValues: Equatable {
             switch mode {
             case .pack: command = .pack(pack)
             case .unpack: command = .unpack(unpack)
-            case .test: command = .test(TestOptions(decode: decode, recursive: recursive, progress: progress, indexPath: indexPath))
+            case .test: command = .test(TestOptions(decode: decode, recursive: recursive, progress: progress, indexPath: indexPath,
+                                                    writesIndex: writesIndex))
             case .list: command = .list(ListOptions(decode: decode, recursive: recursive, json: json))
             case .index: command = .index(IndexOptions(outputPath: outputPath, span: span))
             }

@@ -29,11 +29,12 @@ extension Command {
         defer { progress?.end(completed: false) }
         let gzip: any GzipDecodingStream
         var indexed: IndexedGzipInputStream?
-        if testing, let (decoder, stream) = try indexedDecodingStream(input, progress: progress) {
+        let indexing = testing ? try beginIndexWhileDecoding(operand, inputInfo: opened?.info, input: input) : nil
+        if testing, indexing == nil, let (decoder, stream) = try indexedDecodingStream(input, progress: progress) {
             gzip = decoder
             indexed = stream
         } else if testing {
-            gzip = try decodingStream(progress?.counting(input) ?? input)
+            gzip = try decodingStream(progress?.counting(input) ?? input, indexRecorder: indexing?.recorder, name: name)
         } else {
             let sequential = try GzipInputStream(wrapping: input, chunkSize: common.chunkSize, trailingGarbage: .ignore,
                                                  maximumOutputSize: maximumOutputSize, inflater: inflaterChoice,
@@ -76,6 +77,7 @@ extension Command {
         } else if gzip.endedWithZeroPadding {
             status = noteZeroPaddingLikeGzip(name)
         }
+        if let indexing { try finishIndexWhileDecoding(indexing) }
         guard common.verbose && testing else { return status }
         if options.gzip != nil {
             // gzip's " OK" follows its trailing garbage warning.

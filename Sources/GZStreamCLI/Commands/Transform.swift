@@ -30,9 +30,18 @@ extension Command {
     /// Reads of `input` are `--chunk-size` reads either way when it is given, else
     /// ``decodeReadSize`` reads for a plain gzip file. Both inflate with ``inflaterChoice``
     /// (zlib's verdict for `test`, `list` and `--strict`).
-    func decodingStream(_ input: ByteInputStream) throws -> any GzipDecodingStream {
+    ///
+    /// With `indexRecorder` (`--write-index`), a gzip file's decode records its GZIDX index; a
+    /// BGZF file is refused (its index is bgzip's `.gzi`, which `gzstream index` writes from
+    /// the member headers alone, and it decodes in parallel without one), said under `name`.
+    func decodingStream(_ input: ByteInputStream, indexRecorder: GzipIndexRecorder? = nil,
+                        name: String = "") throws -> any GzipDecodingStream {
         let peeked = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength)
         if BGZFInputStream.startsWithBGZFMember(peeked.peekedBytes) {
+            if indexRecorder != nil {
+                throw Reported(status: reportError(name, "is BGZF: its index is bgzip's .gzi, which "
+                    + "'gzstream index' writes from the member headers (--write-index writes GZIDX for other gzip files)"))
+            }
             // The member pipeline already overlaps reading, inflating and writing: a read-ahead
             // worker on top of it measured slower (0.43-0.50 s against 0.32-0.40 s for `test`
             // of the 256 MiB benchmark file).
@@ -44,7 +53,8 @@ extension Command {
         let source = try ReadAheadInputStream(wrapping: peeked, chunkSize: readSize,
                                           bufferCount: Self.readAheadBytes / readSize + 1)
         return try GzipInputStream(wrapping: source, chunkSize: Self.inflateInputSize, trailingGarbage: trailingGarbagePolicy,
-                               maximumOutputSize: maximumOutputSize, inflater: inflaterChoice)
+                               maximumOutputSize: maximumOutputSize, inflater: inflaterChoice,
+                               indexRecorder: indexRecorder)
     }
 
     /// `--max-output`: the most plain bytes one input may decode to; `nil` for none, and for
@@ -223,14 +233,18 @@ extension Command {
                     progress?.end(completed: true)
                     return outcome
                 }
-                let indexed = try indexedDecodingStream(input, progress: progress)
-                let decoder = try indexed?.decoder ?? decodingStream(source)
+                let indexing = try beginIndexWhileDecoding(inputPath, inputInfo: inputInfo, input: input)
+                // An index being written is recorded from the whole sequential decode.
+                let indexed = indexing == nil ? try indexedDecodingStream(input, progress: progress) : nil
+                let decoder = try indexed?.decoder
+                    ?? decodingStream(source, indexRecorder: indexing?.recorder, name: inputName)
                 defer { decoder.close() }
                 // Standard input has no inputInfo; a regular file redirected to it never waits either.
                 let regular = inputInfo?.isRegularFile
                     ?? (input as? FileInputStream).flatMap { FileInfo(descriptor: $0.fileDescriptor) }?.isRegularFile ?? false
                 try inflate(decoder, into: sink, closesOutput: closesOutput, inputNeverWaits: regular)
                 if let indexed { noteIndexMismatch(of: indexed.stream) }
+                if let indexing { try finishIndexWhileDecoding(indexing) }
                 // The last line only when no message about the job follows (trailing garbage's).
                 progress?.end(completed: decoder.trailingGarbage == nil)
                 var status = ExitStatus.success
