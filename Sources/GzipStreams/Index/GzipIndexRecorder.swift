@@ -126,9 +126,11 @@ public final class GzipIndexRecorder {
     }
 
     /// The plain bytes from `plainOffset` until a boundary becomes a point, when that is ahead
-    /// and no member start is waiting to become one; `nil` otherwise.
+    /// (a member start waiting to become a point at `plainOffset` puts it a span ahead); `nil`
+    /// otherwise.
     func bytesUntilPointDue(plainOffset: Int64) -> Int64? {
-        guard memberStartPoint == nil, plainOffset < nextPointAt else { return nil }
+        if memberStartPoint != nil { return Int64(span) }
+        guard plainOffset < nextPointAt else { return nil }
         return nextPointAt - plainOffset
     }
 

@@ -1,0 +1,112 @@
+import ByteStreams
+import Foundation
+import GzipStreams
+import Testing
+import TestSupport
+
+@Suite("unpack and test --write-index: FILE.gzidx from the decode itself", .onDedicatedThreads)
+struct WriteIndexCLITests {
+    /// 6 MiB of text, under the default span (16 MiB): the index has its first point only, and
+    /// points every span are checked on the library's builder and recorder
+    /// (GzipIndexBuilderTests, GzipIndexRecorderTests).
+    static let plain = sampleText(byteCount: 6 << 20, seed: 43)
+
+    /// `data` as one zlib deflate member at `level` (what gzip writes).
+    private func pack(_ data: [UInt8], level: Int) throws -> [UInt8] {
+        let memory = MemoryOutputStream()
+        let gzip = try GzipOutputStream(wrapping: memory, level: level)
+        try gzip.openOrThrow()
+        try gzip.writeAll(data)
+        try gzip.closeOrThrow()
+        return [UInt8](memory.data)
+    }
+
+    @Test("unpack --write-index: the plain file and FILE.gz.gzidx with the file's mode; ranges read through it; -v says both")
+    func unpack() throws {
+        try withScratch { scratch in
+            let packed = try pack(Self.plain, level: 6)
+            let path = try scratch.write("data.gz", packed)
+            #expect(chmod(path, 0o640) == 0)
+            let result = try gzstream(["unpack", "-v", "-k", "--write-index", "data.gz"], in: scratch)
+            let index = try GzipIndex(gzidx: try scratch.read("data.gz.gzidx"))
+            let indexSize = try scratch.read("data.gz.gzidx").count
+            #expect(result.status == 0 && result.out == "", "\(result)")
+            let lines = result.err.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(lines.count == 3 && lines[2] == "", "\(result.err)")
+            #expect(lines.first == "gzstream: data.gz: 1 members, \(Self.plain.count) bytes -> data.gz.gzidx "
+                + "(\(index.points.count) points, \(indexSize) bytes)")
+            #expect(lines.count > 1 && lines[1].hasPrefix("gzstream: data.gz: \(packed.count) -> \(Self.plain.count) bytes, ")
+                && lines[1].hasSuffix("% saved -> data"), "\(result.err)")
+            #expect(try scratch.read("data") == Self.plain)
+            #expect(fileStatus(scratch.path("data.gz.gzidx"))?.permissions == 0o640)
+            #expect(index.compressedSize == UInt64(packed.count) && index.plainSize == UInt64(Self.plain.count))
+            let range = try gzstream(["unpack", "-c", "-v", "--offset", "5000000", "--length", "4000", "data.gz"], in: scratch)
+            #expect(range.status == 0 && range.stdout == Array(Self.plain[5_000_000..<5_004_000]), "\(range)")
+            #expect(range.err.contains("read through data.gz.gzidx"), "\(range.err)")
+            // An index is never replaced without -f, and nothing is decoded then.
+            try FileManager.default.removeItem(atPath: scratch.path("data"))
+            let again = try gzstream(["unpack", "-k", "--write-index", "data.gz"], in: scratch)
+            #expect(again.status == 1 && again.out == "")
+            #expect(again.err == "gzstream: data.gz.gzidx: already exists; not overwritten (use -f to overwrite)\n")
+            #expect(try scratch.listing() == ["data.gz", "data.gz.gzidx"])
+        }
+    }
+
+    @Test("test --write-index (zlib stops at the first block boundary after each span) and -f replaces an index")
+    func test() throws {
+        try withScratch { scratch in
+            let packed = try pack(Self.plain, level: 6)
+            _ = try scratch.write("data.gz", packed)
+            _ = try scratch.write("data.gz.gzidx", "stale\n")
+            let refused = try gzstream(["test", "--write-index", "data.gz"], in: scratch)
+            #expect(refused.status == 1 && refused.err == "gzstream: data.gz.gzidx: already exists; not overwritten (use -f to overwrite)\n")
+            let result = try gzstream(["test", "-f", "--write-index", "data.gz"], in: scratch)
+            #expect(result.status == 0 && result.out == "" && result.err == "", "\(result)")
+            // What `test` decodes with (zlib) gives the points the library's zlib builder gives.
+            let output = MemoryOutputStream()
+            output.open()
+            _ = try GzipIndexBuilder().build(from: MemoryInputStream(bytes: packed), into: output, inflater: .zlib)
+            #expect(try scratch.read("data.gz.gzidx") == [UInt8](output.data))
+            #expect(try scratch.listing() == ["data.gz", "data.gz.gzidx"])
+        }
+    }
+
+    @Test("A damaged file: the error, exit 1, no index and no temporary file left")
+    func damaged() throws {
+        try withScratch { scratch in
+            var packed = try pack(Self.plain, level: 6)
+            packed[packed.count - 6] ^= 1
+            _ = try scratch.write("crc.gz", packed)
+            for command in ["unpack", "test"] {
+                let result = try gzstream([command, "-k", "--write-index", "crc.gz"], in: scratch)
+                #expect(result.status == 1 && result.err.hasPrefix("gzstream: crc.gz: "), "\(result)")
+                #expect(try scratch.listing() == ["crc.gz"], "\(command)")
+            }
+        }
+    }
+
+    @Test("--write-index refused with a reason", arguments: [
+        (["unpack", "-c", "--write-index", "data.bgz"],
+         "gzstream: data.bgz: is BGZF: its index is bgzip's .gzi, which 'gzstream index' writes from the member headers "
+            + "(--write-index writes GZIDX for other gzip files)\n"),
+        (["unpack", "-c", "-f", "--write-index", "data.bgz"],
+         usageError("--write-index does not go with -c -f (what is not gzip passes through unindexed)")),
+        (["unpack", "--write-index", "-"],
+         usageError("--write-index needs files (each index is written beside its file), not standard input")),
+        (["unpack", "--write-index", "--index", "x", "data.bgz"],
+         usageError("--write-index decodes each file whole to index it: --index PATH does not apply")),
+        (["unpack", "-c", "--write-index", "--offset", "5", "data.bgz"],
+         usageError("--write-index decodes each file whole to index it: --offset and --length do not apply")),
+        (["list", "--write-index", "data.bgz"],
+         usageError("--write-index applies to unpack and test (index writes an index by itself)")),
+    ])
+    func refused(arguments: [String], expected: String) throws {
+        try withScratch { scratch in
+            let bgzf = try gzstream(["pack", "-c", "--bgzf"], in: scratch, input: .bytes(Array(Self.plain.prefix(100_000)))).stdout
+            _ = try scratch.write("data.bgz", bgzf)
+            let result = try gzstream(arguments, in: scratch)
+            #expect(result.status == 1 && result.out == "" && result.err == expected, "\(result)")
+            #expect(try scratch.listing() == ["data.bgz"])
+        }
+    }
+}
