@@ -13,10 +13,10 @@ _gzstream_pack_options="-c --stdout -o --output -f --force -r --recursive -S --s
     --engine --bgzf --index --rsyncable -N --name -n --no-name --rm -k --keep --synchronous
     --progress --no-progress"
 _gzstream_unpack_options="-c --stdout -o --output -f --force -r --recursive -S --suffix
-    --chunk-size -p --threads --max-output --strict --offset --length --index
+    --chunk-size -p --threads --max-output --strict --offset --length --index --write-index
     -N --name -n --no-name --rm -k --keep --synchronous --progress --no-progress"
 _gzstream_test_options="-f --force -r --recursive -S --suffix --chunk-size -p --threads
-    --max-output --index --progress --no-progress"
+    --max-output --index --write-index --progress --no-progress"
 _gzstream_list_options="--json -f --force -r --recursive -S --suffix --max-output"
 _gzstream_index_options="-o --output -f --force --span"
 _gzstream_send_options="$_gzstream_levels -10 -11 -12 --fast --best --level --chunk-size
@@ -28,8 +28,8 @@ _gzstream_receive_options="-o --output -f --force --chunk-size -p --threads --ma
 _gzstream_gzip_options="-d --decompress --uncompress -t --test -l --list
     -c --stdout -o --output -f --force -r --recursive -S --suffix
     $_gzstream_levels -10 -11 -12 --fast --best --level --chunk-size -p --threads -b --block-size
-    --max-output --strict --json --offset --length --engine --bgzf --index --rsyncable
-    --synchronous -N --name -n --no-name --rm -k --keep --progress --no-progress"
+    --max-output --strict --json --offset --length --engine --bgzf --index --write-index
+    --rsyncable --synchronous -N --name -n --no-name --rm -k --keep --progress --no-progress"
 _gzstream_cache_options="--dir --key-file --max-size --max-age $_gzstream_levels -10 -11 -12
     --level -p --threads -o --output -f --force --json -q --quiet -v --verbose -h --help"
 

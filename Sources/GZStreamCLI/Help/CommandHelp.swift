@@ -53,6 +53,8 @@ Options:
       --index PATH      read FILE through the index at PATH (GZIDX, gztool's, or
                         a BGZF file's .gzi), not the one beside it (spans
                         decode on -p threads)
+      --write-index     also write FILE.gzidx beside each FILE from this decode
+                        (not BGZF: index writes its .gzi)
       --offset N        with -c or -o: write the plain bytes from offset N of
                         FILE.gz on, through its index (FILE.gz.gzi,
                         FILE.gz.gzidx); K, M, G, T suffixes
@@ -80,6 +82,8 @@ Options:
 \(maximumOutputEntry)
       --index PATH      read FILE through the index at PATH (GZIDX, gztool's, or
                         a BGZF file's .gzi)
+      --write-index     also write FILE.gzidx beside each FILE from this decode
+                        (not BGZF: index writes its .gzi)
 \(quietVerboseEntries)
 \(progressEntries)
 \(helpEntry)
