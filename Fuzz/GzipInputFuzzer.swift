@@ -105,6 +105,8 @@ public func fuzzGzipInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // IndexedGzipInputStream over the input as a file, through indexes that fit and that do
     // not (IndexedFuzzCheck.swift): the sequential reader's bytes and error.
     checkIndexedPath(bytes, sequential: ReadOutcome(output: fast.output, errorKind: fast.error))
+    // The index recorded from a decode reads back what the decode gave.
+    if fast.error == nil { checkRecordedIndex(bytes, plain: fast.output) }
     return 0
 }
 

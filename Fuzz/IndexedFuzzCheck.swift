@@ -36,12 +36,8 @@ func readOutcome(_ stream: ByteInputStream) -> ReadOutcome {
 /// sequential reader, as the indexed path inflates with ISA-L).
 func checkIndexedPath(_ bytes: UnsafeBufferPointer<UInt8>, sequential: ReadOutcome) {
     guard let headerEnd = firstHeaderEnd(bytes) else { return }
-    var name = Array("/tmp/gzstream-fuzz-XXXXXX".utf8CString)
-    let fd = mkstemp(&name)
-    guard fd >= 0 else { fatalError("mkstemp failed: \(errno)") }
-    unlink(&name)
+    let fd = unlinkedFile(holding: bytes)
     defer { close(fd) }
-    guard bytes.isEmpty || write(fd, bytes.baseAddress!, bytes.count) == bytes.count else { fatalError("write failed") }
     let size = UInt64(bytes.count)
     let first = GzipAccessPoint(compressedOffset: UInt64(headerEnd), plainOffset: 0)
     var indexes = [GzipIndex(compressedSize: size, plainSize: 0, spacing: 32768, points: [first])]
@@ -86,4 +82,62 @@ private func firstHeaderEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
     }
     if flags & 2 != 0 { offset += 2 }
     return offset <= bytes.count ? offset : nil
+}
+
+/// An unlinked temporary file holding `bytes`, its descriptor (the caller closes it).
+private func unlinkedFile(holding bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+    var name = Array("/tmp/gzstream-fuzz-XXXXXX".utf8CString)
+    let fd = mkstemp(&name)
+    guard fd >= 0 else { fatalError("mkstemp failed: \(errno)") }
+    unlink(&name)
+    guard bytes.isEmpty || write(fd, bytes.baseAddress!, bytes.count) == bytes.count else { fatalError("write failed") }
+    return fd
+}
+
+/// For an input the sequential reader decodes to `plain`: the GZIDX index GzipIndexRecorder
+/// records from a decode with each inflater (a point every 32 KiB; ISA-L's boundary search in
+/// 61-byte chunks), then reads through it: the whole file, and from every point (a seek), must
+/// give `plain`'s bytes. A point that is not a block boundary, or a wrong window or bit count,
+/// gives other bytes or an error.
+func checkRecordedIndex(_ bytes: UnsafeBufferPointer<UInt8>, plain: [UInt8]) {
+    for inflater in [GzipInputStream.Inflater.isal, .zlib] {
+        let index: GzipIndex
+        do {
+            let recorder = try GzipIndexRecorder(span: 32768)
+            let stream = try GzipInputStream(wrapping: ShortReadInputStream(bytes: bytes, limit: 61), chunkSize: 61,
+                                             trailingGarbage: .fail, maximumOutputSize: 8 << 20, inflater: inflater,
+                                             indexRecorder: recorder)
+            let decoded = decode(stream)
+            // zlib rejects some deflate data ISA-L decodes (GzipInputFuzzer's rule); no index then.
+            guard decoded.error == nil else { continue }
+            if decoded.output != plain { fatalError("the recording decode (\(inflater)) gave other bytes") }
+            let output = MemoryOutputStream()
+            try recorder.write(to: output)
+            index = try GzipIndex(gzidx: [UInt8](output.data))
+        } catch {
+            fatalError("recording an index of a valid input failed: \(error)")
+        }
+        let fd = unlinkedFile(holding: bytes)
+        defer { close(fd) }
+        for start in [nil] + index.points.map({ Optional(Int($0.plainOffset)) }) {
+            let stream: IndexedGzipInputStream
+            do {
+                stream = try IndexedGzipInputStream(wrapping: FileInputStream(fileDescriptor: fd), index: index, threads: 2,
+                                                    chunkSize: 61, trailingGarbage: .fail, maximumOutputSize: 8 << 20,
+                                                    closesInnerStream: false)
+                try stream.openOrThrow()
+                if let start { try stream.seek(toPlainOffset: Int64(start)) }
+            } catch {
+                fatalError("reading through a recorded index failed to start: \(error)")
+            }
+            let outcome = readOutcome(stream)
+            stream.close()
+            let expected = Array(plain[(start ?? 0)...])
+            if outcome != ReadOutcome(output: expected, errorKind: nil) {
+                fatalError("through the index recorded with \(inflater) (\(index.points.count) points), from "
+                    + "\(start.map(String.init) ?? "the start"): \(outcome.output.count) bytes and "
+                    + "\(outcome.errorKind ?? "no error"); expected \(expected.count)")
+            }
+        }
+    }
 }

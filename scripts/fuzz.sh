@@ -42,6 +42,9 @@ sources() { find "Sources/$1" -name '*.swift' | LC_ALL=C sort; }
 mapfile -t byte_streams < <(sources ByteStreams)
 mapfile -t gzip_streams < <(sources GzipStreams)
 
+# swiftc adds its objects to an existing archive: one left from a build before a source file was
+# renamed would still hold the old file's symbols, and the link would see them twice.
+rm -f "$out/libByteStreams.a" "$out/libGzipStreams.a"
 swiftc "${flags[@]}" -emit-module -emit-library -static -module-name ByteStreams \
   -emit-module-path "$out/ByteStreams.swiftmodule" -o "$out/libByteStreams.a" "${byte_streams[@]}"
 swiftc "${flags[@]}" -emit-module -emit-library -static -module-name GzipStreams \
