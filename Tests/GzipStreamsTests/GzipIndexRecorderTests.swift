@@ -58,5 +58,10 @@ struct GzipIndexRecorderTests {
                             readSize: 65536)
         #expect(decoded.gzipError != nil)
         #expect(failing.completed == nil)
+        // Bytes passed through unchanged are no index's.
+        #expect(throws: ByteStreamError.self) {
+            try GzipInputStream(wrapping: MemoryInputStream(bytes: compressed), trailingGarbage: .passThrough,
+                                indexRecorder: try GzipIndexRecorder())
+        }
     }
 }

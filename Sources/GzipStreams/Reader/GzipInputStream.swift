@@ -145,9 +145,11 @@ public final class GzipInputStream: ByteInputStream {
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     ///   - indexRecorder: Records a GZIDX index of the input from this stream's decode, to be
     ///     written once a read returned 0 (``GzipIndexRecorder/write(to:)``); default none.
-    ///     The stream uses it from the thread that reads.
+    ///     The stream uses it from the thread that reads. Not with
+    ///     ``TrailingGarbagePolicy/passThrough``: an index cannot describe bytes passed through.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
-    ///   `chunkSize` or `maximumOutputSize` out of range; nothing is allocated then.
+    ///   `chunkSize` or `maximumOutputSize` out of range, or an `indexRecorder` with
+    ///   ``TrailingGarbagePolicy/passThrough``; nothing is allocated then.
     public convenience init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
                             trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int? = nil,
                             inflater: Inflater = .isal, closesInnerStream: Bool = true,
@@ -156,6 +158,11 @@ public final class GzipInputStream: ByteInputStream {
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         if let maximumOutputSize {
             try requireArgument(maximumOutputSize, in: 0...Int.max, "maximumOutputSize", operation: operation)
+        }
+        if indexRecorder != nil, trailingGarbage == .passThrough {
+            throw ByteStreamError(.invalidArgument(name: "indexRecorder",
+                                                   message: "an index cannot describe bytes passed through unchanged"),
+                                  operation: operation)
         }
         self.init(checkedInner: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
                   maximumOutputSize: maximumOutputSize, inflater: inflater, closesInnerStream: closesInnerStream,
