@@ -22,7 +22,8 @@ extension Command {
     /// Writes `FILE.gz.gzidx` (or `-o PATH`) for the gzip file `operand` (any members, not BGZF), whose bytes
     /// `input` gives from the first; the windows' temporary file and the index's go in the
     /// index's directory, opened once. Refuses to replace an index without `-f`; a damaged
-    /// file gets the error `test` gives and no index. Trailing garbage is taken as `test`
+    /// file gets the error `unpack` gives (zlib's, but for deflate data only ISA-L decodes,
+    /// taken when the member's CRC-32 and ISIZE match) and no index. Trailing garbage is taken as `test`
     /// takes it: the members before it are indexed, with its warning (exit 2); zero padding
     /// passes unsaid. Closes `input`. `index` holds `-o` and `--span`.
     func buildGzipIndex(_ operand: Pathname, input: ByteInputStream, inputInfo: FileInfo,

@@ -8,9 +8,11 @@ import Darwin
 
 /// Builds the GZIDX index (``GzipIndex``, version 1) of any gzip file in one decoding pass:
 /// one member or many, from any producer (gzip, pigz, gzstream, bgzip), as zlib's zran.c does.
-/// It reads the file through a ``GzipInputStream`` (ISA-L's inflate, zlib's verdict on
-/// invalid data) with a ``GzipIndexRecorder``, which places the points (see there), and drops
-/// the plain bytes.
+/// It reads the file through a ``GzipInputStream`` with a ``GzipIndexRecorder``, which places
+/// the points (see there), and drops the plain bytes. With ISA-L (the default) a file is taken
+/// as that reader takes it: zlib's error for invalid data, except deflate data that only ISA-L
+/// decodes (``GzipInputStream/Inflater/isal``), taken when the member's CRC-32 and ISIZE match;
+/// with zlib, zlib's verdict alone.
 ///
 /// Every member's header (RFC 1952 §2.3.1), CRC-32 and ISIZE are checked as the sequential
 /// reader checks them, with the same errors: an index of a damaged file is refused. Zero
