@@ -71,6 +71,41 @@ struct OrderedPipelineTests {
         #expect(pipeline.inFlight == 0)
     }
 
+    @Test("What a job captured is released once it has run, while its worker goes on to later jobs")
+    func jobReleasedAfterRunning() throws {
+        // Pack's jobs capture a 1 MiB block of plain bytes. The block that started a worker
+        // held its first job for as long as the worker found more, so each worker kept one
+        // block (2 MiB of pack's peak on 2 threads) for the whole run.
+        final class Captured: Sendable {}
+        let pipeline = OrderedPipeline<IdleWorker, Int>(workers: [IdleWorker()], maximumInFlight: 4, label: "test")
+        let firstMayReturn = DispatchSemaphore(value: 0)
+        let secondRunning = DispatchSemaphore(value: 0)
+        let secondMayReturn = DispatchSemaphore(value: 0)
+        weak var captured: Captured?
+        var results: [Int] = []
+        do {
+            let block = Captured()
+            captured = block
+            try pipeline.submit({ _, _ in
+                firstMayReturn.wait()
+                return withExtendedLifetime(block) { 0 }
+            }, deliver: { results.append($0) })
+        }
+        // Listed before the first job returns, so the only worker goes on to it without idling.
+        try pipeline.submit({ _, _ in
+            secondRunning.signal()
+            secondMayReturn.wait()
+            return 1
+        }, deliver: { results.append($0) })
+        firstMayReturn.signal()
+        secondRunning.wait()
+        results.append(pipeline.collectNext() ?? -1)
+        #expect(captured == nil, "the first job's captures outlived it while its worker ran the second")
+        secondMayReturn.signal()
+        try pipeline.finish { results.append($0) }
+        #expect(results == [0, 1])
+    }
+
     @Test("With a helper, the collecting thread runs a listed job itself instead of waiting for it")
     func helperRunsListedJobs() throws {
         let helper = IdleWorker()

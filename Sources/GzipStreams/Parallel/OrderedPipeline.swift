@@ -108,7 +108,12 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
                 return nil
             }
             guard let box = starting else { return }
-            box.queue.async(group: busy) { self.run(job, on: box) }
+            // Through a handoff the worker empties, not captured by the block itself: the block
+            // lives as long as the worker keeps finding jobs, so whatever its first job captured
+            // (a 1 MiB block of plain bytes, for pack) stayed allocated for the whole run, one
+            // per worker.
+            let handoff = Handoff(job)
+            box.queue.async(group: busy) { self.run(from: handoff, on: box) }
         }
 
         /// Takes the oldest job no worker has started, for the submitting thread to run.
@@ -116,10 +121,12 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
             listing.withLock { $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }
         }
 
-        /// Runs `first`, then every job listed meanwhile, then marks the worker idle.
-        private func run(_ first: @escaping Job, on box: WorkerBox) {
-            var next: Job? = first
+        /// Runs the job handed over, then every job listed meanwhile, then marks the worker
+        /// idle. Each job is released before the next runs.
+        private func run(from handoff: Handoff, on box: WorkerBox) {
+            var next: Job? = handoff.take()
             while let job = next {
+                next = nil
                 job(box.worker)
                 next = listing.withLock { listing in
                     if listing.jobs.isEmpty {
@@ -129,6 +136,18 @@ final class OrderedPipeline<Worker: AnyObject, Output: Sendable> {
                     return listing.jobs.removeFirst()
                 }
             }
+        }
+    }
+
+    /// A job on its way to the worker started for it, taken once by that worker so that the
+    /// block that started the worker does not keep it. `Sendable` is unchecked because `job`
+    /// is a `var`: it is written before the block is submitted and read once, on the worker.
+    private final class Handoff: @unchecked Sendable {
+        private var job: Job?
+        init(_ job: @escaping Job) { self.job = job }
+        func take() -> Job {
+            defer { job = nil }
+            return job!
         }
     }
 

@@ -14,11 +14,13 @@ import Synchronization
 ///
 /// Each worker has a deflater of its own (``WholeBufferDeflater``), made by the owner.
 ///
-/// Memory: at most `2 × threads` blocks in flight, each `blockSize` plain bytes plus their
-/// deflate output (the deflater's bound, about `blockSize` again), the block being filled,
-/// plus one deflater per thread (zlib's: about 256 KiB; libdeflate's grows with its level, to
-/// several MiB at 10 to 12). Measured with 1 MiB chunks: about 5.5 MiB per thread at levels
-/// 1 to 9, 12 MiB at 10 to 12.
+/// Memory: at most `threads + 1` blocks in flight, each `blockSize` plain bytes until a worker
+/// has deflated it, then its deflate output (at most the deflater's bound, about `blockSize`
+/// again, of which only what it wrote is touched), the block being filled, plus one deflater
+/// per thread (zlib's: about 256 KiB; ISA-L's level 3: 340 KiB; libdeflate's: 670 KiB at 6 to
+/// 9, several MiB at 10 to 12). Measured with 1 MiB chunks on 2 threads: 19 to 20 MiB peak
+/// RSS at levels 1 to 9, of which about 10 MiB is the binary and its libraries
+/// (bench/memory.md).
 final class BlockDeflate {
     /// One deflated block, ready to write.
     struct Block: Sendable {
@@ -67,7 +69,11 @@ final class BlockDeflate {
         var workers: [Worker] = []
         for _ in 0..<threads { workers.append(Worker(deflater: try makeDeflater())) }
         keepsDictionary = workers.first?.deflater.takesDictionary ?? false
-        pipeline = OrderedPipeline(workers: workers, maximumInFlight: 2 * threads, label: "gzstream.deflate")
+        // One block per worker and one spare, so that a worker that finishes before the oldest
+        // block's has the next block to take; the block being filled is the one after.
+        // Measured on 2 threads (bench/memory.md): 2 × threads in flight cost about 1 MiB more
+        // peak RSS per extra block for no time the benchmark could tell apart.
+        pipeline = OrderedPipeline(workers: workers, maximumInFlight: threads + 1, label: "gzstream.deflate")
         self.blockSize = blockSize
         self.boundaries = boundaries
         block = []

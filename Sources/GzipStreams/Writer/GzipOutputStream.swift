@@ -22,9 +22,10 @@ import ByteStreams
 /// independent 1 MiB chunks with libdeflate or ISA-L, about twice zlib's speed per core at a
 /// size no larger than zlib's at the same level; ``DeflateEngine/zlib`` deflates 128 KiB blocks
 /// with zlib, each with the 32 KiB before it as preset dictionary (pigz's design: within about
-/// 0.1% of one continuous deflate's size). Memory: up to `2 × threads` blocks in flight, each
-/// twice its size, plus one deflater per thread (see `BlockDeflate`): measured, about 5.5 MiB
-/// per thread with 1 MiB chunks at levels 1 to 9, 12 MiB at 10 to 12.
+/// 0.1% of one continuous deflate's size). Memory: up to `threads + 1` blocks in flight and
+/// the one being filled, each its size in plain bytes until deflated, then its deflate output,
+/// plus one deflater per thread (see `BlockDeflate`): measured with 1 MiB chunks on 2 threads,
+/// about 9 MiB above the process's 10 MiB at start at levels 1 to 9.
 /// Every worker is joined before ``ByteStream/close()`` and ``abandon()`` return.
 ///
 /// Scheduled (``ByteStream/schedule(on:)-(DispatchQueue)``), the stream follows its inner
