@@ -74,10 +74,9 @@ struct CommandLineParsingTests {
          "index writes its index beside each FILE (or to -o PATH): -c, --rm and --max-output do not apply"),
         (["pack", "--max-output", "1K"], "--max-output applies to unpack, test and list"),
         (["send", "--max-output", "1K", "localhost:1"], "--max-output applies to unpack, test and list"),
-        (["pack", "--strict", "a"], "--strict applies to unpack, test and list"),
-        (["--strict", "a"], "--strict applies to unpack, test and list"),
-        (["index", "--strict", "a"], "--strict applies to unpack, test and list"),
-        (["send", "--strict", "127.0.0.1:9", "a"], "--strict applies to unpack, test and list"),
+        (["pack", "--strict", "a"], "--strict applies to unpack, test, list and index"),
+        (["--strict", "a"], "--strict applies to unpack, test, list and index"),
+        (["send", "--strict", "127.0.0.1:9", "a"], "--strict applies to unpack, test, list and index"),
         (["unpack", "--bgzf", "a.gz"], "--bgzf and --index apply to pack"),
         (["-d", "--bgzf", "a.gz"], "--bgzf and --index apply to pack"),
         (["list", "--index", "x", "a.gz"], "--bgzf and --index apply to pack"),
@@ -105,7 +104,7 @@ struct CommandLineParsingTests {
         (["list", "--index", "-c", "a.gz"], "list writes no output: -c, -o and --rm do not apply"),
         (["-t", "--bgzf", "--index", "-o", "o", "a.gz"], "test writes no output: -c, -o and --rm do not apply"),
         (["test", "--json", "-c", "a.gz"], "test writes no output: -c, -o and --rm do not apply"),
-        (["index", "-c", "--strict", "a"], "--strict applies to unpack, test and list"),
+        (["index", "-c", "--strict", "a"], "index writes its index beside each FILE (or to -o PATH): -c, --rm and --max-output do not apply"),
     ] as [([String], String)])
     func notTaken(arguments: [String], message: String) {
         #expect(refusal(arguments) == "gzstream: \(message)\n" + tryHelpLine)

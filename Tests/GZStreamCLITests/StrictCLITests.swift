@@ -100,7 +100,7 @@ struct StrictCLITests {
 
     @Test("--strict applies to unpack, test and list only", arguments: [
         // End to end, one or two per command; every usage error is parsed in-process in CommandLineParsingTests.
-        (["pack", "--strict", "a"], "--strict applies to unpack, test and list"),
+        (["pack", "--strict", "a"], "--strict applies to unpack, test, list and index"),
     ])
     func usage(_ arguments: [String], message: String) throws {
         try withScratch { scratch in

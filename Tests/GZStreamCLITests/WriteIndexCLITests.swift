@@ -99,6 +99,12 @@ struct WriteIndexCLITests {
          usageError("--write-index decodes each file whole to index it: --offset and --length do not apply")),
         (["list", "--write-index", "data.bgz"],
          usageError("--write-index applies to unpack and test (index writes an index by itself)")),
+        (["unpack", "-o", "data.bgz.gzidx", "--write-index", "data.bgz"],
+         usageError("-o names the index --write-index writes beside FILE")),
+        (["unpack", "--rm", "--write-index", "data.bgz"],
+         usageError("--write-index writes an index of FILE, which --rm (or gzip's -d without -k) removes")),
+        (["-d", "--write-index", "data.bgz"],
+         usageError("--write-index writes an index of FILE, which --rm (or gzip's -d without -k) removes")),
     ])
     func refused(arguments: [String], expected: String) throws {
         try withScratch { scratch in
@@ -107,6 +113,49 @@ struct WriteIndexCLITests {
             let result = try gzstream(arguments, in: scratch)
             #expect(result.status == 1 && result.out == "" && result.err == expected, "\(result)")
             #expect(try scratch.listing() == ["data.bgz"])
+        }
+    }
+
+    @Test("A file modified in the future: its index gets the file's time, so that it is used")
+    func futureFile() throws {
+        try withScratch { scratch in
+            let path = try scratch.write("future.gz", try pack(Array(Self.plain.prefix(1 << 20)), level: 6))
+            let future = time(nil) + 7200
+            var times = [timespec(tv_sec: future, tv_nsec: 0), timespec(tv_sec: future, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            let written = try gzstream(["index", "future.gz"], in: scratch)
+            #expect(written.status == 0 && written.err == "", "\(written)")
+            let range = try gzstream(["unpack", "-c", "-v", "--offset", "1000", "--length", "10", "future.gz"], in: scratch)
+            #expect(range.status == 0 && range.stdout == Array(Self.plain[1000..<1010]), "\(range)")
+            #expect(range.err.contains("read through future.gz.gzidx"), "\(range.err)")
+        }
+    }
+
+    @Test("An index name too long for the file system: refused before anything is decoded or written")
+    func longName() throws {
+        try withScratch { scratch in
+            let name = String(repeating: "a", count: 250) + ".gz"
+            _ = try scratch.write(name, try pack(Array(Self.plain.prefix(100_000)), level: 6))
+            for arguments in [["unpack", "-k", "--write-index", name], ["index", name]] {
+                let result = try gzstream(arguments, in: scratch)
+                #expect(result.status == 1 && result.out == "")
+                #expect(result.err == "gzstream: \(name).gzidx: cannot write: File name too long\n", "\(result.err)")
+                #expect(try scratch.listing() == [name])
+            }
+        }
+    }
+
+    @Test("index --strict builds with zlib: the library's zlib index, byte for byte")
+    func strictIndex() throws {
+        try withScratch { scratch in
+            let packed = try pack(Self.plain, level: 6)
+            _ = try scratch.write("data.gz", packed)
+            let result = try gzstream(["index", "--strict", "--span", "1M", "data.gz"], in: scratch)
+            #expect(result.status == 0 && result.err == "", "\(result)")
+            let output = MemoryOutputStream()
+            output.open()
+            _ = try GzipIndexBuilder(span: 1 << 20).build(from: MemoryInputStream(bytes: packed), into: output, inflater: .zlib)
+            #expect(try scratch.read("data.gz.gzidx") == [UInt8](output.data))
         }
     }
 }

@@ -54,7 +54,7 @@ enum CommandShape: Sendable {
         case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .progress, .recursive]
         case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
         case .list: [.maximumOutput, .strict, .json, .recursive]
-        case .index: [.output, .span]
+        case .index: [.output, .span, .strict]
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
         // on the values given (Network.swift), which names them all in one message.
         case .send: Self.pack.takes.union([.timeout, .deadline, .keyFile])
@@ -79,7 +79,7 @@ enum CommandShape: Sendable {
         // Only test, list and index leave these out (above).
         case .stdout, .output, .remove: return "-c, -o and --rm do not apply"
         case .maximumOutput: return "--max-output applies to unpack, test and list"
-        case .strict: return "--strict applies to unpack, test and list"
+        case .strict: return "--strict applies to unpack, test, list and index"
         case .blockSize: return "--block-size applies to pack without --bgzf (BGZF members hold 65280 bytes)"
         case .engine: return "--engine applies to pack without --bgzf"
         case .rsyncable: return "--rsyncable applies to pack without --bgzf"

@@ -260,6 +260,9 @@ struct IndexOptions: Equatable {
     /// `--span SIZE`: the plain bytes between GZIDX access points; `nil` is
     /// ``GzipIndexBuilder/defaultSpan``. BGZF files get bgzip's `.gzi`, which has no span.
     var span: Int?
+    /// `--strict`: build a GZIDX index with zlib (zlib's verdict, as `test`; a point at the
+    /// first block boundary after each span) instead of ISA-L (``Command/inflaterChoice``).
+    var strict = false
 }
 
 /// What send and receive take beyond pack's and unpack's options: the endpoint and the limits

@@ -44,6 +44,12 @@ extension ParsedValues {
             if mode == .unpack && toStandardOutput && force {
                 throw UsageError(message: "--write-index does not go with -c -f (what is not gzip passes through unindexed)")
             }
+            if let outputPath, files.contains(where: { $0.appending(".gzidx") == outputPath }) {
+                throw UsageError(message: "-o names the index --write-index writes beside FILE")
+            }
+            if removeInput {
+                throw UsageError(message: "--write-index writes an index of FILE, which --rm (or gzip's -d without -k) removes")
+            }
         }
         try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.

@@ -76,7 +76,7 @@ struct ParsedValues: Equatable {
             case .test: command = .test(TestOptions(decode: decode, recursive: recursive, progress: progress, indexPath: indexPath,
                                                     writesIndex: writesIndex))
             case .list: command = .list(ListOptions(decode: decode, recursive: recursive, json: json))
-            case .index: command = .index(IndexOptions(outputPath: outputPath, span: span))
+            case .index: command = .index(IndexOptions(outputPath: outputPath, span: span, strict: strict))
             }
         }
         return Invocation(common: common, command: command, gzip: gzip)

@@ -205,19 +205,41 @@ extension Command {
     /// the move all take names in it), after refusing to replace an index there without `-f`,
     /// and to replace the indexed file itself (`index -f -o FILE.gz FILE.gz`, or a link to it)
     /// even with it. Closes `input` when it throws.
+    ///
+    /// An index beside its file (no `-o`) goes into the very directory the file was read from,
+    /// by that directory's descriptor (``Command/currentInput``): opened again by its path, a
+    /// directory another user can write to could be renamed, or its name swapped for a link,
+    /// between the two openings, and the index would land elsewhere, in a directory of their
+    /// choosing.
     func openIndexDirectory(for indexPath: Pathname, of operand: Pathname, inputInfo: FileInfo,
                             closingOnFailure input: ByteInputStream) throws -> OutputDirectory {
         do {
-            let directory = try openDirectory(containing: indexPath)
+            let directory: OutputDirectory
+            if let currentInput, indexPath.directoryPart == currentInput.path.directoryPart {
+                do {
+                    directory = try OutputDirectory(duplicating: currentInput.directory, path: indexPath.directoryPart)
+                } catch {
+                    throw Reported(status: reportError(indexPath.description, error.message))
+                }
+            } else {
+                directory = try openDirectory(containing: indexPath)
+            }
             try rejectSameFile(inputInfo, directory.info(of: indexPath.lastComponent, followsLinks: true),
                                inputName: operand.description)
             try refuseToReplaceIndex(indexPath, in: directory)
+            // Found now, not when the index is moved into place after the whole decode.
+            if indexPath.lastComponent.bytes.count > Self.longestName {
+                throw Reported(status: reportError(indexPath.description, "cannot write: File name too long"))
+            }
             return directory
         } catch {
             input.close()
             throw error
         }
     }
+
+    /// The longest file name Linux file systems take, in bytes (`NAME_MAX`).
+    static let longestName = 255
 
     /// With `-v`, the line that says an index was written: `FILE: N members, S bytes -> INDEX (detail)`.
     func reportIndexWritten(_ operand: Pathname, members: Int, plainSize: Int64, indexPath: Pathname, detail: String) {

@@ -45,7 +45,8 @@ extension Command {
             defer { input.close() }
             let builder = try GzipIndexBuilder(span: index.span ?? GzipIndexBuilder.defaultSpan)
             summary = try builder.build(from: input, into: output, spillDirectory: directory.descriptor,
-                                        chunkSize: max(common.chunkSize, 64 << 10), ignoresTrailingGarbage: true)
+                                        chunkSize: max(common.chunkSize, 64 << 10), ignoresTrailingGarbage: true,
+                                        inflater: inflaterChoice)
             try output.closeOrThrow()
             try finishIndex(temporary, source: inputInfo)
         } catch let error as GzipError {
@@ -102,8 +103,17 @@ extension Command {
     /// owner of `source` (the file whose data it describes; where allowed, as for outputs) and
     /// ``indexPermissions(of:)``, without the group bits when the group could not be given.
     /// - Throws: ``ByteStreamError`` when closing reports an error.
+    ///
+    /// A file modified "in the future" (a clock set back, a `touch -d`) gives the index its own
+    /// modification time, else the index would be older than the file it was just made from,
+    /// and never used (``Command/checkTrust(of:explicit:)``'s staleness rule).
     func finishIndex(_ temporary: TemporaryFile, source: FileInfo?) throws {
         let owner = source.flatMap { $0.isRegularFile ? ($0.owner, $0.group) : nil }
-        try temporary.finish(mode: indexPermissions(of: source), times: nil, owner: owner, groupNeedsOwner: true)
+        var times: (access: FileInfo.Timestamp, modification: FileInfo.Timestamp)?
+        if let source, source.isRegularFile, let written = FileInfo(descriptor: temporary.descriptor),
+           Self.isOlder(written.modificationTime, than: source.modificationTime) {
+            times = (written.accessTime, source.modificationTime)
+        }
+        try temporary.finish(mode: indexPermissions(of: source), times: times, owner: owner, groupNeedsOwner: true)
     }
 }

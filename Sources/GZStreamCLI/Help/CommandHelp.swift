@@ -76,6 +76,8 @@ Decode each FILE (- or none: standard input) and check every member's CRC-32 and
 length; write nothing. What test passes, zlib reads.
 
 Options:
+  -f, --force           with --write-index, replace an existing index; read
+                        compressed data from a terminal; follow symbolic links
 \(recursiveEntry)
   -p, --threads N       inflate BGZF input, or a file with an index, on N
                         threads (default: every core available)
@@ -117,6 +119,8 @@ Options:
       --span SIZE       a GZIDX point every SIZE plain bytes (default 16M; a
                         number alone counts KiB; K, M, G suffixes); a 32 KiB
                         window each
+      --strict          build a GZIDX index with zlib (test's verdict; a point
+                        at the first deflate block boundary after each span)
 \(helpEntry)
 
 """
