@@ -3,9 +3,24 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
-.PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install uninstall deps test-deps test-venv clean
+.PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install uninstall deps test-deps test-venv clean \
+	version-check
 
 all: build
+
+# The version lives in VERSION, and only there is it changed. `gzstream --version` prints
+# toolVersion, a literal copy in Sources/GZStreamCLI/Help/HelpText.swift, so that `swift build`
+# alone compiles the right value (no build plugin, no generated source); this check, which build,
+# install and deb run first, and the tests (HelpCLITests) fail when the two differ.
+VERSION := $(shell cat VERSION)
+TOOL_VERSION_SOURCE = Sources/GZStreamCLI/Help/HelpText.swift
+version-check:
+	@compiled=$$(sed -n 's/^let toolVersion = "\(.*\)"$$/\1/p' $(TOOL_VERSION_SOURCE)); \
+	if [ "$$compiled" != "$(VERSION)" ]; then \
+	  echo "make: VERSION says '$(VERSION)' but toolVersion in $(TOOL_VERSION_SOURCE) says '$$compiled';" \
+	    "make them the same" >&2; \
+	  exit 1; \
+	fi
 
 # Missing packages are installed with apt-get only when make runs as root (as in CI); anyone
 # else is told what is missing and the command to run, and nothing is installed.
@@ -83,7 +98,7 @@ test-venv:
 	echo "make: could not install $(TEST_PYPI_PACKAGES) into $$venv (offline?); the tests that need them" \
 	  "are skipped" >&2
 
-build: deps
+build: deps version-check
 	$(SWIFT) build
 
 # Tests that block a thread (child processes, big files, waits) run on threads of their own
@@ -157,7 +172,7 @@ INSTALLED_BASH_COMPLETION = $(DESTDIR)$(PREFIX)/share/bash-completion/completion
 INSTALLED_ZSH_COMPLETION = $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
 INSTALLED_FILES = $(INSTALLED_BIN) $(INSTALLED_MAN) $(INSTALLED_BASH_COMPLETION) $(INSTALLED_ZSH_COMPLETION)
 
-install: deps
+install: deps version-check
 	$(SWIFT) build -c release --static-swift-stdlib --product gzstream
 	install -d $(dir $(INSTALLED_FILES))
 	install -m 755 $(RELEASE_BIN) $(INSTALLED_BIN)
