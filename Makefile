@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
 .PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install uninstall deps test-deps test-venv clean \
-	version-check
+	version-check deb deb-deps deb-test
 
 all: build
 
@@ -169,7 +169,8 @@ docs: deps
 INSTALLED_BIN = $(DESTDIR)$(PREFIX)/bin/gzstream
 INSTALLED_MAN = $(DESTDIR)$(PREFIX)/share/man/man1/gzstream.1
 INSTALLED_BASH_COMPLETION = $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gzstream
-INSTALLED_ZSH_COMPLETION = $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
+ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
+INSTALLED_ZSH_COMPLETION = $(DESTDIR)$(ZSH_COMPLETION_DIR)/_gzstream
 INSTALLED_FILES = $(INSTALLED_BIN) $(INSTALLED_MAN) $(INSTALLED_BASH_COMPLETION) $(INSTALLED_ZSH_COMPLETION)
 
 install: deps version-check
@@ -185,5 +186,45 @@ install: deps version-check
 uninstall:
 	rm -f $(INSTALLED_FILES)
 
+# The Debian package, gzstream_<VERSION>-<DEB_REVISION>_<arch>.deb in the checkout, from a tree
+# that `make install` stages (DESTDIR, PREFIX=/usr, the zsh completion where Debian's zsh looks):
+# scripts/deb.sh strips the binary, compresses the manual page, writes the copyright (DEP-5),
+# the changelogs and DEBIAN/control (Depends: from dpkg-shlibdeps) and runs dpkg-deb. It needs
+# dpkg-dev and binutils (Debian; installed when run as root, as the other deps are).
+# make deb-test installs it with apt-get, checks it, removes and purges it, and checks that
+# nothing is left (scripts/deb-test.sh; root only, as it changes the system), then runs lintian.
+DEB_REVISION ?= 1
+DEB_VERSION = $(VERSION)-$(DEB_REVISION)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_FILE = gzstream_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_ROOT = .build/deb/root
+DEB_MAINTAINER ?= gzstream maintainers <maintainers@users.noreply.a-seed-f651f3c8.example>
+
+deb-deps:
+	@missing=""; \
+	for tool in dpkg-deb:dpkg dpkg-shlibdeps:dpkg-dev strip:binutils; do \
+	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing$$missing"; \
+	    $(APT_GET_INSTALL) $$missing; \
+	  else \
+	    echo "make: make deb needs:$$missing; install them with: sudo apt-get install$$missing" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+deb: deb-deps version-check
+	rm -rf $(DEB_ROOT)
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DEB_ROOT) PREFIX=/usr \
+	  ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions
+	DEB_MAINTAINER="$(DEB_MAINTAINER)" scripts/deb.sh $(DEB_ROOT) $(DEB_VERSION) $(DEB_FILE)
+
+# lintian (Debian: lintian) is installed when run as root and missing.
+deb-test: deb
+	@command -v lintian >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || $(APT_GET_INSTALL) lintian
+	scripts/deb-test.sh $(DEB_FILE) $(VERSION)
+
 clean:
-	rm -rf .build fuzz-out
+	rm -rf .build fuzz-out gzstream_*.deb
