@@ -3,9 +3,24 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
-.PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install uninstall deps test-deps test-venv clean
+.PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install uninstall deps test-deps test-venv clean \
+	version-check dependency-test deb deb-deps deb-test
 
 all: build
+
+# The version lives in VERSION, and only there is it changed. `gzstream --version` prints
+# toolVersion, a literal copy in Sources/GZStreamCLI/Help/HelpText.swift, so that `swift build`
+# alone compiles the right value (no build plugin, no generated source); this check, which build,
+# install and deb run first, and the tests (HelpCLITests) fail when the two differ.
+VERSION := $(shell cat VERSION)
+TOOL_VERSION_SOURCE = Sources/GZStreamCLI/Help/HelpText.swift
+version-check:
+	@compiled=$$(sed -n 's/^let toolVersion = "\(.*\)"$$/\1/p' $(TOOL_VERSION_SOURCE)); \
+	if [ "$$compiled" != "$(VERSION)" ]; then \
+	  echo "make: VERSION says '$(VERSION)' but toolVersion in $(TOOL_VERSION_SOURCE) says '$$compiled';" \
+	    "make them the same" >&2; \
+	  exit 1; \
+	fi
 
 # Missing packages are installed with apt-get only when make runs as root (as in CI); anyone
 # else is told what is missing and the command to run, and nothing is installed.
@@ -83,7 +98,7 @@ test-venv:
 	echo "make: could not install $(TEST_PYPI_PACKAGES) into $$venv (offline?); the tests that need them" \
 	  "are skipped" >&2
 
-build: deps
+build: deps version-check
 	$(SWIFT) build
 
 # Tests that block a thread (child processes, big files, waits) run on threads of their own
@@ -98,6 +113,15 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/compile-checks.sh
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_WIDTH) $(SWIFT) test --skip-build --disable-xctest
+
+# The README's dependency line, `.package(url: …, from: "<VERSION>")`, in a scratch package
+# against a clone of this repository tagged VERSION (the tag is made in the clone only): it
+# resolves and builds offline, and the program runs. A clean build of the library (52 s on the
+# busy 2-core development machine), so `make test` reports it skipped, naming this target; CI
+# runs this target.
+dependency-test: deps
+	$(SWIFT) build --build-tests
+	GZSTREAM_DEPENDENCY_TEST=1 $(SWIFT) test --skip-build --disable-xctest --filter PackageDependencyTests
 
 # Packs and unpacks a tar of /usr/include with the release binary and checks it with gzip.
 demo: deps
@@ -154,10 +178,11 @@ docs: deps
 INSTALLED_BIN = $(DESTDIR)$(PREFIX)/bin/gzstream
 INSTALLED_MAN = $(DESTDIR)$(PREFIX)/share/man/man1/gzstream.1
 INSTALLED_BASH_COMPLETION = $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gzstream
-INSTALLED_ZSH_COMPLETION = $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_gzstream
+ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
+INSTALLED_ZSH_COMPLETION = $(DESTDIR)$(ZSH_COMPLETION_DIR)/_gzstream
 INSTALLED_FILES = $(INSTALLED_BIN) $(INSTALLED_MAN) $(INSTALLED_BASH_COMPLETION) $(INSTALLED_ZSH_COMPLETION)
 
-install: deps
+install: deps version-check
 	$(SWIFT) build -c release --static-swift-stdlib --product gzstream
 	install -d $(dir $(INSTALLED_FILES))
 	install -m 755 $(RELEASE_BIN) $(INSTALLED_BIN)
@@ -170,5 +195,45 @@ install: deps
 uninstall:
 	rm -f $(INSTALLED_FILES)
 
+# The Debian package, gzstream_<VERSION>-<DEB_REVISION>_<arch>.deb in the checkout, from a tree
+# that `make install` stages (DESTDIR, PREFIX=/usr, the zsh completion where Debian's zsh looks):
+# scripts/deb.sh strips the binary, compresses the manual page, writes the copyright (DEP-5),
+# the changelogs and DEBIAN/control (Depends: from dpkg-shlibdeps) and runs dpkg-deb. It needs
+# dpkg-dev and binutils (Debian; installed when run as root, as the other deps are).
+# make deb-test installs it with apt-get, checks it, removes and purges it, and checks that
+# nothing is left (scripts/deb-test.sh; root only, as it changes the system), then runs lintian.
+DEB_REVISION ?= 1
+DEB_VERSION = $(VERSION)-$(DEB_REVISION)
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_FILE = gzstream_$(DEB_VERSION)_$(DEB_ARCH).deb
+DEB_ROOT = .build/deb/root
+DEB_MAINTAINER ?= gzstream maintainers <maintainers@users.noreply.a-seed-f651f3c8.example>
+
+deb-deps:
+	@missing=""; \
+	for tool in dpkg-deb:dpkg dpkg-shlibdeps:dpkg-dev strip:binutils; do \
+	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing$$missing"; \
+	    $(APT_GET_INSTALL) $$missing; \
+	  else \
+	    echo "make: make deb needs:$$missing; install them with: sudo apt-get install$$missing" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+deb: deb-deps version-check
+	rm -rf $(DEB_ROOT)
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(DEB_ROOT) PREFIX=/usr \
+	  ZSH_COMPLETION_DIR=/usr/share/zsh/vendor-completions
+	DEB_MAINTAINER="$(DEB_MAINTAINER)" scripts/deb.sh $(DEB_ROOT) $(DEB_VERSION) $(DEB_FILE)
+
+# lintian (Debian: lintian) is installed when run as root and missing.
+deb-test: deb
+	@command -v lintian >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || $(APT_GET_INSTALL) lintian
+	scripts/deb-test.sh $(DEB_FILE) $(VERSION)
+
 clean:
-	rm -rf .build fuzz-out
+	rm -rf .build fuzz-out gzstream_*.deb

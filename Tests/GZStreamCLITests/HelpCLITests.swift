@@ -82,7 +82,7 @@ struct HelpCLITests {
     func version() throws {
         let pkgConfig = try #require(Tool.pkgConfig.path)
         try withScratch { scratch in
-            var expected = "gzstream 0.1.0\n"
+            var expected = "gzstream \(try PackageLocations.version())\n"
             for (name, module) in [("zlib", "zlib"), ("libdeflate", "libdeflate"), ("ISA-L", "libisal"),
                                    ("libsodium", "libsodium")] {
                 let declared = try run(pkgConfig, ["--modversion", module], in: scratch)
@@ -99,13 +99,17 @@ struct HelpCLITests {
         }
     }
 
-    @Test("The version is the same in --version, the CHANGELOG's newest entry and the README's package example")
+    @Test("The version is VERSION's in --version, the CHANGELOG's newest entry and the README's package example")
     func versionInOnePlace() throws {
         try withScratch { scratch in
+            let version = try PackageLocations.version()
+            let parts = version.split(separator: ".", omittingEmptySubsequences: false)
+            #expect(parts.count == 3 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) },
+                    "VERSION holds \(version.debugDescription), not MAJOR.MINOR.PATCH")
             let result = try gzstream(["--version"], in: scratch)
             let firstLine = try #require(result.out.split(separator: "\n").first)
-            #expect(firstLine.hasPrefix("gzstream "), "\(result)")
-            let version = String(firstLine.dropFirst("gzstream ".count))
+            // toolVersion (Sources/GZStreamCLI/Help/HelpText.swift) is VERSION's copy.
+            #expect(firstLine == "gzstream \(version)", "\(result)")
             let changelog = try String(contentsOf: PackageLocations.root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
             let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") && $0.first(where: \.isNumber) != nil }
             #expect(newest?.hasPrefix("## \(version) ") == true, "CHANGELOG's newest entry: \(newest ?? "none")")

@@ -12,6 +12,15 @@ public enum PackageLocations {
     /// `fixtures/` below the package root.
     public static let fixtures: URL = root.appendingPathComponent("fixtures", isDirectory: true)
 
+    /// The version in the top-level `VERSION` file, the one place it is changed (without the
+    /// newline). `gzstream --version`, the CHANGELOG, the README and the Debian package are
+    /// checked against it.
+    /// - Throws: Foundation's error when the file cannot be read.
+    public static func version() throws -> String {
+        try String(contentsOf: root.appendingPathComponent("VERSION"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// The text of `fixtures/<relativePath>`, read as UTF-8: expected output kept as data rather
     /// than as a second copy in Swift source.
     /// - Throws: Foundation's error when the file cannot be read.

@@ -1,6 +1,10 @@
 import GzipStreams
 import SecretStreams
 
+/// The program's version: a copy of the top-level `VERSION` file, the one place the version is
+/// changed. A literal, so that `swift build` alone compiles the right value without a build
+/// plugin or a generated file; `make version-check` (run by `make build`, `make install` and
+/// `make deb`) and the tests (`HelpCLITests`) fail when the two differ.
 let toolVersion = "0.1.0"
 
 /// What `-V` and `--version` print: the program's version on the first line, as `gzip -V` and
