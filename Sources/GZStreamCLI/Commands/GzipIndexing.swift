@@ -29,14 +29,8 @@ extension Command {
     func buildGzipIndex(_ operand: Pathname, input: ByteInputStream, inputInfo: FileInfo,
                         index: IndexOptions) throws -> ExitStatus {
         let indexPath = index.indexPath(of: operand, suffix: Self.gzidxSuffix)
-        let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: inputInfo, closingOnFailure: input)
-        let temporary: TemporaryFile
-        do {
-            temporary = try temporaryFile(in: directory, shownAs: indexPath)
-        } catch {
-            input.close()
-            throw error
-        }
+        let (directory, temporary) = try openIndexTarget(indexPath, of: operand, inputInfo: inputInfo,
+                                                         closingOnFailure: input)
         defer { temporary.discard() }
         let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
                                       displayName: indexPath.description)
@@ -64,6 +58,20 @@ extension Command {
                            detail: "\(summary.pointCount) points, \(summary.indexSize) bytes")
         if let garbage = summary.trailingGarbage { return try warnTrailingGarbage(operand.description, garbage) }
         return .success
+    }
+
+    /// The directory that is to hold `indexPath` (``openIndexDirectory(for:of:inputInfo:closingOnFailure:)``)
+    /// and a temporary file in it, to be renamed to the index once written. Closes `input`
+    /// when it throws.
+    func openIndexTarget(_ indexPath: Pathname, of operand: Pathname, inputInfo: FileInfo,
+                         closingOnFailure input: ByteInputStream) throws -> (OutputDirectory, TemporaryFile) {
+        let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: inputInfo, closingOnFailure: input)
+        do {
+            return (directory, try temporaryFile(in: directory, shownAs: indexPath))
+        } catch {
+            input.close()
+            throw error
+        }
     }
 
     /// Refuses to replace an existing `.gzi` (or a link by that name) in `directory` without `-f`.

@@ -55,14 +55,8 @@ extension Command {
                                                "--write-index needs a regular file (its index is written beside it)"))
         }
         let indexPath = operand.appending(Self.gzidxSuffix)
-        let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: inputInfo, closingOnFailure: input)
-        let temporary: TemporaryFile
-        do {
-            temporary = try temporaryFile(in: directory, shownAs: indexPath)
-        } catch {
-            input.close()
-            throw error
-        }
+        let (directory, temporary) = try openIndexTarget(indexPath, of: operand, inputInfo: inputInfo,
+                                                         closingOnFailure: input)
         do {
             let recorder = try GzipIndexRecorder(spillDirectory: directory.descriptor)
             return IndexWhileDecoding(recorder: recorder, indexPath: indexPath, operand: operand, source: inputInfo,
