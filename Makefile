@@ -26,6 +26,20 @@ version-check:
 # else is told what is missing and the command to run, and nothing is installed.
 APT_GET_INSTALL = apt-get update -qq && apt-get install -y -qq
 
+# The end of a recipe that gathered the Debian packages it lacks in $$missing: as root they are
+# installed; otherwise make stops, saying that $(1) needs them and how to install them.
+define install_or_stop
+if [ -n "$$missing" ]; then \
+  if [ "$$(id -u)" = 0 ]; then \
+    echo "installing$$missing"; \
+    $(APT_GET_INSTALL) $$missing; \
+  else \
+    echo "make: $(1) needs:$$missing; install them with: sudo apt-get install$$missing" >&2; \
+    exit 1; \
+  fi; \
+fi
+endef
+
 # The C libraries' headers are all the build needs beyond the Swift toolchain: zlib (Debian:
 # zlib1g-dev), libdeflate (libdeflate-dev), ISA-L (libisal-dev) and libsodium (libsodium-dev, for
 # the SecretStreams module), found through pkg-config.
@@ -36,15 +50,7 @@ deps:
 	  [ -f /usr/include/$${header%%:*} ] || missing="$$missing $${header##*:}"; \
 	done; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing$$missing"; \
-	    $(APT_GET_INSTALL) $$missing; \
-	  else \
-	    echo "make: the build needs:$$missing; install them with: sudo apt-get install$$missing" >&2; \
-	    exit 1; \
-	  fi; \
-	fi
+	$(call install_or_stop,the build)
 
 # The tests and the benchmark also compare against GNU gzip, pigz, bgzip and igzip (Debian:
 # gzip, pigz, tabix, isal), gztool to read its indexes (Debian: gztool) and python3's zlib, use script(1) for a pseudo-terminal (Debian:
@@ -214,15 +220,7 @@ deb-deps:
 	for tool in dpkg-deb:dpkg dpkg-shlibdeps:dpkg-dev strip:binutils; do \
 	  command -v $${tool%%:*} >/dev/null 2>&1 || missing="$$missing $${tool##*:}"; \
 	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing$$missing"; \
-	    $(APT_GET_INSTALL) $$missing; \
-	  else \
-	    echo "make: make deb needs:$$missing; install them with: sudo apt-get install$$missing" >&2; \
-	    exit 1; \
-	  fi; \
-	fi
+	$(call install_or_stop,make deb)
 
 deb: deb-deps version-check
 	rm -rf $(DEB_ROOT)

@@ -44,7 +44,7 @@ extension ParsedValues {
             if mode == .unpack && toStandardOutput && force {
                 throw UsageError(message: "--write-index does not go with -c -f (what is not gzip passes through unindexed)")
             }
-            if let outputPath, files.contains(where: { $0.appending(".gzidx") == outputPath }) {
+            if let outputPath, files.contains(where: { $0.appending(Command.gzidxSuffix) == outputPath }) {
                 throw UsageError(message: "-o names the index --write-index writes beside FILE")
             }
             if removeInput {

@@ -13,16 +13,15 @@ final class IndexWhileDecoding {
     let indexPath: Pathname
     let operand: Pathname
     let source: FileInfo
-    let directory: OutputDirectory
+    /// In the index's directory, which it holds open.
     let temporary: TemporaryFile
 
     init(recorder: GzipIndexRecorder, indexPath: Pathname, operand: Pathname, source: FileInfo,
-         directory: OutputDirectory, temporary: TemporaryFile) {
+         temporary: TemporaryFile) {
         self.recorder = recorder
         self.indexPath = indexPath
         self.operand = operand
         self.source = source
-        self.directory = directory
         self.temporary = temporary
     }
 
@@ -60,7 +59,7 @@ extension Command {
         do {
             let recorder = try GzipIndexRecorder(spillDirectory: directory.descriptor)
             return IndexWhileDecoding(recorder: recorder, indexPath: indexPath, operand: operand, source: inputInfo,
-                                      directory: directory, temporary: temporary)
+                                      temporary: temporary)
         } catch {
             temporary.discard()
             input.close()

@@ -114,10 +114,8 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         if code < 0 { return RawInflateStep(consumed: consumed, produced: 0, outcome: .invalid(Self.reason(code))) }
         if state.pointee.block_state == ISAL_BLOCK_FINISH {
             // The bits left in the bit buffer: the rest of the last byte (padding), then whole
-            // bytes that follow the deflate data, least significant first.
-            let bits = Int(state.pointee.read_in_length)
-            let value = state.pointee.read_in >> UInt64(bits % 8)
-            let readAhead = (0..<(bits / 8)).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * $0)) }
+            // bytes that follow the deflate data.
+            let readAhead = heldInput(withHeader: false).bytes
             state.pointee.read_in = 0
             state.pointee.read_in_length = 0
             return RawInflateStep(consumed: consumed, produced: produced, outcome: .streamEnd(readAhead: readAhead))
@@ -179,18 +177,28 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         guard held.avail_out > 0, held.tmp_out_valid == held.tmp_out_processed, held.write_overflow_len == 0,
               held.copy_overflow_length == 0,
               held.block_state == ISAL_BLOCK_NEW_HDR || held.block_state == ISAL_BLOCK_HDR else { return nil }
-        let bitCount = Int(held.read_in_length)
-        let bits = bitCount % 8
-        let rest = held.read_in >> UInt64(bits)
-        var bytesAfter = (0..<(bitCount / 8)).map { UInt8(truncatingIfNeeded: rest >> UInt64(8 * $0)) }
-        let heldCount = Int(held.tmp_in_size)
-        withUnsafeBytes(of: &state.pointee.tmp_in_buffer) { bytesAfter += $0.prefix(heldCount) }
+        let (bits, bytesAfter) = heldInput(withHeader: true)
         state.pointee.read_in = held.read_in & ((1 << UInt64(bits)) - 1)
         state.pointee.read_in_length = Int32(bits)
         state.pointee.tmp_in_size = 0
         state.pointee.block_state = ISAL_BLOCK_NEW_HDR
         inputTaken -= bytesAfter.count
         return (bits, bytesAfter)
+    }
+
+    /// The input ISA-L holds and has not decoded: the 0...7 bits of its bit buffer (`read_in`)
+    /// that finish a byte begun, and the whole bytes after them, least significant first; with
+    /// `withHeader`, then the bytes of a block header it began (`tmp_in_buffer`).
+    private func heldInput(withHeader: Bool) -> (partialBits: Int, bytes: [UInt8]) {
+        let bitCount = Int(state.pointee.read_in_length)
+        let partialBits = bitCount % 8
+        let rest = state.pointee.read_in >> UInt64(partialBits)
+        var bytes = (0..<(bitCount / 8)).map { UInt8(truncatingIfNeeded: rest >> UInt64(8 * $0)) }
+        if withHeader {
+            let headerCount = Int(state.pointee.tmp_in_size)
+            withUnsafeBytes(of: &state.pointee.tmp_in_buffer) { bytes += $0.prefix(headerCount) }
+        }
+        return (partialBits, bytes)
     }
 
     /// A fingerprint of ISA-L's literal/length lookup table, which it rebuilds for each new
@@ -256,12 +264,9 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         defer { zlib.end() }
         // The bits of `read_in`: first the rest of a byte begun, then whole bytes; then the
         // bytes of `tmp_in_buffer`.
-        let bitCount = Int(state.pointee.read_in_length)
-        let partBits = bitCount % 8
+        let (partBits, held) = heldInput(withHeader: true)
+        var bytes = held
         let bits = state.pointee.read_in
-        var bytes = (0..<(bitCount / 8)).map { UInt8(truncatingIfNeeded: bits >> UInt64(partBits + 8 * $0)) }
-        let heldCount = Int(state.pointee.tmp_in_size)
-        withUnsafeBytes(of: &state.pointee.tmp_in_buffer) { bytes += $0.prefix(heldCount) }
         let z = zlib.pointer
         if partBits > 0, inflatePrime(z, Int32(partBits), Int32(bits & ((1 << UInt64(partBits)) - 1))) != Z_OK {
             return nil

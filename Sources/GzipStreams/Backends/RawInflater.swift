@@ -72,22 +72,15 @@ protocol RawInflater: AnyObject {
               outputCapacity: Int) -> RawInflateStep
 }
 
-/// A ``RawInflater`` that can stop at every deflate block boundary (RFC 1951 §3.2.3) and say
-/// where it stopped, as zlib's zran.c uses it: only zlib does (`Z_BLOCK` and `data_type`);
-/// ISA-L's `isal_inflate` decodes across blocks (it finds one boundary when asked,
-/// ``RawInflater/seeksBlockBoundary``, by taking its input in small pieces).
-protocol BlockStoppingInflater: RawInflater {
-    /// Whether each step returns at every block boundary as well.
-    var stopsAtBlocks: Bool { get set }
-    /// After a step of a stream that ``stopsAtBlocks``, when that step stopped just after a
-    /// block that is not the stream's last: the bits (0...7) of the last byte it took that
-    /// belong to the next block; `nil` otherwise (inside a block, or once the last block began).
-    var bitsPastBlockBoundary: Int? { get }
-}
-
-extension ZStream: BlockStoppingInflater {
-    /// Reads zlib's `data_type` after the last step: 128 when it stopped at a block boundary,
-    /// 64 once the last block (BFINAL) began, plus the bits it holds.
+// Where zlib stops with `Z_BLOCK` (RFC 1951 §3.2.3 block boundaries), as zran.c reads it: only
+// zlib says (`data_type`); ISA-L's `isal_inflate` decodes across blocks, and finds one boundary
+// when asked (``RawInflater/seeksBlockBoundary``) by taking its input in small pieces.
+extension ZStream {
+    /// After a step that stopped just after a block that is not the stream's last: the bits
+    /// (0...7) of the last byte it took that belong to the next block; `nil` otherwise (inside
+    /// a block, or once the last block began). Reads zlib's `data_type` after the last step:
+    /// 128 when it stopped at a block boundary, 64 once the last block (BFINAL) began, plus the
+    /// bits it holds.
     var bitsPastBlockBoundary: Int? { Self.bitsPastBlockBoundary(dataType: dataType) }
 
     /// The bits past a block boundary that is not the last that zlib's `data_type` tells, or `nil`.

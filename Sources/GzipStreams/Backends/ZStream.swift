@@ -19,7 +19,7 @@ final class ZStream {
     private(set) var isLive = false
     /// Whether ``RawInflater/step(input:inputCount:output:outputCapacity:)`` inflates with
     /// `Z_BLOCK`, returning at every deflate block boundary, so that `data_type` tells where it
-    /// stopped (``BlockStoppingInflater``); `Z_NO_FLUSH` otherwise.
+    /// stopped (``bitsPastBlockBoundary``); `Z_NO_FLUSH` otherwise.
     var stopsAtBlocks = false
     /// ``RawInflater/seeksBlockBoundary``.
     var seeksBlockBoundary = false
