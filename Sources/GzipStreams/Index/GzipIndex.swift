@@ -118,24 +118,40 @@ public struct GzipIndex: Sendable, Equatable {
     /// 20-byte seal after them when ``compressedTail`` is set.
     /// - Precondition: every window holds exactly ``windowSize`` bytes, every bit offset is at
     ///   most 7, and there are at most 2^32 − 1 points.
+    /// Appends GZIDX version 1's header (``headerSize`` bytes): magic, version, flags 0, then
+    /// the sizes, spacing, window size and point count, little-endian.
+    static func appendHeader(compressedSize: UInt64, plainSize: UInt64, spacing: UInt32, windowSize: UInt32,
+                             pointCount: Int, to bytes: inout [UInt8]) {
+        bytes += magic
+        bytes += [version, 0]
+        GzipFormat.append(littleEndian: compressedSize, to: &bytes)
+        GzipFormat.append(littleEndian: plainSize, to: &bytes)
+        GzipFormat.append(littleEndian: spacing, to: &bytes)
+        GzipFormat.append(littleEndian: windowSize, to: &bytes)
+        GzipFormat.append(littleEndian: UInt32(pointCount), to: &bytes)
+    }
+
+    /// Appends one entry of GZIDX's point table (``pointEntrySize`` bytes).
+    /// - Precondition: `bitOffset` is 0...7.
+    static func appendPoint(compressedOffset: UInt64, bitOffset: UInt8, plainOffset: UInt64, hasWindow: Bool,
+                            to bytes: inout [UInt8]) {
+        precondition(bitOffset <= 7, "a bit offset is 0...7")
+        GzipFormat.append(littleEndian: compressedOffset, to: &bytes)
+        GzipFormat.append(littleEndian: plainOffset, to: &bytes)
+        bytes += [bitOffset, hasWindow ? 1 : 0]
+    }
+
     public func gzidxEncoded() -> [UInt8] {
         precondition(windowFile == nil, "an index whose windows stay in its file is written from loadingWindows()")
         precondition(points.count <= Int(UInt32.max), "GZIDX holds at most 2^32 - 1 points")
         let windowCount = points.count(where: { $0.window != nil })
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.headerSize + Self.pointEntrySize * points.count + Int(windowSize) * windowCount)
-        bytes += Self.magic
-        bytes += [Self.version, 0]
-        GzipFormat.append(littleEndian: compressedSize, to: &bytes)
-        GzipFormat.append(littleEndian: plainSize, to: &bytes)
-        GzipFormat.append(littleEndian: spacing, to: &bytes)
-        GzipFormat.append(littleEndian: windowSize, to: &bytes)
-        GzipFormat.append(littleEndian: UInt32(points.count), to: &bytes)
+        Self.appendHeader(compressedSize: compressedSize, plainSize: plainSize, spacing: spacing,
+                          windowSize: windowSize, pointCount: points.count, to: &bytes)
         for point in points {
-            precondition(point.bitOffset <= 7, "a bit offset is 0...7")
-            GzipFormat.append(littleEndian: point.compressedOffset, to: &bytes)
-            GzipFormat.append(littleEndian: point.plainOffset, to: &bytes)
-            bytes += [point.bitOffset, point.window == nil ? 0 : 1]
+            Self.appendPoint(compressedOffset: point.compressedOffset, bitOffset: point.bitOffset,
+                             plainOffset: point.plainOffset, hasWindow: point.window != nil, to: &bytes)
         }
         for window in points.lazy.compactMap(\.window) {
             precondition(window.count == Int(windowSize), "every window holds windowSize bytes")

@@ -156,14 +156,10 @@ public final class GzipIndexRecorder {
                 trailingGarbage: GzipInputStream.TrailingGarbage?, endedWithZeroPadding: Bool) {
         guard summary == nil else { return }
         var header: [UInt8] = []
-        header.reserveCapacity(GzipIndex.headerSize)
-        header += GzipIndex.magic
-        header += [GzipIndex.version, 0]
-        GzipFormat.append(littleEndian: UInt64(compressedSize), to: &header)
-        GzipFormat.append(littleEndian: UInt64(plainSize), to: &header)
-        GzipFormat.append(littleEndian: UInt32(span), to: &header)
-        GzipFormat.append(littleEndian: GzipIndex.defaultWindowSize, to: &header)
-        GzipFormat.append(littleEndian: UInt32(pointCount), to: &header)
+        header.reserveCapacity(GzipIndex.headerSize + table.count)
+        GzipIndex.appendHeader(compressedSize: UInt64(compressedSize), plainSize: UInt64(plainSize),
+                               spacing: UInt32(span), windowSize: GzipIndex.defaultWindowSize, pointCount: pointCount,
+                               to: &header)
         table = header + table
         self.lastBytes = lastBytes
         summary = GzipIndexBuilder.Summary(
@@ -198,9 +194,8 @@ public final class GzipIndexRecorder {
     // MARK: Points and the window
 
     private func addPoint(compressedOffset: Int64, bits: UInt8, plainOffset: Int64, windowed: Bool) {
-        GzipFormat.append(littleEndian: UInt64(compressedOffset), to: &table)
-        GzipFormat.append(littleEndian: UInt64(plainOffset), to: &table)
-        table += [bits, windowed ? 1 : 0]
+        GzipIndex.appendPoint(compressedOffset: UInt64(compressedOffset), bitOffset: bits,
+                              plainOffset: UInt64(plainOffset), hasWindow: windowed, to: &table)
         pointCount += 1
         if windowed { windowCount += 1 }
         nextPointAt = plainOffset + Int64(span)
