@@ -6,11 +6,11 @@ import CIsal
 /// flush: no final block and an empty stored block, byte-aligned, so more deflate data can
 /// follow as one stream (RFC 1951 §3.2.4).
 ///
-/// On the pack corpus (256 MiB, 1 MiB pieces) ISA-L's level 3 made 0.967× zlib -1's size at
-/// 3.1× its speed on one core, where libdeflate's level 1 with the scan that joins its pieces
-/// reached 1.2×.
+/// On the benchmark's two 256 MiB corpora (1 MiB pieces, one core) ISA-L's level 2 made 0.992×
+/// (mixed) and 0.966× (text) zlib -1's size in a third of its level 3's time; its level 1 was
+/// as fast but larger than zlib's on the mixed corpus (the table at `chunkSettings(level:)`).
 ///
-/// The level buffer (ISA-L's default for the level: 340 KiB at level 3) and the stream state
+/// The level buffer (ISA-L's default for the level: 324 KiB at level 2) and the stream state
 /// (80 KiB) are allocated by the first compress and freed by ``end()`` or the deinitializer.
 /// Used by one thread at a time.
 final class IsalDeflater: WholeBufferDeflater {
