@@ -164,4 +164,15 @@ struct SizeGrammarTests {
         #expect(refusal(["index", "--span", "16", "a.gz"])
             == usageError("span must be 32K to 4G - 1 (a number alone counts KiB), not '16'"))
     }
+
+    @Test("a command line refused for another reason prints its error alone, no --span warning", arguments: [
+        ["pack", "--span", "64", "a"], ["index", "--span", "64", "-c", "a.gz"], ["index", "--span", "64"],
+    ])
+    func spanWarningOnlyWhenRun(arguments: [String]) throws {
+        var warnings: [String] = []
+        #expect(throws: UsageError.self) {
+            try parseCommandLine(arguments.map { Array($0.utf8) }, warn: { warnings.append($0) })
+        }
+        #expect(warnings == [])
+    }
 }

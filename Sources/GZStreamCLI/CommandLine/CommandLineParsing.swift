@@ -205,10 +205,6 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             given.removeAll { $0 == .rsyncable || $0 == .engine || $0 == .blockSize }
         }
     }
-    if let spanCountingKiB, !options.quiet {
-        warn("warning: --span \(spanCountingKiB): a number alone counts KiB (deprecated); "
-            + "write \(spanCountingKiB)K or \(spanCountingKiB)KiB")
-    }
     options.removeInput = removal ?? false
     options.keep = removal == false
     if let networkCommand {
@@ -216,6 +212,11 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     }
     try CommandShape(options, network: networkCommand).refuseOptionsNotTaken(given)
     try options.validate(keepOrRemoveGiven: removal != nil)
+    // Once the command line stands, so that a refused one prints its error alone.
+    if let spanCountingKiB, !options.quiet {
+        warn("warning: --span \(spanCountingKiB): a number alone counts KiB (deprecated); "
+            + "write \(spanCountingKiB)K or \(spanCountingKiB)KiB")
+    }
     return .run(options.invocation(network: networkCommand))
 }
 
