@@ -9,7 +9,7 @@ import Testing
 
 /// What standard error shows when `arguments` are refused, signed `programName`; `nil` when
 /// they parse.
-private func refusal(_ arguments: [String], programName: String = "gzstream") -> String? {
+func refusal(_ arguments: [String], programName: String = "gzstream") -> String? {
     do {
         _ = try parseArguments(arguments.map { Array($0.utf8) }, programName: Pathname(bytes: Array(programName.utf8))!,
                                gzipVariable: nil, warn: { _ in })
@@ -36,7 +36,8 @@ struct CommandLineParsingTests {
         (["unpack", "--max-output"], "option '--max-output' requires an argument"),
         (["pack", "--chunk-size", "0"], "--chunk-size must be 1 to 67108864 bytes, not '0'"),
         (["pack", "--chunk-size", "65M"], "--chunk-size must be 1 to 67108864 bytes, not '65M'"),
-        (["pack", "--chunk-size", "lots"], "--chunk-size takes a size in bytes, not 'lots'"),
+        (["pack", "--chunk-size", "lots"], "--chunk-size takes a size: bytes (4096, 0x1000), or a number and a unit: K, M, G, T, P "
+            + "or KiB, MiB, ... (powers of 1024), KB, MB, ... (powers of 1000), B (bytes), fractions allowed (1.5G); not 'lots'"),
         (["pack", "--stdout=yes"], "option '--stdout' doesn't allow an argument"),
         (["pack", "--bgzf=yes", "a"], "option '--bgzf' doesn't allow an argument"),
         (["pack", "-c", "--engine", "pigz"], "--engine takes 'chunks' or 'zlib', not 'pigz'"),
@@ -185,8 +186,10 @@ struct CommandLineParsingTests {
         (["get", "k", "--json"], "--json applies to cache list"),
         (["list", "-f", "-o", "x"], "-o applies to cache get"),
         (["get", "k", "-o", ""], "-o needs a path, not an empty one"),
-        (["list", "--max-size", "1Q"], "--max-size takes a size in bytes, not '1Q'"),
-        (["list", "--max-size", "-1"], "--max-size takes a size in bytes, not '-1'"),
+        (["list", "--max-size", "1Q"], "--max-size takes a size: bytes (4096, 0x1000), or a number and a unit: K, M, G, T, P "
+            + "or KiB, MiB, ... (powers of 1024), KB, MB, ... (powers of 1000), B (bytes), fractions allowed (1.5G); not '1Q'"),
+        (["list", "--max-size", "-1"], "--max-size takes a size: bytes (4096, 0x1000), or a number and a unit: K, M, G, T, P "
+            + "or KiB, MiB, ... (powers of 1024), KB, MB, ... (powers of 1000), B (bytes), fractions allowed (1.5G); not '-1'"),
         (["list", "--max-size", "9999999T"], "--max-size must be 0 to 9223372036854775807 bytes, not '9999999T'"),
         (["prune", "--max-age", "0"], "--max-age must be more than 0, not '0'"),
         (["prune", "--max-age=0d"], "--max-age must be more than 0, not '0d'"),

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The GZIDX bytes the library's builder writes for `compressed` with `span`.
-private func libraryIndex(_ compressed: [UInt8], span: Int) throws -> (bytes: [UInt8], summary: GzipIndexBuilder.Summary) {
+func libraryIndex(_ compressed: [UInt8], span: Int) throws -> (bytes: [UInt8], summary: GzipIndexBuilder.Summary) {
     let output = MemoryOutputStream()
     output.open()
     let summary = try GzipIndexBuilder(span: span).build(from: MemoryInputStream(bytes: compressed), into: output)
@@ -27,11 +27,11 @@ struct GzipIndexCLITests {
             #expect(result.err == "gzstream: data.gz: 1 members, \(Self.plain.count) bytes -> data.gz.gzidx "
                 + "(\(summary.pointCount) points, \(expected.count) bytes)\n")
             #expect(try scratch.read("data.gz.gzidx") == expected)
-            let again = try gzstream(["index", "--span", "64", "data.gz"], in: scratch)
+            let again = try gzstream(["index", "--span", "64K", "data.gz"], in: scratch)
             #expect(again.status == 1 && again.out == "")
             #expect(again.err == "gzstream: data.gz.gzidx: already exists; not overwritten (use -f to overwrite)\n")
             #expect(try scratch.read("data.gz.gzidx") == expected)
-            let forced = try gzstream(["index", "-f", "--span", "64", "data.gz"], in: scratch)
+            let forced = try gzstream(["index", "-f", "--span", "64K", "data.gz"], in: scratch)
             #expect(forced.status == 0 && forced.out == "" && forced.err == "", "\(forced)")
             let spaced = try libraryIndex(packed, span: 64 << 10).bytes
             #expect(try scratch.read("data.gz.gzidx") == spaced)

@@ -69,6 +69,8 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     // The options given that some command does not take, in the order given; as their values,
     // the last of `--rm` and `-k` counts (`test --rm -k` keeps, so --rm was not given).
     var given: [OptionKey] = []
+    // The last --span's text when it was a number alone, which counts KiB (deprecated).
+    var spanCountingKiB: String?
     /// Refuses `key` at once unless the command known so far takes it.
     func refuseUnlessTaken(_ key: OptionKey) throws(UsageError) {
         let shape = CommandShape(options, network: networkCommand)
@@ -111,7 +113,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "write-index": try flag(); options.writesIndex = true; given.append(.writesIndex)
             case "threads", "processes": options.threads = try parseThreads(try scanner.text(for: "--\(name)"))
             case "block-size", "blocksize":
-                options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"))
+                options.blockSize = try parseBlockSize(try scanner.text(for: "--\(name)"), option: "--\(name)")
                 given.append(.blockSize)
             case "bgzf": try flag(); options.bgzf = true; given.append(.bgzf)
             case "index":
@@ -124,7 +126,12 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
                     options.index = true
                     given.append(.writeIndex)
                 }
-            case "span": options.span = try parseSpan(try scanner.text(for: "--span")); given.append(.span)
+            case "span":
+                let text = try scanner.text(for: "--span")
+                let span = try parseSpan(text)
+                options.span = span.bytes
+                spanCountingKiB = span.countsKiB ? text : nil
+                given.append(.span)
             case "offset":
                 options.rangeOffset = try parseByteCount(try scanner.text(for: "--offset"), option: "--offset")
                 given.append(.range)
@@ -205,6 +212,11 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     }
     try CommandShape(options, network: networkCommand).refuseOptionsNotTaken(given)
     try options.validate(keepOrRemoveGiven: removal != nil)
+    // Once the command line stands, so that a refused one prints its error alone.
+    if let spanCountingKiB, !options.quiet {
+        warn("warning: --span \(spanCountingKiB): a number alone counts KiB (deprecated); "
+            + "write \(spanCountingKiB)K or \(spanCountingKiB)KiB")
+    }
     return .run(options.invocation(network: networkCommand))
 }
 

@@ -87,13 +87,14 @@ func parseSuffix(_ bytes: ArraySlice<UInt8>) throws(UsageError) -> Pathname {
     return suffix
 }
 
-/// `-b N` counts KiB as pigz's does (`-b 128` is 128 KiB); `K` and `M` suffixes are also
-/// taken. One of ``blockSizes``.
-func parseBlockSize(_ text: String) throws(UsageError) -> Int {
-    let bytesText = text.last.map { $0.isNumber } == true ? text + "K" : text
-    do {
-        return try parseSize(bytesText, option: "--block-size", range: blockSizes)
-    } catch {
+/// `-b N` counts KiB as pigz's does (`-b 128` is 128 KiB), and takes every size
+/// (SizeGrammar.swift): `1M`, `0x8000`, `32768B`. One of ``blockSizes``.
+/// - Parameter option: The option as given: `-b`, `--block-size` or `--blocksize`.
+func parseBlockSize(_ text: String, option: String = "-b") throws(UsageError) -> Int {
+    switch readSize(text, numberAlone: 1 << 10) {
+    case .bytes(let bytes, _) where blockSizes.contains(bytes): return bytes
+    case .malformed: throw sizeFormsError(text, option: option, numberAlone: "KiB (128, as pigz's -b)")
+    case .bytes, .tooLarge:
         throw UsageError(message: "block size must be 32K to 64M (a number alone counts KiB), not '\(text)'")
     }
 }
@@ -103,29 +104,18 @@ func parseChunkSize(_ text: String) throws(UsageError) -> Int {
     try parseSize(text, option: "--chunk-size", range: 1...largestChunkSizeOption)
 }
 
-/// A byte count, with an optional binary suffix: `4096`, `64K`, `1M`, `2G`, `1T` (KiB, MiB, GiB, TiB).
+/// A byte count, written as every size is (SizeGrammar.swift): `4096`, `0x1000`, `64K`,
+/// `1.5G`, `700MB`.
 /// - Parameters:
 ///   - option: The option as messages name it.
 ///   - range: The byte counts accepted.
 func parseSize(_ text: String, option: String, range: ClosedRange<Int>) throws(UsageError) -> Int {
-    var digits = Substring(text)
-    var multiplier = 1
-    switch digits.last {
-    case "k", "K": multiplier = 1 << 10
-    case "m", "M": multiplier = 1 << 20
-    case "g", "G": multiplier = 1 << 30
-    case "t", "T": multiplier = 1 << 40
-    default: break
-    }
-    if multiplier != 1 { digits = digits.dropLast() }
-    guard let number = Int(digits), number >= 0 else {
-        throw UsageError(message: "\(option) takes a size in bytes, not '\(text)'")
-    }
-    let (product, overflow) = number.multipliedReportingOverflow(by: multiplier)
-    guard !overflow, range.contains(product) else {
+    switch readSize(text) {
+    case .bytes(let bytes, _) where range.contains(bytes): return bytes
+    case .malformed: throw sizeFormsError(text, option: option)
+    case .bytes, .tooLarge:
         throw UsageError(message: "\(option) must be \(range.lowerBound) to \(range.upperBound) bytes, not '\(text)'")
     }
-    return product
 }
 
 /// A byte count from 0 up (`--max-output`, `--offset`, `--length`, `--max-size`), as

@@ -6,15 +6,17 @@ import GzipStreams
 // every index writer shares (index, pack --index): the refusal to replace one, its owner and
 // mode, and its publication.
 
-/// `--span SIZE`: the plain distance between GZIDX points, in the syntax of `-b` (a number
-/// alone counts KiB; K, M, G suffixes), from 32 KiB (the window size, the least indexed_gzip
-/// takes) to 4 GiB − 1 (the header's 4 bytes).
-func parseSpan(_ text: String) throws(UsageError) -> Int {
-    let bytesText = text.last.map { $0.isNumber } == true ? text + "K" : text
-    do {
-        return try parseSize(bytesText, option: "--span", range: GzipIndexBuilder.minimumSpan...Int(UInt32.max))
-    } catch {
-        throw UsageError(message: "span must be 32K to 4G - 1 (a number alone counts KiB), not '\(text)'")
+/// `--span SIZE`: the plain distance between GZIDX points, written as every size is
+/// (SizeGrammar.swift), from 32 KiB (the window size, the least indexed_gzip takes) to
+/// 4 GiB − 1 (the header's 4 bytes). A decimal number alone still counts KiB, as `--span` read
+/// it first, so that a script's `--span 1024` keeps its meaning instead of asking for a point
+/// every kilobyte; it is deprecated, and the parser warns (`countsKiB`).
+func parseSpan(_ text: String) throws(UsageError) -> (bytes: Int, countsKiB: Bool) {
+    let range = GzipIndexBuilder.minimumSpan...Int(UInt32.max)
+    switch readSize(text, numberAlone: 1 << 10) {
+    case .bytes(let bytes, let alone) where range.contains(bytes): return (bytes, alone)
+    case .malformed: throw sizeFormsError(text, option: "--span", numberAlone: "KiB (deprecated: write 64K)")
+    case .bytes, .tooLarge: throw UsageError(message: "span must be 32K to 4G - 1 (a number alone counts KiB), not '\(text)'")
     }
 }
 

@@ -54,7 +54,7 @@ let cacheDirectoryEntries = """
 let cacheMaximumSizeEntry = """
       --max-size SIZE   the most bytes of entry files: after each put and by
                         prune, least recently used entries are removed until the
-                        rest fit (K, M, G, T suffixes: KiB, MiB, GiB, TiB)
+                        rest fit (bytes, or with a unit: 2G, 1.5GiB, 500MB)
 """
 
 let cacheMaximumAgeEntry = """

@@ -28,6 +28,7 @@ Options:
 \(progressEntries)
 \(helpEntry)
 
+\(sizeLines)
 """
 
 let unpackHelpText = """
@@ -55,10 +56,10 @@ Options:
                         decode on -p threads)
       --write-index     also write FILE.gzidx beside each FILE from this decode
                         (not BGZF: index writes its .gzi)
-      --offset N        with -c or -o: write the plain bytes from offset N of
-                        FILE.gz on, through its index (FILE.gz.gzi,
-                        FILE.gz.gzidx); K, M, G, T suffixes
-      --length N        with --offset: at most N bytes (default: to the end)
+      --offset SIZE     with -c or -o: write the plain bytes from offset SIZE
+                        of FILE.gz on, through its index (FILE.gz.gzi,
+                        FILE.gz.gzidx)
+      --length SIZE     with --offset: at most SIZE bytes (default: to the end)
 \(chunkSizeEntry)
   -N, --name            restore the name and modification time from the header
   -n, --no-name         do not restore them (the default)
@@ -67,6 +68,7 @@ Options:
 \(progressEntries)
 \(helpEntry)
 
+\(sizeLines)
 """
 
 let testHelpText = """
@@ -90,6 +92,7 @@ Options:
 \(progressEntries)
 \(helpEntry)
 
+\(sizeLines)
 """
 
 let listHelpText = """
@@ -104,6 +107,7 @@ Options:
 \(maximumOutputEntry)
 \(helpEntry)
 
+\(sizeLines)
 """
 
 let indexHelpText = """
@@ -116,13 +120,14 @@ which unpack --offset and unpack -p read. For a BGZF file, write FILE.gz.gzi
 Options:
   -o, --output PATH     write the index to PATH, not beside FILE.gz (one FILE)
   -f, --force           replace an existing index; follow a symbolic link FILE
-      --span SIZE       a GZIDX point every SIZE plain bytes (default 16M; a
-                        number alone counts KiB; K, M, G suffixes); a 32 KiB
-                        window each
+      --span SIZE       a GZIDX point every SIZE plain bytes (default 16M, at
+                        least 32K); a 32 KiB window each. A number alone still
+                        counts KiB, with a warning: write 64K, not 64
       --strict          build a GZIDX index with zlib (test's verdict; a point
                         at the first deflate block boundary after each span)
 \(helpEntry)
 
+\(sizeLines)
 """
 
 let sendHelpText = """
@@ -143,6 +148,7 @@ Options:
 \(quietVerboseEntries)
 \(helpEntry)
 
+\(sizeLines)
 """
 
 let receiveHelpText = """
@@ -166,4 +172,5 @@ Options:
 \(quietVerboseEntries)
 \(helpEntry)
 
+\(sizeLines)
 """

@@ -36,7 +36,7 @@ gzstream's own options (see gzstream help pack and gzstream help unpack):
   -o, --output PATH     write to PATH (one input; - is standard output)
       --level N         compression level 0 to 12
   -p, --threads N       deflate, or inflate BGZF or indexed input, on N threads
-  -b, --block-size N    KiB of input per parallel chunk (default 1024)
+  -b, --block-size N    KiB of input per chunk, as pigz (default 1024), or SIZE
       --engine NAME     chunks (default) or zlib
       --bgzf            write BGZF (blocked gzip, as bgzip)
       --index           also write an index beside the output
@@ -48,5 +48,6 @@ The GZIP environment variable may hold options that tune the output (-1 ... -9,
 --fast, --best, -n, -N, -q, -v, --rsyncable), read before the command line, with
 gzip's warning that it is deprecated; any other option there is refused.
 
+\(sizeLines)
 \(exitStatusLines)
 """

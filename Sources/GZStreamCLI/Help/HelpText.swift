@@ -149,9 +149,10 @@ let levelEntries = """
 
 let packEngineEntries = """
   -p, --threads N       deflate on N threads (default: every core available)
-  -b, --block-size N    N KiB of input per parallel chunk (default 1024; with
-                        --engine zlib, per block: default 128; K, M suffixes);
-                        the output depends on the level and the block size only
+  -b, --block-size N    N KiB of input per parallel chunk, as pigz's -b (default
+                        1024; with --engine zlib, per block: default 128), or a
+                        SIZE with a unit (1M, 0x8000); the output depends on
+                        the level and the block size only
       --engine NAME     chunks (default: libdeflate or ISA-L, about twice zlib's
                         speed), or zlib (pigz's design; levels 0 to 9 only)
       --rsyncable       chunk boundaries chosen from the content, so that rsync
@@ -161,13 +162,12 @@ let packEngineEntries = """
 """
 
 let chunkSizeEntry = """
-      --chunk-size N    bytes per read and per write, at most (default 4096, up
-                        to 64M; K, M suffixes); unpack writes 128K unless given
+      --chunk-size SIZE bytes per read and per write, at most (default 4096, up
+                        to 64M); unpack writes 128K unless given
 """
 
 let maximumOutputEntry = """
-      --max-output N    stop with an error past N decompressed bytes (K, M, G, T
-                        suffixes: KiB, MiB, GiB, TiB)
+      --max-output SIZE stop with an error past SIZE decompressed bytes
 """
 
 let keepOrRemoveEntries = """
@@ -188,3 +188,11 @@ let networkEntries = """
 """
 
 let helpEntry = "  -h, --help            show this help"
+
+/// How a SIZE is written (SizeGrammar.swift), as every help with a SIZE ends.
+let sizeLines = """
+A SIZE is bytes (4096, 0x1000), or a number and a unit: K, M, G, T, P or KiB,
+MiB, ... (powers of 1024), KB, MB, ... (powers of 1000), B (bytes); fractions
+are allowed and rounded down to a byte (1.5G, 700MB).
+
+"""
