@@ -13,12 +13,12 @@ _gzstream_pack_options="-c --stdout -o --output -f --force -r --recursive -S --s
     --engine --bgzf --index --rsyncable -N --name -n --no-name --rm -k --keep --synchronous
     --progress --no-progress"
 _gzstream_unpack_options="-c --stdout -o --output -f --force -r --recursive -S --suffix
-    --chunk-size -p --threads --max-output --strict --offset --length --index --write-index
+    --chunk-size -p --threads --max-output --strict --offset --length --whole-lines --index --write-index
     -N --name -n --no-name --rm -k --keep --synchronous --progress --no-progress"
 _gzstream_test_options="-f --force -r --recursive -S --suffix --chunk-size -p --threads
     --max-output --index --write-index --progress --no-progress"
 _gzstream_list_options="--json -f --force -r --recursive -S --suffix --max-output"
-_gzstream_index_options="-o --output -f --force --span"
+_gzstream_index_options="-o --output -f --force --span --strict --plan --json"
 _gzstream_send_options="$_gzstream_levels -10 -11 -12 --fast --best --level --chunk-size
     -p --threads -b --block-size --engine --bgzf --rsyncable -N --name -n --no-name
     --timeout --deadline --key-file"
@@ -74,7 +74,7 @@ _gzstream() {
         case $word in
             -S | --suffix | -o | --output | --key-file | --dir | --engine | --level | -p | \
                 --threads | --processes | -b | --block-size | --blocksize | --chunk-size | \
-                --max-output | --offset | --length | --span | --timeout | --deadline | \
+                --max-output | --offset | --length | --span | --plan | --timeout | --deadline | \
                 --max-size | --max-age)
                 takesValue=1
                 ;;

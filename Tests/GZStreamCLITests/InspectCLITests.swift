@@ -230,7 +230,7 @@ struct InspectCLITests {
         // End to end, one or two per command; every usage error is parsed in-process in CommandLineParsingTests.
         (["test", "-c", "a.gz"], "test writes no output: -c, -o and --rm do not apply"),
         (["list", "-o", "x", "a.gz"], "list writes no output: -c, -o and --rm do not apply"),
-        (["test", "--json", "a.gz"], "--json applies to list only"),
+        (["test", "--json", "a.gz"], "--json applies to list and index --plan"),
     ] as [([String], String)])
     func usageErrors(arguments: [String], message: String) throws {
         try withScratch { scratch in

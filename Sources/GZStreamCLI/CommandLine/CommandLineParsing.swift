@@ -138,6 +138,10 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "length":
                 options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
                 given.append(.range)
+            case "whole-lines": try flag(); options.wholeLines = true; given.append(.wholeLines)
+            case "plan":
+                options.plan = try parseByteCount(try scanner.text(for: "--plan"), option: "--plan")
+                given.append(.plan)
             // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or
             // `-S -h` names a file or a suffix.
             case "help": try flag(); return .help(helpTopic)

@@ -97,6 +97,11 @@ enum CommandOptions: Equatable {
     }
 
     /// Unpack's options, also receive's; `nil` for the commands that do not unpack.
+    /// `index`'s options; `nil` for the other commands.
+    var index: IndexOptions? {
+        if case .index(let index) = self { index } else { nil }
+    }
+
     var unpack: UnpackOptions? {
         switch self {
         case .unpack(let unpack), .receive(let unpack, _): unpack
@@ -217,6 +222,8 @@ struct UnpackOptions: Equatable {
     var writesIndex = false
     /// `--offset N` and `--length M`: the plain bytes to write; `nil` writes them all.
     var range: PlainRange?
+    /// `--whole-lines`: of ``range``, write the lines that start in it, whole (LineSplits.swift).
+    var wholeLines = false
 }
 
 /// `unpack --offset N --length M`: a range of the plain bytes, read through an index when
@@ -263,6 +270,11 @@ struct IndexOptions: Equatable {
     /// `--strict`: build a GZIDX index with zlib (zlib's verdict, as `test`; a point at the
     /// first block boundary after each span) instead of ISA-L (``Command/inflaterChoice``).
     var strict = false
+    /// `--plan SIZE`: write no index; print splits of about SIZE plain bytes, each starting at
+    /// an access point of the index beside each FILE (LineSplits.swift).
+    var plan: Int64?
+    /// `--json` with `--plan`: one JSON object per FILE instead of lines of text.
+    var json = false
 }
 
 /// What send and receive take beyond pack's and unpack's options: the endpoint and the limits

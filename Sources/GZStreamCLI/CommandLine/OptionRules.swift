@@ -104,6 +104,18 @@ extension ParsedValues {
             }
             // The range is inflated by BGZFInputStream's members, with ISA-L only.
         }
+        if wholeLines && rangeOffset == nil && rangeLength == nil {
+            throw UsageError(message: "--whole-lines needs --offset or --length (the range whose lines are written)")
+        }
+        if mode == .index, plan != nil {
+            if plan == 0 { throw UsageError(message: "--plan needs a split size above 0") }
+            if outputPath != nil || span != nil || strict {
+                throw UsageError(message: "--plan writes no index: -o, --span and --strict do not apply")
+            }
+            if files.isEmpty || files.contains("-") { throw UsageError(message: "--plan needs files (each read through its index), not standard input") }
+        } else if mode == .index, json {
+            throw UsageError(message: "--json applies to list and index --plan")
+        }
         if mode == .index {
             if let outputPath, outputPath.bytes.isEmpty { throw UsageError(message: Self.indexToStandardOutput) }
             if files.isEmpty { throw UsageError(message: "index needs a FILE") }

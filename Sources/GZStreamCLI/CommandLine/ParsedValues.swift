@@ -39,6 +39,8 @@ struct ParsedValues: Equatable {
     var span: Int?
     var rangeOffset: Int64?
     var rangeLength: Int64?
+    var wholeLines = false
+    var plan: Int64?
     var synchronous = false
     var suffix: Pathname?
     var progress: Bool?
@@ -63,7 +65,7 @@ struct ParsedValues: Equatable {
         let range = rangeOffset == nil && rangeLength == nil ? nil
             : PlainRange(offset: rangeOffset ?? 0, length: rangeLength)
         let unpack = UnpackOptions(output: output, decode: decode, recursive: recursive, progress: progress,
-                                   indexPath: indexPath, writesIndex: writesIndex, range: range)
+                                   indexPath: indexPath, writesIndex: writesIndex, range: range, wholeLines: wholeLines)
         let command: CommandOptions
         if let network {
             guard let address else { preconditionFailure("send and receive take their address first") }
@@ -76,7 +78,8 @@ struct ParsedValues: Equatable {
             case .test: command = .test(TestOptions(decode: decode, recursive: recursive, progress: progress, indexPath: indexPath,
                                                     writesIndex: writesIndex))
             case .list: command = .list(ListOptions(decode: decode, recursive: recursive, json: json))
-            case .index: command = .index(IndexOptions(outputPath: outputPath, span: span, strict: strict))
+            case .index: command = .index(IndexOptions(outputPath: outputPath, span: span, strict: strict, plan: plan,
+                                                       json: json))
             }
         }
         return Invocation(common: common, command: command, gzip: gzip)

@@ -57,6 +57,11 @@ extension Command {
                                                  closesOutput: closesOutput)
             }
         } catch where isSystemError(error, Errno.noSuchFile) && options.command.indexPath == nil {
+            // The lines of a split a plan made without an index (one split, the whole file):
+            // decoded from the start, as an engine would read the file.
+            if output is WholeLinesOutputStream {
+                return try unpackSequentialRange(input, offset: offset, length: nil, into: output, closesOutput: closesOutput)
+            }
             // Only a BGZF file can have an index: say so rather than suggest building one.
             let start = try PeekingInputStream(peeking: input, length: BGZFInputStream.signatureLength).peekedBytes
             if !BGZFInputStream.startsWithBGZFMember(start) {
@@ -145,6 +150,7 @@ extension Command {
     /// `opened` is the operand opened once (``Command/openOperand(_:)``), `nil` for `-`.
     /// `index` holds `-o` and `--span`.
     func buildIndex(_ operand: Pathname, input opened: OpenedInput?, index: IndexOptions) throws -> ExitStatus {
+        if let size = index.plan { return try printPlan(operand, input: opened, size: size, json: index.json) }
         guard let opened else {
             throw Reported(status: reportError("standard input", "index needs a file: the index (.gzidx, or .gzi for BGZF) is written beside it"))
         }

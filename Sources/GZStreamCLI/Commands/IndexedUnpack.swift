@@ -22,7 +22,7 @@ extension Command {
 
     /// Where the index of the current operand is looked for first: `--index PATH`, or
     /// `FILE.gzidx` beside it (then gztool's: ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``).
-    private var indexLocation: (path: Pathname, explicit: Bool)? {
+    var indexLocation: (path: Pathname, explicit: Bool)? {
         if let path = options.command.indexPath { return (path, true) }
         guard let input = currentInput else { return nil }
         return (input.path.appending(Self.gzidxSuffix), false)
@@ -43,7 +43,7 @@ extension Command {
     /// anything neither GZIDX nor gztool's is read as one): `nil` is returned, for the BGZF path;
     /// with `checksBGZFIndex` the `.gzi` is read and checked first (a whole read, which does not
     /// use it), without it is left to ``unpackRange(_:file:path:range:into:closesOutput:)``, which reads it.
-    private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
+    func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
                            bgzfData: Bool, checksBGZFIndex: Bool) throws -> (index: GzipIndex, path: Pathname)? {
         func read(_ path: Pathname, beside name: Pathname?, onlyGztool: Bool = false) throws -> (index: GzipIndex, path: Pathname)? {
             do {
@@ -55,6 +55,7 @@ extension Command {
                 if location.explicit { throw Reported(status: reportError(path.description, refusal.reason)) }
                 noteIndexNotUsed(path, refusal.reason)
                 foundIndexRefused = true
+                foundIndexRefusal = refusal.reason
                 return nil
             }
         }
@@ -236,12 +237,21 @@ extension Command {
         defer { stream.close() }
         do {
             try stream.openOrThrow()
-            try stream.seek(toPlainOffset: offset, length: range.length)
-            try stream.copy(to: output, chunkSize: max(common.chunkSize, 64 << 10))
+            if let lines = output as? WholeLinesOutputStream {
+                try readWholeLines(stream, index: index, into: lines)
+            } else {
+                try stream.seek(toPlainOffset: offset, length: range.length)
+                try stream.copy(to: output, chunkSize: max(common.chunkSize, 64 << 10))
+            }
         } catch let error as IndexedGzipError where options.command.indexPath == nil && !error.isOffsetPastEnd {
             // A found index that does not fit: the rest of the range is decoded from the
             // start of the file, after the bytes already written (each checked before it was).
             noteIndexNotUsed(indexPath, withRemedy(error))
+            if let lines = output as? WholeLinesOutputStream {
+                // The lines go on from the first byte not yet taken.
+                return try unpackSequentialRange(input, offset: lines.position, length: nil, readsToEnd: true, into: output,
+                                                 closesOutput: closesOutput)
+            }
             let written = stream.uncompressedByteCount
             // The file itself may be damaged: the sequential decode goes on to the end, so that
             // every member's CRC-32 and ISIZE give their verdict.
@@ -269,7 +279,8 @@ extension Command {
     /// written.
     func copyRange(skip: inout Int64, remaining: inout Int64, written: inout Int64, buffer: UnsafeMutablePointer<UInt8>,
                    to output: ByteOutputStream, read: () throws -> Int) throws {
-        while remaining > 0 || skip > 0 {
+        // --whole-lines takes no more once a line starts past its range.
+        while (remaining > 0 || skip > 0) && (output as? WholeLinesOutputStream)?.isDone != true {
             let count = try read()
             if count == 0 { break }
             let start = Int(min(skip, Int64(count)))

@@ -226,10 +226,18 @@ extension Command {
                 if let range {
                     // Through a GZIDX index the file is read at offsets (its own stream, uncounted).
                     foundIndexRefused = false
-                    let outcome = try unpackIndexedRange(input, path: inputPath, range: range, into: sink,
+                    // --whole-lines reads from the byte before the range on, until its last line ends.
+                    let lines = options.command.unpack?.wholeLines == true
+                        ? WholeLinesOutputStream(wrapping: sink, range: range, closesInnerStream: closesOutput) : nil
+                    let read = lines.map { _ in PlainRange(offset: WholeLinesOutputStream.origin(of: range), length: nil) } ?? range
+                    var outcome = try unpackIndexedRange(input, path: inputPath, range: read, into: lines ?? sink,
                                                          closesOutput: closesOutput)
-                        ?? unpackRange(source, file: input as? FileInputStream, path: inputPath, range: range, into: sink,
+                        ?? unpackRange(source, file: input as? FileInputStream, path: inputPath, range: read, into: lines ?? sink,
                                        closesOutput: closesOutput)
+                    if let lines {
+                        outcome.bytesOut = lines.passedCount
+                        outcome.range?.offset = range.offset
+                    }
                     progress?.end(completed: true)
                     return outcome
                 }

@@ -94,7 +94,8 @@ extension Command {
     /// and none in gzip mode (GNU gzip reads no index, so a file beside the input changes
     /// nothing it prints).
     func noteIndexNotUsed(_ path: Pathname, _ reason: String) {
-        guard options.gzip == nil else { return }
+        // `index --plan` fails on such an index, in one line of its own.
+        guard options.gzip == nil, options.command.index?.plan == nil else { return }
         diagnostics.warning(path.description, "not used: \(reason)")
     }
 }

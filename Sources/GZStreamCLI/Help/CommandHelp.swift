@@ -60,6 +60,8 @@ Options:
                         of FILE.gz on, through its index (FILE.gz.gzi,
                         FILE.gz.gzidx)
       --length SIZE     with --offset: at most SIZE bytes (default: to the end)
+      --whole-lines     with --offset or --length: write the lines that start in
+                        the range, whole (a split's lines, as Hadoop reads them)
 \(chunkSizeEntry)
   -N, --name            restore the name and modification time from the header
   -n, --no-name         do not restore them (the default)
@@ -125,6 +127,9 @@ Options:
                         counts KiB, with a warning: write 64K, not 64
       --strict          build a GZIDX index with zlib (test's verdict; a point
                         at the first deflate block boundary after each span)
+      --plan SIZE       write no index: print splits of about SIZE plain bytes
+                        at the access points of FILE.gz's index (OFFSET LENGTH)
+      --json            with --plan: one JSON object per FILE
 \(helpEntry)
 
 \(sizeLines)
