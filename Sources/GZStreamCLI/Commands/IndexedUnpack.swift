@@ -186,7 +186,8 @@ extension Command {
     /// for this one before it changed), how to rebuild it.
     func withRemedy(_ error: IndexedGzipError) -> String {
         switch error {
-        case .sizeMismatch, .firstPointMisplaced, .pointMismatch, .windowDiffers, .fileChanged, .undecodable, .badWindow:
+        case .sizeMismatch, .firstPointMisplaced, .pointMismatch, .windowDiffers, .fileChanged, .undecodable, .badWindow,
+             .lineCountMismatch:
             guard let input = currentInput else { return error.description }
             let output = options.command.indexPath.map { " -o \($0.description)" } ?? ""
             return "\(error); rebuild it with: gzstream index -f\(output) \(input.path.description)"
