@@ -20,6 +20,8 @@ enum OptionKey: Hashable, Sendable {
     case span
     /// `--offset` and `--length`.
     case range
+    /// `--lines`.
+    case lines
     /// `--progress` and `--no-progress`.
     case progress
     case json
@@ -51,14 +53,15 @@ enum CommandShape: Sendable {
         switch self {
         case .pack: [.stdout, .output, .remove, .blockSize, .engine, .rsyncable, .bgzf, .writeIndex, .progress, .recursive]
         case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive]
-        case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .progress, .recursive]
+        case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .lines, .progress,
+                       .recursive]
         case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
         case .list: [.maximumOutput, .strict, .json, .recursive]
         case .index: [.output, .span, .strict]
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
         // on the values given (Network.swift), which names them all in one message.
         case .send: Self.pack.takes.union([.timeout, .deadline, .keyFile])
-        case .receive: Self.unpack.takes.union([.timeout, .deadline, .keyFile])
+        case .receive: Self.unpack.takes.subtracting([.lines]).union([.timeout, .deadline, .keyFile])
         }
     }
 
@@ -88,6 +91,7 @@ enum CommandShape: Sendable {
         case .writesIndex: return "--write-index applies to unpack and test (index writes an index by itself)"
         case .span: return "--span applies to index"
         case .range: return "--offset and --length apply to unpack"
+        case .lines: return "--lines applies to unpack"
         case .progress: return "--progress and --no-progress apply to pack, unpack and test"
         case .json: return "--json applies to list only"
         case .recursive: return "-r applies to pack, unpack, test and list"
@@ -120,7 +124,7 @@ enum CommandShape: Sendable {
         case .span: 6
         case .engine: 7
         case .rsyncable: 8
-        case .range: 9
+        case .range, .lines: 9
         case .progress: 10
         case .json: 11
         case .recursive: 12

@@ -217,6 +217,8 @@ struct UnpackOptions: Equatable {
     var writesIndex = false
     /// `--offset N` and `--length M`: the plain bytes to write; `nil` writes them all.
     var range: PlainRange?
+    /// `--lines N[:M]`: the lines to write; `nil` writes them all.
+    var lines: LineRange?
 }
 
 /// `unpack --offset N --length M`: a range of the plain bytes, read through an index when

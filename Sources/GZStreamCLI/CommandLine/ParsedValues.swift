@@ -39,6 +39,7 @@ struct ParsedValues: Equatable {
     var span: Int?
     var rangeOffset: Int64?
     var rangeLength: Int64?
+    var lineRange: LineRange?
     var synchronous = false
     var suffix: Pathname?
     var progress: Bool?
@@ -63,7 +64,7 @@ struct ParsedValues: Equatable {
         let range = rangeOffset == nil && rangeLength == nil ? nil
             : PlainRange(offset: rangeOffset ?? 0, length: rangeLength)
         let unpack = UnpackOptions(output: output, decode: decode, recursive: recursive, progress: progress,
-                                   indexPath: indexPath, writesIndex: writesIndex, range: range)
+                                   indexPath: indexPath, writesIndex: writesIndex, range: range, lines: lineRange)
         let command: CommandOptions
         if let network {
             guard let address else { preconditionFailure("send and receive take their address first") }

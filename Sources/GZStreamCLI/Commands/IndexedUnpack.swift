@@ -22,7 +22,7 @@ extension Command {
 
     /// Where the index of the current operand is looked for first: `--index PATH`, or
     /// `FILE.gzidx` beside it (then gztool's: ``readIndex(at:compressedSize:bgzfData:checksBGZFIndex:)``).
-    private var indexLocation: (path: Pathname, explicit: Bool)? {
+    var indexLocation: (path: Pathname, explicit: Bool)? {
         if let path = options.command.indexPath { return (path, true) }
         guard let input = currentInput else { return nil }
         return (input.path.appending(Self.gzidxSuffix), false)
@@ -43,8 +43,8 @@ extension Command {
     /// anything neither GZIDX nor gztool's is read as one): `nil` is returned, for the BGZF path;
     /// with `checksBGZFIndex` the `.gzi` is read and checked first (a whole read, which does not
     /// use it), without it is left to ``unpackRange(_:file:path:range:into:closesOutput:)``, which reads it.
-    private func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
-                           bgzfData: Bool, checksBGZFIndex: Bool) throws -> (index: GzipIndex, path: Pathname)? {
+    func readIndex(at location: (path: Pathname, explicit: Bool), compressedSize: Int64,
+                   bgzfData: Bool, checksBGZFIndex: Bool) throws -> (index: GzipIndex, path: Pathname)? {
         func read(_ path: Pathname, beside name: Pathname?, onlyGztool: Bool = false) throws -> (index: GzipIndex, path: Pathname)? {
             do {
                 guard let opened = try openTrustedIndex(path, name: name, explicit: location.explicit) else { return nil }
@@ -203,13 +203,13 @@ extension Command {
     }
 
     /// The size in bytes of the open `file` (`fstat(2)`), 0 when it cannot be had.
-    private func fileSize(_ file: FileInputStream) -> Int64 {
+    func fileSize(_ file: FileInputStream) -> Int64 {
         guard (try? file.openOrThrow()) != nil || file.streamStatus == .open else { return 0 }
         return FileInfo(descriptor: file.fileDescriptor)?.size ?? 0
     }
 
     /// Whether `file` starts with a BGZF member, read at offset 0 without moving the file offset.
-    private func startsWithBGZFMember(_ file: FileInputStream) -> Bool {
+    func startsWithBGZFMember(_ file: FileInputStream) -> Bool {
         var bytes = [UInt8](repeating: 0, count: BGZFInputStream.signatureLength)
         guard (try? file.openOrThrow()) != nil || file.streamStatus == .open else { return false }
         let count = bytes.withUnsafeMutableBytes {

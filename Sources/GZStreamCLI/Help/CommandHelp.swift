@@ -59,6 +59,9 @@ Options:
                         FILE.gz on, through its index (FILE.gz.gzi,
                         FILE.gz.gzidx); K, M, G, T suffixes
       --length N        with --offset: at most N bytes (default: to the end)
+      --lines N[:M]     with -c or -o: write lines N to M (from 1; default: to
+                        the end), as sed -n 'N,Mp', through the line count in
+                        FILE.gzidx, else counted from the start
 \(chunkSizeEntry)
   -N, --name            restore the name and modification time from the header
   -n, --no-name         do not restore them (the default)
