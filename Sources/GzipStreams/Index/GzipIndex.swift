@@ -45,7 +45,9 @@ public struct GzipAccessPoint: Sendable, Equatable {
 ///   bytes), the plain size (8), the spacing (4), the window size (4), the number of points (4);
 /// - 18 bytes per point: its compressed offset (8), plain offset (8), bit offset (1), and 1 if
 ///   it has a window, else 0 (1);
-/// - the windows of the points that have one, in point order, `windowSize` bytes each.
+/// - the windows of the points that have one, in point order, `windowSize` bytes each;
+/// - gzstream's own additions, which the readers below ignore: its line table
+///   (``GzipLineTable``) and its 20-byte seal (``compressedTail``).
 ///
 /// What the readers require, found by GZIDXInteropTests with indexed_gzip 1.10.3 and rapidgzip
 /// 0.16.2 and read in their sources:

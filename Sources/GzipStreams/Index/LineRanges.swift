@@ -100,10 +100,10 @@ extension IndexedGzipInputStream {
     /// **Checks.** The line table is trusted only as far as the data bears it out: the `\n`
     /// bytes of every span decoded are counted, and the count must reach the table's at each
     /// point passed and its totals at the end of the data. So the span where the range ends is
-    /// decoded to its end even when the range ends before. The bytes are held (up to
-    /// ``holdLimit``, 32 MiB) until the first of those checks has passed, so that a table
-    /// that does not fit gives nothing; a larger first span is lent as it comes and a table
-    /// that does not fit is still an error after it. The count before the first point is the
+    /// decoded to its end even when the range ends before. The bytes are held (up to 32 MiB,
+    /// as a seek holds its first span) until the first of those checks has passed, so that a
+    /// table that does not fit gives nothing; more is lent as it comes, and a table that does
+    /// not fit is still an error after it. The count before the first point is the
     /// table's, which the index's seal vouches for (its CRC-32 and the file it is bound to),
     /// as it vouches for the points. Every span read is checked as a read after
     /// ``seek(toPlainOffset:length:)`` checks it.
