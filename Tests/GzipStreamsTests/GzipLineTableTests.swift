@@ -196,6 +196,19 @@ struct GzipLineTableTests {
         }
     }
 
+    @Test("An index without access points, its line table empty: an error, never a crash")
+    func noPoints() throws {
+        try withTemporaryDirectory { directory in
+            let compressed = try pack(text)
+            var index = GzipIndex(compressedSize: UInt64(compressed.count), plainSize: UInt64(text.count),
+                                  spacing: 1 << 20, points: [])
+            index.lineTable = GzipLineTable(newlinesBefore: [], newlineCount: 0, lineCount: 0)
+            #expect(throws: IndexedGzipError.unusable("it has no access points")) {
+                _ = try readLines(compressed, index: index, in: directory, 2, 3)
+            }
+        }
+    }
+
     @Test("An empty file has no lines: every range gives nothing")
     func empty() throws {
         try withTemporaryDirectory { directory in

@@ -115,13 +115,15 @@ extension IndexedGzipInputStream {
     ///   - last: The last line, `>= first`, or `nil` for every line from `first` on.
     ///   - body: Takes each piece; an error it throws ends the read and is thrown.
     /// - Throws: ``IndexedGzipError/lineCountMismatch(point:counted:indexed:)`` when the data
-    ///   does not have the `\n` bytes the line table says; the errors of a read after a seek
+    ///   does not have the `\n` bytes the line table says; ``IndexedGzipError/unusable(_:)``
+    ///   for an index without access points; the errors of a read after a seek
     ///   (``IndexedGzipError``, ``GzipError``); what `body` throws. Blocks while decoding.
     /// - Precondition: `first >= 1`, and `last`, when given, `>= first`.
     public func readLines(from first: UInt64, through last: UInt64?,
                           _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         precondition(first >= 1 && (last ?? first) >= first, "lines are numbered from 1, the last not before the first")
         if streamStatus == .notOpen { try openOrThrow() }
+        guard !index.points.isEmpty else { throw IndexedGzipError.unusable("it has no access points") }
         let table = index.lineTable
         let start = index.lineStart(ofLine: first) ?? (point: 0, newlinesToSkip: first - 1)
         var selector = LineRangeSelector(first: first, last: last, newlinesBefore: table?.newlinesBefore[start.point] ?? 0)
