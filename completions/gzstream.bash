@@ -13,7 +13,7 @@ _gzstream_pack_options="-c --stdout -o --output -f --force -r --recursive -S --s
     --engine --bgzf --index --rsyncable -N --name -n --no-name --rm -k --keep --synchronous
     --progress --no-progress"
 _gzstream_unpack_options="-c --stdout -o --output -f --force -r --recursive -S --suffix
-    --chunk-size -p --threads --max-output --strict --offset --length --whole-lines --index --write-index
+    --chunk-size -p --threads --max-output --strict --offset --length --whole-lines --lines --index --write-index
     -N --name -n --no-name --rm -k --keep --synchronous --progress --no-progress"
 _gzstream_test_options="-f --force -r --recursive -S --suffix --chunk-size -p --threads
     --max-output --index --write-index --progress --no-progress"
@@ -28,7 +28,7 @@ _gzstream_receive_options="-o --output -f --force --chunk-size -p --threads --ma
 _gzstream_gzip_options="-d --decompress --uncompress -t --test -l --list
     -c --stdout -o --output -f --force -r --recursive -S --suffix
     $_gzstream_levels -10 -11 -12 --fast --best --level --chunk-size -p --threads -b --block-size
-    --max-output --strict --json --offset --length --engine --bgzf --index --write-index
+    --max-output --strict --json --offset --length --lines --engine --bgzf --index --write-index
     --rsyncable --synchronous -N --name -n --no-name --rm -k --keep --progress --no-progress"
 _gzstream_cache_options="--dir --key-file --max-size --max-age $_gzstream_levels -10 -11 -12
     --level -p --threads -o --output -f --force --json -q --quiet -v --verbose -h --help"
@@ -74,7 +74,7 @@ _gzstream() {
         case $word in
             -S | --suffix | -o | --output | --key-file | --dir | --engine | --level | -p | \
                 --threads | --processes | -b | --block-size | --blocksize | --chunk-size | \
-                --max-output | --offset | --length | --span | --plan | --timeout | --deadline | \
+                --max-output | --offset | --length | --span | --plan | --lines | --timeout | --deadline | \
                 --max-size | --max-age)
                 takesValue=1
                 ;;
@@ -121,7 +121,7 @@ _gzstream() {
             return 0
             ;;
         -S | --suffix | -p | --threads | --processes | -b | --block-size | --blocksize | \
-            --chunk-size | --max-output | --offset | --length | --span | --timeout | \
+            --chunk-size | --max-output | --offset | --length | --lines | --span | --timeout | \
             --deadline | --max-size | --max-age)
             return 0
             ;;

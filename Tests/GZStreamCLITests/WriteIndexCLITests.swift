@@ -96,7 +96,7 @@ struct WriteIndexCLITests {
         (["unpack", "--write-index", "--index", "x", "data.bgz"],
          usageError("--write-index decodes each file whole to index it: --index PATH does not apply")),
         (["unpack", "-c", "--write-index", "--offset", "5", "data.bgz"],
-         usageError("--write-index decodes each file whole to index it: --offset and --length do not apply")),
+         usageError("--write-index decodes each file whole to index it: --offset, --length and --lines do not apply")),
         (["list", "--write-index", "data.bgz"],
          usageError("--write-index applies to unpack and test (index writes an index by itself)")),
         (["unpack", "-o", "data.bgz.gzidx", "--write-index", "data.bgz"],

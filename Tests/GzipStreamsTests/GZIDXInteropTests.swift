@@ -194,11 +194,22 @@ struct GZIDXInteropTests {
             let offsets = [0, 1, 1000, starts[1] - 5, starts[1], starts[2] + 77, starts[3], starts[3] + 123_456,
                            file.data.count - length]
             let expected = file.expected(at: offsets, length: length)
+            // The same index with gzstream's line table (its counts made up: no reader of
+            // GZIDX looks at them) and seal after the last window, as pack
+            // --index writes it: both readers pass over them.
+            var sealed = file.index
+            sealed.compressedTail = Array(try Data(contentsOf: URL(fileURLWithPath: file.path)).suffix(8))
+            sealed.lineTable = GzipLineTable(newlinesBefore: [UInt64](repeating: 0, count: 4), newlineCount: 0, lineCount: 1)
+            let sealedBytes = sealed.gzidxEncoded()
+            #expect(sealedBytes.count == 35 + 18 * 4 + 24 + 8 * 4 + 20)
+            let sealedPath = try makeFile("sealed.gzidx", in: directory, bytes: sealedBytes)
             for reader in ["indexed_gzip", "rapidgzip"] {
-                let read = try runOracle(readThroughIndexScript,
-                                         [reader, file.path, indexPath, String(length), offsets.map(String.init).joined(separator: ",")])
-                #expect(read.status == 0, "\(reader): \(read.stderrText)")
-                #expect(read.stdout == expected, "\(reader) read \(read.stdout.count) bytes")
+                for path in [indexPath, sealedPath] {
+                    let read = try runOracle(readThroughIndexScript,
+                                             [reader, file.path, path, String(length), offsets.map(String.init).joined(separator: ",")])
+                    #expect(read.status == 0, "\(reader), \(path): \(read.stderrText)")
+                    #expect(read.stdout == expected, "\(reader) read \(read.stdout.count) bytes through \(path)")
+                }
             }
             let rapidgzip = try #require(PythonOracle.rapidgzipPath)
             let ranges = offsets.map { "\(length)@\($0)" }.joined(separator: ",")

@@ -202,19 +202,30 @@ struct GzipIndexBuilderTests {
             #expect(matches.value.allSatisfy { $0 })
             #expect(try lazy.loadingWindows() == eager)
             #expect(try lazy.loadingWindows().gzidxEncoded() == bytes)
-            // The same checks of the file's size and of the seal (the last 20 bytes) as the
-            // eager reader's: without the seal the index is another tool's, still valid.
+            // The same checks of the file's size, the line table (before the seal) and the seal
+            // (the last 20 bytes) as the eager reader's: without the two the index is another
+            // tool's, still valid; without the line table, an index that counts no lines.
             let sealStart = bytes.count - 20
+            let linesStart = sealStart - (24 + 8 * count)
             var flipped = bytes
-            flipped[sealStart - 100] ^= 1
-            let unsealed = Array(bytes[..<sealStart])
-            #expect(try GzipIndex(gzidx: unsealed).compressedTail == nil)
+            flipped[linesStart - 100] ^= 1
+            var flippedLines = bytes
+            flippedLines[linesStart + 30] ^= 1
+            let unsealed = Array(bytes[..<linesStart])
+            let withoutLines = try GzipIndex(gzidx: unsealed)
+            #expect(withoutLines.compressedTail == nil && withoutLines.lineTable == nil)
             #expect(try GzipIndex(gzidx: bytes).compressedTail != nil)
-            for (cut, expected) in [(bytes.dropLast(1), GzipIndexError.trailingBytes(count: 19, offset: sealStart)),
+            #expect(try GzipIndex(gzidx: bytes).lineTable?.newlinesBefore.count == count)
+            var linesStripped = try GzipIndex(gzidx: bytes)
+            linesStripped.lineTable = nil
+            #expect(try GzipIndex(gzidx: linesStripped.gzidxEncoded()).lineTable == nil)
+            let trailing = 24 + 8 * count + 20
+            for (cut, expected) in [(bytes.dropLast(1), GzipIndexError.trailingBytes(count: trailing - 1, offset: linesStart)),
                                     (unsealed.dropLast(1), GzipIndexError.truncated(.window(point: count - 1),
-                                                                                  offset: sealStart - 32768)),
-                                    (bytes[...] + [0], GzipIndexError.trailingBytes(count: 21, offset: sealStart)),
-                                    (flipped[...], GzipIndexError.sealMismatch(offset: sealStart))] {
+                                                                                  offset: linesStart - 32768)),
+                                    (bytes[...] + [0], GzipIndexError.trailingBytes(count: trailing + 1, offset: linesStart)),
+                                    (flipped[...], GzipIndexError.sealMismatch(offset: sealStart)),
+                                    (flippedLines[...], GzipIndexError.sealMismatch(offset: sealStart))] {
                 let damaged = try makeFile("damaged.gzidx", in: directory, bytes: Array(cut))
                 let descriptor = open(damaged, O_RDONLY | O_CLOEXEC)
                 defer { close(descriptor) }
@@ -255,7 +266,7 @@ struct GzipIndexBuilderTests {
             let fd = open(indexPath, O_RDONLY | O_CLOEXEC)
             defer { close(fd) }
             let index = try GzipIndex(gzidxFile: fd, path: indexPath)
-            #expect(Int64(35 + 18 * index.points.count + 32768 * summary.windowCount + 20) == summary.indexSize)
+            #expect(Int64(35 + 18 * index.points.count + 32768 * summary.windowCount + 24 + 8 * index.points.count + 20) == summary.indexSize)
             for point in [1, index.points.count / 2, index.points.count - 1] {
                 let end = Int(index.points[point].plainOffset)
                 let window = try #require(try index.window(ofPoint: point))

@@ -3,8 +3,8 @@ import Foundation
 import Testing
 import TestSupport
 
-// The indexes GzipIndexBuilder writes, read by indexed_gzip and rapidgzip; and the indexes
-// gztool and rapidgzip write, read by us.
+// The indexes GzipIndexBuilder writes (with gzstream's line table and seal), read by
+// indexed_gzip and rapidgzip; and the indexes gztool and rapidgzip write, read by us.
 
 /// Runs `tool` (which the test requires) with `arguments` in `directory`'s files.
 private func runTool(_ tool: Tool, _ arguments: [String]) throws -> ProcessResult {
@@ -37,6 +37,8 @@ struct GzipIndexInteropTests {
                 let (index, bytes, _) = try buildIndex(file.bytes, span: 700_000)
                 let indexPath = try makeFile("\(file.name).gz.gzidx", in: directory, bytes: bytes)
                 try #require(index.points.count > 4, "\(file.name)")
+                // The line table and the seal after the last window, which both readers pass over.
+                #expect(index.lineTable != nil && index.compressedTail != nil, "\(file.name)")
                 let length = 3000
                 let size = file.plain.count
                 var offsets = [0, 1, size - length, size - 1]

@@ -142,6 +142,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "plan":
                 options.plan = try parseByteCount(try scanner.text(for: "--plan"), option: "--plan")
                 given.append(.plan)
+            case "lines": options.lineRange = try parseLineRange(try scanner.text(for: "--lines")); given.append(.lines)
             // Met in order, as gzip: an unknown option before them is an error, and `-- -h` or
             // `-S -h` names a file or a suffix.
             case "help": try flag(); return .help(helpTopic)

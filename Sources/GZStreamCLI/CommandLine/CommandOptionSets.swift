@@ -24,6 +24,8 @@ enum OptionKey: Hashable, Sendable {
     case wholeLines
     /// `--plan SIZE` (index).
     case plan
+    /// `--lines`.
+    case lines
     /// `--progress` and `--no-progress`.
     case progress
     case json
@@ -55,7 +57,7 @@ enum CommandShape: Sendable {
         switch self {
         case .pack: [.stdout, .output, .remove, .blockSize, .engine, .rsyncable, .bgzf, .writeIndex, .progress, .recursive]
         case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive]
-        case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .wholeLines, .progress,
+        case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .wholeLines, .lines, .progress,
                        .recursive]
         case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
         case .list: [.maximumOutput, .strict, .json, .recursive]
@@ -63,7 +65,7 @@ enum CommandShape: Sendable {
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
         // on the values given (Network.swift), which names them all in one message.
         case .send: Self.pack.takes.union([.timeout, .deadline, .keyFile])
-        case .receive: Self.unpack.takes.union([.timeout, .deadline, .keyFile])
+        case .receive: Self.unpack.takes.subtracting([.lines, .wholeLines]).union([.timeout, .deadline, .keyFile])
         }
     }
 
@@ -95,6 +97,7 @@ enum CommandShape: Sendable {
         case .range: return "--offset and --length apply to unpack"
         case .wholeLines: return "--whole-lines applies to unpack (with --offset and --length)"
         case .plan: return "--plan applies to index"
+        case .lines: return "--lines applies to unpack"
         case .progress: return "--progress and --no-progress apply to pack, unpack and test"
         case .json: return "--json applies to list and index --plan"
         case .recursive: return "-r applies to pack, unpack, test and list"
@@ -127,7 +130,7 @@ enum CommandShape: Sendable {
         case .span: 6
         case .engine: 7
         case .rsyncable: 8
-        case .range, .wholeLines, .plan: 9
+        case .range, .wholeLines, .plan, .lines: 9
         case .progress: 10
         case .json: 11
         case .recursive: 12

@@ -224,6 +224,8 @@ struct UnpackOptions: Equatable {
     var range: PlainRange?
     /// `--whole-lines`: of ``range``, write the lines that start in it, whole (LineSplits.swift).
     var wholeLines = false
+    /// `--lines N[:M]`: the lines to write; `nil` writes them all.
+    var lines: LineRange?
 }
 
 /// `unpack --offset N --length M`: a range of the plain bytes, read through an index when

@@ -35,8 +35,8 @@ extension ParsedValues {
             if indexPath != nil {
                 throw UsageError(message: "--write-index decodes each file whole to index it: --index PATH does not apply")
             }
-            if rangeOffset != nil || rangeLength != nil {
-                throw UsageError(message: "--write-index decodes each file whole to index it: --offset and --length do not apply")
+            if rangeOffset != nil || rangeLength != nil || lineRange != nil {
+                throw UsageError(message: "--write-index decodes each file whole to index it: --offset, --length and --lines do not apply")
             }
             if files.isEmpty || files.contains("-") {
                 throw UsageError(message: "--write-index needs files (each index is written beside its file), not standard input")
@@ -89,9 +89,20 @@ extension ParsedValues {
     /// `index -o` with an empty path or `-`.
     private static let indexToStandardOutput = "index -o needs a file's path (the index is not written to standard output)"
 
-    /// The rules for `unpack --offset/--length` (a range of a BGZF file, read through its
-    /// `.gzi` index) and for the `index` command, which writes that index.
+    /// The rules for `unpack --lines` and `unpack --offset/--length` (a range of a BGZF file,
+    /// read through its `.gzi` index) and for the `index` command, which writes that index.
     private func validateBlockedOptions() throws(UsageError) {
+        if lineRange != nil {
+            // The same shape as a byte range's, which it cannot be given with.
+            if rangeOffset != nil || rangeLength != nil { throw UsageError(message: "--lines does not go with --offset or --length") }
+            if files.count != 1 || files[0] == "-" {
+                throw UsageError(message: "--lines needs one FILE (read through FILE.gzidx or --index PATH when it counts lines)")
+            }
+            if !toStandardOutput && outputPath == nil { throw UsageError(message: "--lines writes to -c or -o PATH only") }
+            if removeInput || useName == true || maximumOutputSize != nil {
+                throw UsageError(message: "--lines does not go with --rm, -N or --max-output")
+            }
+        }
         if rangeOffset != nil || rangeLength != nil {
             if files.count != 1 || files[0] == "-" {
                 throw UsageError(message: "--offset and --length need one FILE (read through FILE.gzi, FILE.gzidx or --index PATH)")

@@ -41,6 +41,7 @@ struct ParsedValues: Equatable {
     var rangeLength: Int64?
     var wholeLines = false
     var plan: Int64?
+    var lineRange: LineRange?
     var synchronous = false
     var suffix: Pathname?
     var progress: Bool?
@@ -65,7 +66,8 @@ struct ParsedValues: Equatable {
         let range = rangeOffset == nil && rangeLength == nil ? nil
             : PlainRange(offset: rangeOffset ?? 0, length: rangeLength)
         let unpack = UnpackOptions(output: output, decode: decode, recursive: recursive, progress: progress,
-                                   indexPath: indexPath, writesIndex: writesIndex, range: range, wholeLines: wholeLines)
+                                   indexPath: indexPath, writesIndex: writesIndex, range: range, wholeLines: wholeLines,
+                                   lines: lineRange)
         let command: CommandOptions
         if let network {
             guard let address else { preconditionFailure("send and receive take their address first") }

@@ -187,7 +187,8 @@ extension Command {
     /// for this one before it changed), how to rebuild it.
     func withRemedy(_ error: IndexedGzipError) -> String {
         switch error {
-        case .sizeMismatch, .firstPointMisplaced, .pointMismatch, .windowDiffers, .fileChanged, .undecodable, .badWindow:
+        case .sizeMismatch, .firstPointMisplaced, .pointMismatch, .windowDiffers, .fileChanged, .undecodable, .badWindow,
+             .lineCountMismatch:
             guard let input = currentInput else { return error.description }
             let output = options.command.indexPath.map { " -o \($0.description)" } ?? ""
             return "\(error); rebuild it with: gzstream index -f\(output) \(input.path.description)"
@@ -203,13 +204,13 @@ extension Command {
     }
 
     /// The size in bytes of the open `file` (`fstat(2)`), 0 when it cannot be had.
-    private func fileSize(_ file: FileInputStream) -> Int64 {
+    func fileSize(_ file: FileInputStream) -> Int64 {
         guard (try? file.openOrThrow()) != nil || file.streamStatus == .open else { return 0 }
         return FileInfo(descriptor: file.fileDescriptor)?.size ?? 0
     }
 
     /// Whether `file` starts with a BGZF member, read at offset 0 without moving the file offset.
-    private func startsWithBGZFMember(_ file: FileInputStream) -> Bool {
+    func startsWithBGZFMember(_ file: FileInputStream) -> Bool {
         var bytes = [UInt8](repeating: 0, count: BGZFInputStream.signatureLength)
         guard (try? file.openOrThrow()) != nil || file.streamStatus == .open else { return false }
         let count = bytes.withUnsafeMutableBytes {

@@ -16,11 +16,12 @@ extension Command {
         var range: RangeRead?
     }
 
-    /// Where an `unpack --offset` range started, in plain bytes, and the index that found it
-    /// (`nil`: the file was decoded from its start).
+    /// Where an `unpack --offset` range started, in plain bytes, or the `--lines` written, and
+    /// the index that found them (`nil`: the file was decoded from its start).
     struct RangeRead {
         var offset: Int64
         var index: Pathname?
+        var lines: LineRange? = nil
     }
 
     /// The decoder for `input` (which it does not close). BGZF input (its first member has the
@@ -222,6 +223,13 @@ extension Command {
                                indexBytes: packer.builtIndex?.encoded(),
                                overhead: overhead)
             case .unpack, .receive:
+                if let lines = options.command.unpack?.lines {
+                    foundIndexRefused = false
+                    let outcome = try unpackLines(input, source: source, path: inputPath, lines: lines, into: sink,
+                                                  closesOutput: closesOutput)
+                    progress?.end(completed: true)
+                    return outcome
+                }
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
                 if let range {
                     // Through a GZIDX index the file is read at offsets (its own stream, uncounted).

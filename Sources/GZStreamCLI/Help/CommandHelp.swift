@@ -62,6 +62,9 @@ Options:
       --length SIZE     with --offset: at most SIZE bytes (default: to the end)
       --whole-lines     with --offset or --length: write the lines that start in
                         the range, whole (a split's lines, as Hadoop reads them)
+      --lines N[:M]     with -c or -o: write lines N to M (from 1; default: to
+                        the end), as sed -n 'N,Mp', through the line count in
+                        FILE.gzidx, else counted from the start
 \(chunkSizeEntry)
   -N, --name            restore the name and modification time from the header
   -n, --no-name         do not restore them (the default)

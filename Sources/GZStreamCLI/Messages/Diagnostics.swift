@@ -67,14 +67,20 @@ extension Command {
         operand == "-" ? options.gzip?.standardInputName ?? "standard input" : operand.description
     }
 
-    /// `-v`'s line for one file: its sizes and the space saved, or for an `--offset` range what
-    /// was written from where, and the index that found it (no share saved: the compressed
+    /// `-v`'s line for one file: its sizes and the space saved, or for an `--offset` range (or
+    /// `--lines`) what was written from where, and the index that found it (no share saved: the compressed
     /// bytes read for a range are whole spans or members around it, not its own).
     func report(_ outcome: Outcome, inputName: String, outputName: String) {
         guard common.verbose else { return }
         if options.gzip != nil { return reportLikeGzip(outcome, outputName: outputName) }
         if let range = outcome.range {
             let how = range.index.map { "read through \(escapingControlCharacters($0.description))" } ?? "decoded from the start"
+            if let lines = range.lines {
+                let which = lines.last.map { "lines \(lines.first) to \($0)" } ?? "lines \(lines.first) to the end"
+                diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(which), \(outcome.bytesOut) bytes, "
+                    + "\(how) -> \(escapingControlCharacters(outputName))\n")
+                return
+            }
             diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesOut) bytes from plain offset "
                 + "\(range.offset), \(how) -> \(escapingControlCharacters(outputName))\n")
             return

@@ -25,11 +25,12 @@ extension GzipIndex {
     /// bytes a point in memory, not 32 KiB.
     ///
     /// gzstream's seal after the last window, when there is one, is checked against every byte
-    /// before it (``compressedTail`` then holds the compressed file's last bytes it names).
+    /// before it (``compressedTail`` then holds the compressed file's last bytes it names), and
+    /// the line table before the seal, when there is one, against the points (``lineTable``).
     ///
     /// The index keeps a duplicate of `descriptor`, closed when the last copy of the index is
     /// gone; the caller keeps owning `descriptor`. The file's size must be exactly that of its
-    /// header, table, windows and seal.
+    /// header, table, windows, line table and seal.
     /// - Parameters:
     ///   - descriptor: An open GZIDX file, read with `pread(2)` (the file offset is not used).
     ///   - path: The file's name for error messages.
@@ -65,7 +66,8 @@ extension GzipIndex {
         }
         var sealed = false
         if offset != size {
-            guard size - offset == GzipIndexSeal.size else {
+            let lineTableSize = GzipLineTable.encodedSize(pointCount: index.points.count)
+            guard size - offset == GzipIndexSeal.size || size - offset == lineTableSize + GzipIndexSeal.size else {
                 throw GzipIndexError.trailingBytes(count: size - offset, offset: offset)
             }
             sealed = true
@@ -75,14 +77,24 @@ extension GzipIndex {
                                           tableBytes: start, end: offset, size: size)
         self = index
         if sealed {
-            let seal = reading.sealBytes
+            // What follows the windows: the line table, if any, then the seal.
+            let after = reading.sealBytes
+            let seal = Array(after.suffix(GzipIndexSeal.size))
+            let sealStart = size - GzipIndexSeal.size
             guard seal.starts(with: GzipIndexSeal.magic) else {
                 throw GzipIndexError.trailingBytes(count: size - offset, offset: offset)
             }
             guard GzipIndexSeal.storedCRC(of: seal) == reading.crcBeforeSealCRC else {
-                throw GzipIndexError.sealMismatch(offset: offset)
+                throw GzipIndexError.sealMismatch(offset: sealStart)
             }
             compressedTail = GzipIndexSeal.tail(of: seal)
+            if after.count > GzipIndexSeal.size {
+                let table = after.dropLast(GzipIndexSeal.size)
+                let parsed = Array(table).withUnsafeBytes { raw in
+                    Result { () throws(GzipIndexError) in try GzipLineTable.parse(raw, for: index, offset: offset) }
+                }
+                lineTable = try parsed.get()
+            }
         }
         windowFile = GzipIndexWindowFile(descriptor: try SystemCalls.duplicate(descriptor, target: path),
                                          offsets: offsets, checksums: reading.windowCRCs, windowSize: windowSize, path: path)

@@ -45,7 +45,9 @@ public struct GzipAccessPoint: Sendable, Equatable {
 ///   bytes), the plain size (8), the spacing (4), the window size (4), the number of points (4);
 /// - 18 bytes per point: its compressed offset (8), plain offset (8), bit offset (1), and 1 if
 ///   it has a window, else 0 (1);
-/// - the windows of the points that have one, in point order, `windowSize` bytes each.
+/// - the windows of the points that have one, in point order, `windowSize` bytes each;
+/// - gzstream's own additions, which the readers below ignore: its line table
+///   (``GzipLineTable``) and its 20-byte seal (``compressedTail``).
 ///
 /// What the readers require, found by GZIDXInteropTests with indexed_gzip 1.10.3 and rapidgzip
 /// 0.16.2 and read in their sources:
@@ -98,6 +100,11 @@ public struct GzipIndex: Sendable, Equatable {
     /// ``IndexedGzipInputStream`` refuses the index for a file whose last bytes differ. `nil`
     /// for an index without a seal (another tool's).
     public var compressedTail: [UInt8]?
+    /// The count of lines before each point (``GzipLineTable``), which gzstream's writers record
+    /// and keep between the last window and the seal; `nil` for an index without one (another
+    /// tool's, or one without a seal). ``gzidxEncoded()`` writes it only with the seal, which
+    /// then covers it; its counts must be one per point.
+    public var lineTable: GzipLineTable?
     /// Where the windows are when they stayed in the index file (``init(gzidxFile:path:maximumPoints:)``):
     /// the points' own `window` is then `nil`, and ``window(ofPoint:)`` reads them from there.
     var windowFile: GzipIndexWindowFile?
@@ -113,11 +120,6 @@ public struct GzipIndex: Sendable, Equatable {
         self.points = points
     }
 
-    /// The GZIDX version 1 bytes, as indexed_gzip's `export_index` writes them:
-    /// `35 + 18 × points.count + windowSize × (points with a window)` bytes, and gzstream's
-    /// 20-byte seal after them when ``compressedTail`` is set.
-    /// - Precondition: every window holds exactly ``windowSize`` bytes, every bit offset is at
-    ///   most 7, and there are at most 2^32 − 1 points.
     /// Appends GZIDX version 1's header (``headerSize`` bytes): magic, version, flags 0, then
     /// the sizes, spacing, window size and point count, little-endian.
     static func appendHeader(compressedSize: UInt64, plainSize: UInt64, spacing: UInt32, windowSize: UInt32,
@@ -141,6 +143,12 @@ public struct GzipIndex: Sendable, Equatable {
         bytes += [bitOffset, hasWindow ? 1 : 0]
     }
 
+    /// The GZIDX version 1 bytes, as indexed_gzip's `export_index` writes them:
+    /// `35 + 18 × points.count + windowSize × (points with a window)` bytes, and when
+    /// ``compressedTail`` is set, the ``lineTable`` if there is one (`24 + 8 × points.count`
+    /// bytes) and gzstream's 20-byte seal after them.
+    /// - Precondition: every window holds exactly ``windowSize`` bytes, every bit offset is at
+    ///   most 7, and there are at most 2^32 − 1 points.
     public func gzidxEncoded() -> [UInt8] {
         precondition(windowFile == nil, "an index whose windows stay in its file is written from loadingWindows()")
         precondition(points.count <= Int(UInt32.max), "GZIDX holds at most 2^32 - 1 points")
@@ -158,6 +166,10 @@ public struct GzipIndex: Sendable, Equatable {
             bytes += window
         }
         if let compressedTail {
+            if let lineTable {
+                precondition(lineTable.newlinesBefore.count == points.count, "the line table has a count per point")
+                bytes += lineTable.encoded()
+            }
             bytes += GzipIndexSeal.encoded(tail: compressedTail, crcBefore: bytes.withUnsafeBytes { crc32(0, $0) })
         }
         return bytes
@@ -167,8 +179,9 @@ public struct GzipIndex: Sendable, Equatable {
     /// does: besides what indexed_gzip checks (magic, version, a window size of at least 32768,
     /// a spacing of at least the window size, no byte missing), the flags must be 0, every
     /// point's bit offset at most 7 and window flag 0 or 1, its offsets at most the sizes (a
-    /// plain size of 0 is taken as unknown) and neither less than the previous point's, and no
-    /// byte may follow the last window. Whether the index fits a particular gzip file is not
+    /// plain size of 0 is taken as unknown) and neither less than the previous point's, and
+    /// nothing but gzstream's seal may follow the last window (with gzstream's line table
+    /// before it, ``lineTable``, checked against the points). Whether the index fits a particular gzip file is not
     /// checked.
     /// - Parameter bytes: The whole index file.
     /// - Throws: ``GzipIndexError``, with the byte offset in `bytes` where the fault is.
@@ -250,6 +263,10 @@ extension GzipIndexError {
     static func sealMismatch(offset: Int) -> GzipIndexError {
         gzidx("its checksum does not match its bytes: it was damaged or changed after it was written", offset)
     }
+    /// gzstream's line table, at `offset`, does not fit the index's points: `reason`.
+    static func badLineTable(_ reason: String, offset: Int) -> GzipIndexError {
+        gzidx("its line table is not valid: \(reason)", offset)
+    }
     /// The header claims `count` points, more than the `limit` an index of the compressed file
     /// can need (``GzipIndex/maximumPointCount(compressedSize:)``).
     static func tooManyPoints(_ count: Int, limit: Int, offset: Int) -> GzipIndexError {
@@ -276,12 +293,20 @@ struct GZIDXParser {
             index.points[point].window = Array(bytes[offset..<(offset + windowSize)])
             offset += windowSize
         }
-        if bytes.count - offset == GzipIndexSeal.size, bytes[offset...].starts(with: GzipIndexSeal.magic) {
-            let seal = Array(bytes[offset...])
+        let lineTableSize = GzipLineTable.encodedSize(pointCount: index.points.count)
+        let after = bytes.count - offset
+        if after == GzipIndexSeal.size || after == lineTableSize + GzipIndexSeal.size,
+           bytes[(bytes.count - GzipIndexSeal.size)...].starts(with: GzipIndexSeal.magic) {
+            let sealStart = bytes.count - GzipIndexSeal.size
+            let seal = Array(bytes[sealStart...])
             guard GzipIndexSeal.storedCRC(of: seal) == crc32(0, UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count - 4)])) else {
-                throw .sealMismatch(offset: offset)
+                throw .sealMismatch(offset: sealStart)
             }
             index.compressedTail = GzipIndexSeal.tail(of: seal)
+            if sealStart > offset {
+                index.lineTable = try GzipLineTable.parse(UnsafeRawBufferPointer(rebasing: bytes[offset..<sealStart]),
+                                                          for: index, offset: offset)
+            }
             return index
         }
         guard offset == bytes.count else { throw .trailingBytes(count: bytes.count - offset, offset: offset) }

@@ -60,13 +60,16 @@ public struct GzipIndexBuilder: Sendable {
         public var pointCount: Int
         /// The points with a window.
         public var windowCount: Int
-        /// The index's size in bytes: `35 + 18 × pointCount + 32768 × windowCount + 20` (the seal).
+        /// The index's size in bytes: `35 + 18 × pointCount + 32768 × windowCount`, then
+        /// `24 + 8 × pointCount` (the line table) and 20 (the seal).
         public var indexSize: Int64
         /// The bytes after the last member that are neither zero padding nor a member, when
         /// they were taken (`ignoresTrailingGarbage`); `nil` when there are none.
         public var trailingGarbage: GzipInputStream.TrailingGarbage? = nil
         /// Whether the input ended with zero bytes after the last member (padding, taken).
         public var endedWithZeroPadding = false
+        /// The lines in the plain data (``GzipLineTable/lineCount``).
+        public var lineCount: UInt64 = 0
     }
 
     /// Reads a whole gzip file and writes its GZIDX version 1 index to `output`.

@@ -62,6 +62,12 @@ public final class GzipIndexRecorder {
     /// A later member's first deflate byte, which becomes a point once the member gives a byte.
     private var memberStartPoint: Int64?
     private var summary: GzipIndexBuilder.Summary?
+    /// The `\n` bytes in the plain data so far, and before each point (the line table).
+    private var newlines: UInt64 = 0
+    private var newlinesBefore: [UInt64] = []
+    /// The last plain byte so far, to tell whether the data ends with a whole line.
+    private var lastPlainByte: UInt8?
+    private var lineTable: GzipLineTable?
 
     /// A recorder that puts a point about every `span` plain bytes, its windows' temporary file
     /// in `spillDirectory`.
@@ -142,6 +148,10 @@ public final class GzipIndexRecorder {
             addPoint(compressedOffset: start, bits: 0, plainOffset: plainEnd - Int64(count), windowed: false)
             memberStartPoint = nil
         }
+        if count > 0 {
+            newlines += UInt64(NewlineCounter.count(in: UnsafeRawBufferPointer(start: bytes, count: count)))
+            lastPlainByte = bytes[count - 1]
+        }
         if plainEnd > nextPointAt - Int64(Self.windowSize) {
             keep(bytes, count: count)
         }
@@ -162,19 +172,24 @@ public final class GzipIndexRecorder {
                                to: &header)
         table = header + table
         self.lastBytes = lastBytes
+        let lines = GzipLineTable(newlinesBefore: newlinesBefore, newlineCount: newlines,
+                                  lineCount: newlines + (lastPlainByte.map { $0 == 0x0A ? 0 : 1 } ?? 0))
+        lineTable = lines
         summary = GzipIndexBuilder.Summary(
             compressedSize: compressedSize, plainSize: plainSize, memberCount: memberCount, pointCount: pointCount,
-            windowCount: windowCount, indexSize: Int64(table.count + GzipIndexSeal.size) + spill.size,
-            trailingGarbage: trailingGarbage, endedWithZeroPadding: endedWithZeroPadding)
+            windowCount: windowCount,
+            indexSize: Int64(table.count + GzipLineTable.encodedSize(pointCount: pointCount) + GzipIndexSeal.size) + spill.size,
+            trailingGarbage: trailingGarbage, endedWithZeroPadding: endedWithZeroPadding, lineCount: lines.lineCount)
     }
 
     private var lastBytes: [UInt8] = []
 
     // MARK: Writing
 
-    /// Writes the GZIDX index: header, point table, windows, and gzstream's seal (the CRC-32 of
-    /// what precedes it and the input's last 8 bytes), ``GzipIndexBuilder/Summary/indexSize``
-    /// bytes in all.
+    /// Writes the GZIDX index: header, point table, windows, the line table (``GzipLineTable``:
+    /// the `\n` bytes before each point, counted from every plain byte recorded) and gzstream's
+    /// seal (the CRC-32 of what precedes it and the input's last 8 bytes),
+    /// ``GzipIndexBuilder/Summary/indexSize`` bytes in all.
     /// - Parameter output: Opened if not open, not closed. Blocking writes.
     /// - Returns: The sizes and counts.
     /// - Throws: ``ByteStreamError/Code-swift.enum/notOpen`` (operation "write index") when the
@@ -187,6 +202,11 @@ public final class GzipIndexRecorder {
         try output.writeAll(table)
         var crc = table.withUnsafeBytes { crc32(0, $0) }
         try spill.copy(to: output, chunk: 1 << 20) { crc = crc32(crc, $0) }
+        if let lineTable {
+            let lines = lineTable.encoded()
+            try output.writeAll(lines)
+            crc = lines.withUnsafeBytes { crc32(crc, $0) }
+        }
         try output.writeAll(GzipIndexSeal.encoded(tail: lastBytes, crcBefore: crc))
         return summary
     }
@@ -196,6 +216,9 @@ public final class GzipIndexRecorder {
     private func addPoint(compressedOffset: Int64, bits: UInt8, plainOffset: Int64, windowed: Bool) {
         GzipIndex.appendPoint(compressedOffset: UInt64(compressedOffset), bitOffset: bits,
                               plainOffset: UInt64(plainOffset), hasWindow: windowed, to: &table)
+        // Every plain byte before the point has been counted (record counts a call's bytes
+        // after a member start's point, before a boundary's).
+        newlinesBefore.append(newlines)
         pointCount += 1
         if windowed { windowCount += 1 }
         nextPointAt = plainOffset + Int64(span)

@@ -40,6 +40,10 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
     /// The index carries gzstream's seal, and the file's last 8 bytes are not the ones it names:
     /// the file was changed (rewritten, or another file put in its place) after the index was made.
     case fileChanged
+    /// The data does not have the lines the index's ``GzipLineTable`` says: `counted` `\n`
+    /// bytes before access point `point` where the table says `indexed` (`point` `nil`: in the
+    /// whole data, or, when those agree, its lines).
+    case lineCountMismatch(point: Int?, counted: UInt64, indexed: UInt64)
 
     /// The message a user reads: what did not fit, and where. (The command line adds how to
     /// rebuild the index, naming the file.)
@@ -65,6 +69,10 @@ public enum IndexedGzipError: Error, Equatable, Sendable, CustomStringConvertibl
             "offset \(offset) is past the end of the data (\(size) bytes)"
         case .fileChanged:
             "the index is stale: the file's last bytes are not those it was made from (the file changed after the index was made)"
+        case .lineCountMismatch(let point?, let counted, let indexed):
+            "the index's line count does not fit the data: \(counted) newlines before access point \(point), the index says \(indexed)"
+        case .lineCountMismatch(nil, let counted, let indexed):
+            "the index's line count does not fit the data: \(counted) in the whole data, the index says \(indexed)"
         }
     }
 }

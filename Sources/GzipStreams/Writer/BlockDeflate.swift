@@ -28,6 +28,11 @@ final class BlockDeflate {
         var crc: UInt32
         var plainCount: Int
         var error: GzipError?
+        /// The `\n` bytes in the block's plain bytes, when the owner counts lines (an index's
+        /// line table); else 0.
+        var newlineCount = 0
+        /// The block's last plain byte, when it has one and lines are counted.
+        var lastByte: UInt8?
     }
 
     /// A worker's deflater, used for every block that worker takes and only on its queue.
@@ -54,6 +59,8 @@ final class BlockDeflate {
     /// deflaters that take one.
     private var dictionary: [UInt8] = []
     private let keepsDictionary: Bool
+    /// Whether each worker counts its block's `\n` bytes (``Block/newlineCount``).
+    private let countsNewlines: Bool
 
     /// - Parameters:
     ///   - blockSize: Plain bytes per block, at least `windowSize`; with `boundaries`, the most
@@ -61,10 +68,13 @@ final class BlockDeflate {
     ///   - boundaries: Cuts the blocks where the content says (``ContentDefinedChunker``); `nil`
     ///     (the default) cuts every `blockSize` bytes.
     ///   - threads: Worker threads, at least 1.
+    ///   - countsNewlines: Count each block's `\n` bytes on its worker, for an index's line
+    ///     table; default `false`.
     ///   - makeDeflater: Makes one worker's deflater, called `threads` times; all alike.
     /// - Throws: What `makeDeflater` throws (a ``GzipError`` when a deflater cannot be set up).
-    init(blockSize: Int, boundaries: ContentDefinedChunker? = nil, threads: Int,
+    init(blockSize: Int, boundaries: ContentDefinedChunker? = nil, threads: Int, countsNewlines: Bool = false,
          makeDeflater: () throws(GzipError) -> any WholeBufferDeflater) throws(GzipError) {
+        self.countsNewlines = countsNewlines
         precondition(boundaries.map { $0.maximumSize == blockSize } ?? true, "the chunker's maximum is the block size")
         var workers: [Worker] = []
         for _ in 0..<threads { workers.append(Worker(deflater: try makeDeflater())) }
@@ -137,11 +147,17 @@ final class BlockDeflate {
     private func submit(last: Bool, deliver: (Block) throws -> Void) throws {
         let plain = block
         let dictionary = self.dictionary
+        let countsNewlines = self.countsNewlines
         try pipeline.submit({ worker, isCancelled in
             if isCancelled() { return Block(deflated: [], crc: 0, plainCount: 0, error: nil) }
             worker.runningJobs.add(1, ordering: .relaxed)
             defer { worker.runningJobs.subtract(1, ordering: .relaxed) }
-            return Self.deflate(plain, dictionary: dictionary, last: last, with: worker.deflater)
+            var block = Self.deflate(plain, dictionary: dictionary, last: last, with: worker.deflater)
+            if countsNewlines {
+                block.newlineCount = plain.withUnsafeBytes { NewlineCounter.count(in: $0) }
+                block.lastByte = plain.last
+            }
+            return block
         }, deliver: { try check($0, deliver) })
         if keepsDictionary {
             self.dictionary = Array((plain.count >= Self.windowSize ? plain : self.dictionary + plain)

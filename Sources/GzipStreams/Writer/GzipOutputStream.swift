@@ -69,7 +69,8 @@ public final class GzipOutputStream: ByteOutputStream {
     public let engine: DeflateEngine?
     /// Whether chunk boundaries are chosen from the content (``DeflateEngine/chunks`` only).
     public let isRsyncable: Bool
-    /// The access points at the chunk starts and the sizes, once the stream has closed without
+    /// The access points at the chunk starts, the sizes and the line table (the `\n` bytes
+    /// before each point, counted by the workers), once the stream has closed without
     /// error, when made with `buildsIndex`; else `nil`. Write it with
     /// ``GzipIndex/gzidxEncoded()`` beside the file as `FILE.gz.gzidx`.
     public private(set) var index: GzipIndex?
@@ -79,6 +80,11 @@ public final class GzipOutputStream: ByteOutputStream {
     /// yet or not; plain bytes of the blocks produced so far.
     private var producedCount: Int64 = 0
     private var producedPlainCount: Int64 = 0
+    /// While building an index: the `\n` bytes in the blocks produced so far and before each
+    /// access point, and the last plain byte, for the index's line table.
+    private var producedNewlines: UInt64 = 0
+    private var newlinesBefore: [UInt64] = []
+    private var lastPlainByte: UInt8?
     /// The deflater of one continuous deflate (zlib's), while open without `blockSize`.
     private var zstream: ZStream?
     private var blockDeflate: BlockDeflate?
@@ -123,8 +129,9 @@ public final class GzipOutputStream: ByteOutputStream {
     ///     deleting bytes then changes only the compressed bytes of the chunks around the
     ///     change, so rsync and deduplicating backups find the rest. ``DeflateEngine/chunks``
     ///     only; default `false`.
-    ///   - buildsIndex: Record an access point at each chunk start for ``index`` (about 40
-    ///     bytes per chunk in memory). ``DeflateEngine/chunks`` only; default `false`.
+    ///   - buildsIndex: Record an access point at each chunk start for ``index``, and count each
+    ///     chunk's `\n` bytes on its worker for the line table (about 48 bytes per chunk in
+    ///     memory). ``DeflateEngine/chunks`` only; default `false`.
     ///   - closesInnerStream: Close `inner` when this stream closes; default `true`.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` naming the
     ///   first value out of range or rule broken (`level`, `rsyncable` and `buildsIndex` as
@@ -195,7 +202,7 @@ public final class GzipOutputStream: ByteOutputStream {
                 ? ContentDefinedChunker(minimumSize: blockSize / 4, averageSize: blockSize, maximumSize: 2 * blockSize)
                 : nil
             blockDeflate = try BlockDeflate(blockSize: boundaries?.maximumSize ?? blockSize, boundaries: boundaries,
-                                            threads: threads) { () throws(GzipError) in
+                                            threads: threads, countsNewlines: accessPoints != nil) { () throws(GzipError) in
                 if let settings { return settings.makeDeflater() }
                 return try ZStream(deflateLevel: level)
             }
@@ -283,6 +290,9 @@ public final class GzipOutputStream: ByteOutputStream {
                                       spacing: UInt32(clamping: blockSize), points: accessPoints)
                     // The trailer is the file's last 8 bytes: the seal binds the index to them.
                     index?.compressedTail = Array(trailer)
+                    let unterminated: UInt64 = lastPlainByte.map { $0 == 0x0A ? 0 : 1 } ?? 0
+                    index?.lineTable = GzipLineTable(newlinesBefore: newlinesBefore, newlineCount: producedNewlines,
+                                                     lineCount: producedNewlines + unterminated)
                 }
             } catch {
                 firstError = error
@@ -314,8 +324,11 @@ public final class GzipOutputStream: ByteOutputStream {
         if accessPoints != nil, block.plainCount > 0 || producedPlainCount == 0 {
             accessPoints?.append(GzipAccessPoint(compressedOffset: UInt64(producedCount),
                                                  plainOffset: UInt64(producedPlainCount)))
+            newlinesBefore.append(producedNewlines)
         }
         producedPlainCount += Int64(block.plainCount)
+        producedNewlines += UInt64(block.newlineCount)
+        if let last = block.lastByte { lastPlainByte = last }
         try block.deflated.withUnsafeBytes { try emitInChunks($0) }
         crc = crc32Combine(crc, block.crc, secondLength: UInt64(block.plainCount))
     }
