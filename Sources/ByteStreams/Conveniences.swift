@@ -189,8 +189,14 @@ public struct ByteChunks: AsyncSequence {
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> [UInt8]? {
             if stream.streamStatus == .closed { return nil }
             do {
-                try await stream.prepareChunk(maxLength: maxLength)
-                let chunk = try stream.readChunk(maxLength: maxLength)
+                let chunk: [UInt8]
+                if stream.readsThroughTask {
+                    try requireArgument(maxLength, in: ByteStream.chunkSizes, "maxLength", operation: "read chunk")
+                    chunk = try await stream.readChunkAwaiting(maxLength: maxLength)
+                } else {
+                    try await stream.prepareChunk(maxLength: maxLength)
+                    chunk = try stream.readChunk(maxLength: maxLength)
+                }
                 if chunk.isEmpty {
                     stream.close()
                     return nil
