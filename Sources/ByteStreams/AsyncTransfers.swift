@@ -166,6 +166,25 @@ extension ByteOutputStream {
         }
     }
 
+    /// Waits, suspending the task (not blocking a thread), until what a wrapping stream holds
+    /// for its inner stream has been taken: after a `GzipOutputStream`'s `flush()`, until the
+    /// flushed bytes are in the socket, so the peer can inflate them. Returns at once for
+    /// other streams, and for a stream never used asynchronously (it holds nothing).
+    /// - Throws: The stream's error, or `CancellationError` when the task is cancelled while it
+    ///   waits (the stream stays open).
+    ///
+    /// Thread safety: one task uses the stream. The corresponding C functions are `send(2)` or
+    /// `write(2)`, and `poll(2)`.
+    public func drain(isolation: isolated (any Actor)? = #isolation) async throws {
+        guard let holding = self as? any HoldsOutputForInnerStream, holding.heldOutputCount > 0 else { return }
+        let scheduler = try awaitingScheduler(operation: "drain")
+        while holding.heldOutputCount > 0, streamStatus == .open {
+            scheduler.runQueued()
+            if holding.heldOutputCount > 0, streamStatus == .open { try await scheduler.waitForWork() }
+        }
+        try throwIfFailed()
+    }
+
     /// Ends the stream and closes it, suspending the task (not blocking a thread) until what a
     /// wrapping stream still holds has been taken by its inner stream.
     ///
@@ -181,13 +200,11 @@ extension ByteOutputStream {
     /// `write(2)`, `poll(2)`, and what closing the stream calls (`shutdown(2)`, `close(2)`).
     public func finishAndClose(isolation: isolated (any Actor)? = #isolation) async throws {
         if let holding = self as? any HoldsOutputForInnerStream, streamStatus == .open {
-            let scheduler = try awaitingScheduler(operation: "close")
+            // Scheduled first, so that the end is held for the inner stream rather than waited for.
+            _ = try awaitingScheduler(operation: "close")
             do {
                 try holding.finishOutput()
-                while holding.heldOutputCount > 0, streamStatus == .open {
-                    scheduler.runQueued()
-                    if holding.heldOutputCount > 0 { try await scheduler.waitForWork() }
-                }
+                try await drain()
             } catch {
                 close()
                 throw error

@@ -20,6 +20,25 @@ public struct SocketConnection {
     /// The peer, `host:port`, as errors name it.
     public var peerName: String { input.displayName }
 
+    /// Connects to `host`:`port`, as ``SocketStreams/connect(host:port:timeout:idleTimeout:)``
+    /// does, and returns the connection, its streams unopened.
+    ///
+    /// - Parameters:
+    ///   - host: A name (`"localhost"`) or an IPv4 or IPv6 literal.
+    ///   - port: The TCP port, `1...65535`.
+    ///   - timeout: The most time for the whole connect; `nil` waits as long as the system does.
+    /// - Throws: ``ByteStreamError`` with operation `"connect"`, as
+    ///   ``SocketStreams/connect(host:port:timeout:idleTimeout:)`` throws.
+    ///
+    /// Blocks while resolving and connecting (on loopback, an instant).
+    /// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `connect(2)` and `poll(2)`.
+    public init(host: String, port: Int, timeout: Duration?) throws {
+        let (input, output) = try SocketStreams.connect(host: host, port: port, timeout: timeout)
+        // The connect returns exactly these two types.
+        self.input = input as! SocketInputStream
+        self.output = output as! SocketOutputStream
+    }
+
     init(descriptor: Int32, peer: String) {
         let socket = SharedSocket(descriptor: descriptor, displayName: peer, idleTimeout: nil)
         input = SocketInputStream(socket: socket)
