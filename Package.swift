@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "gzstream", targets: ["gzstream"]),
         .executable(name: "message-exchange", targets: ["MessageExchange"]),
         .executable(name: "async-message-exchange", targets: ["AsyncMessageExchange"]),
+        .executable(name: "echo-bench", targets: ["EchoBench"]),
         .executable(name: "gzip-lines", targets: ["GzipLines"]),
     ],
     targets: [
@@ -57,6 +58,8 @@ let package = Package(
         // The same client and server in Swift concurrency: `@main`, `async`, awaited sockets.
         .executableTarget(name: "AsyncMessageExchange", dependencies: ["GzipStreams"],
                           path: "Examples/AsyncMessageExchange"),
+        // The asynchronous sockets under load: concurrent gzip echoes over loopback (make bench-echo).
+        .executableTarget(name: "EchoBench", dependencies: ["GzipStreams"], path: "Examples/EchoBench"),
         // The library's everyday tasks: scoped files, lines, an error's text, a range through an
         // index; it holds the README's library example verbatim, so that example is compiled.
         .executableTarget(name: "GzipLines", dependencies: ["GzipStreams"], path: "Examples/GzipLines"),
