@@ -1,5 +1,5 @@
 // The asynchronous sockets under load: CONNECTIONS concurrent loopback connections in one
-// process, each sending BYTES of text through a GzipOutputStream to an echo server that
+// process (all connected before the first byte is sent), each sending BYTES of text through a GzipOutputStream to an echo server that
 // inflates them with a GzipInputStream and deflates them back, while the client inflates the
 // echo and checks every byte. Every stream is used from Swift concurrency: no thread waits for
 // a socket, one poll(2) loop resumes the tasks. `make bench-echo` runs it from a release build
@@ -46,10 +46,15 @@ struct EchoBench {
             let listener = try SocketListener(port: 0, backlog: 4096)
             let server = Task { try await serve(listener, level: deflateLevel) }
             let start = ContinuousClock.now
+            // Every client connects, then waits until all have: the echoes then run at once,
+            // each with its four gzip streams open, rather than one after another.
+            let connected = Barrier(count: connectionCount)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<connectionCount {
                     let text = texts[index % texts.count]
-                    group.addTask { try await exchange(port: listener.port, text: text, level: deflateLevel) }
+                    group.addTask {
+                        try await exchange(port: listener.port, text: text, level: deflateLevel, after: connected)
+                    }
                 }
                 try await group.waitForAll()
             }
@@ -94,8 +99,9 @@ struct EchoBench {
     }
 
     /// One client: sends `text` through gzip while it reads the echo back and checks it.
-    static func exchange(port: Int, text: [UInt8], level: Int) async throws {
+    static func exchange(port: Int, text: [UInt8], level: Int, after connected: Barrier) async throws {
         let connection = try SocketConnection(host: "127.0.0.1", port: port, timeout: .seconds(60))
+        await connected.arrive()
         try await connection.separated { input, output in
             let sender = Task {
                 let gzip = try GzipOutputStream(wrapping: output, level: level)
@@ -119,6 +125,27 @@ struct EchoBench {
             guard offset == text.count else { throw BenchError(description: "the echo ended after \(offset) of \(text.count) bytes") }
             try await sender.value
         }
+    }
+}
+
+/// Lets tasks wait until `count` of them have arrived.
+actor Barrier {
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var remaining: Int
+
+    init(count: Int) {
+        remaining = count
+    }
+
+    /// Returns once `count` tasks have called this.
+    func arrive() async {
+        remaining -= 1
+        if remaining <= 0 {
+            for waiter in waiting { waiter.resume() }
+            waiting.removeAll()
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
     }
 }
 
