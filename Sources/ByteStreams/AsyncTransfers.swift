@@ -191,7 +191,7 @@ extension ByteOutputStream {
     /// For a `GzipOutputStream` over a socket: the last deflate block and the trailer are made,
     /// written as the socket takes them, then the stream closes (and, as configured, its inner
     /// stream, which half-closes the socket: the peer reads the end). Other streams are closed
-    /// as by ``closeOrThrow()``.
+    /// as by ``ByteStream/closeOrThrow()``.
     /// - Throws: The stream's error, or `CancellationError` when the task is cancelled while it
     ///   waits (the stream is then closed without waiting: a gzip stream blocks to write what
     ///   it held).
