@@ -112,8 +112,9 @@ final class SharedSocket: Sendable {
 
 /// Reads the bytes a TCP peer sends. Made in pairs with a ``SocketOutputStream`` by
 /// ``SocketStreams/connect(host:port:timeout:idleTimeout:)`` and
-/// ``SocketListener/accept(timeout:idleTimeout:)``; the streams
-/// come unopened, as in Cocoa, and ``ByteStream/open()`` does no I/O (the socket is connected).
+/// ``SocketListener/accept(timeout:idleTimeout:)``, or held by a ``SocketConnection`` of
+/// ``SocketListener/connections``; the streams come unopened, as in Cocoa, and
+/// ``ByteStream/open()`` does no I/O (the socket is connected).
 ///
 /// Ownership: the pair owns the socket. Closing this stream leaves the connection open for the
 /// output stream; the descriptor is closed when both streams are closed (or dropped).
@@ -125,7 +126,9 @@ final class SharedSocket: Sendable {
 /// has sent bytes or ended, a read never blocks (0 with the status left `.open` when nothing
 /// has come), and a reset connection is ``ByteStream/Event/errorOccurred`` (`ECONNRESET`).
 /// A reset that the output stream met first is this stream's error too: its next read that
-/// would return the end fails with `ECONNRESET` instead.
+/// would return the end fails with `ECONNRESET` instead. In Swift concurrency,
+/// ``ByteInputStream/read(into:isolation:)`` suspends the task until bytes come instead of
+/// blocking (``ByteOutputStream/write(contentsOf:isolation:)`` for the output stream).
 /// Thread safety: one thread may read this stream while another writes its output
 /// partner. The corresponding C functions are `recv(2)`, `read(2)`, `poll(2)` and `close(2)`.
 public final class SocketInputStream: ByteInputStream {
