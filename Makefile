@@ -3,7 +3,7 @@ SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
-.PHONY: all build test demo bench bench-cache fuzz fuzz-build docs install uninstall deps test-deps test-venv clean \
+.PHONY: all build test demo bench bench-cache bench-echo fuzz fuzz-build docs install uninstall deps test-deps test-venv clean \
 	version-check dependency-test deb deb-deps deb-test
 
 all: build
@@ -152,6 +152,21 @@ bench: test-deps
 bench-cache: test-deps
 	$(SWIFT) build -c release
 	scripts/bench-cache.sh $(RELEASE_BIN)
+
+# The sockets in Swift concurrency under load: BENCH_ECHO_CONNECTIONS (1000) concurrent loopback
+# connections in one process, each echoing BENCH_ECHO_BYTES (1 MiB) of text through gzip both
+# ways (GzipOutputStream to the server, which inflates and deflates it back), every byte
+# checked, at deflate levels 6 and 1; wall time and peak RSS from /usr/bin/time -v. A few
+# minutes on 2 cores. bench/echo.md holds the last run's numbers.
+BENCH_ECHO_CONNECTIONS ?= 1000
+BENCH_ECHO_BYTES ?= 1048576
+bench-echo:
+	$(SWIFT) build -c release --product echo-bench
+	@for level in 6 1; do \
+	  /usr/bin/time -v -o .build/echo-bench.time .build/release/echo-bench --connections $(BENCH_ECHO_CONNECTIONS) \
+	    --bytes $(BENCH_ECHO_BYTES) --level $$level || exit 1; \
+	  grep -E 'Elapsed|Maximum resident|User time|System time' .build/echo-bench.time; \
+	done
 
 # libFuzzer (with the address sanitizer) on two targets, one after the other, FUZZ_SECONDS
 # (600 by default) split between them: GzipInputStream on any bytes, seeded with the fixtures;

@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "StreamCache", targets: ["StreamCache"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
         .executable(name: "message-exchange", targets: ["MessageExchange"]),
+        .executable(name: "async-message-exchange", targets: ["AsyncMessageExchange"]),
+        .executable(name: "echo-bench", targets: ["EchoBench"]),
         .executable(name: "gzip-lines", targets: ["GzipLines"]),
     ],
     targets: [
@@ -53,6 +55,11 @@ let package = Package(
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),
+        // The same client and server in Swift concurrency: `@main`, `async`, awaited sockets.
+        .executableTarget(name: "AsyncMessageExchange", dependencies: ["GzipStreams"],
+                          path: "Examples/AsyncMessageExchange"),
+        // The asynchronous sockets under load: concurrent gzip echoes over loopback (make bench-echo).
+        .executableTarget(name: "EchoBench", dependencies: ["GzipStreams"], path: "Examples/EchoBench"),
         // The library's everyday tasks: scoped files, lines, an error's text, a range through an
         // index; it holds the README's library example verbatim, so that example is compiled.
         .executableTarget(name: "GzipLines", dependencies: ["GzipStreams"], path: "Examples/GzipLines"),
@@ -71,7 +78,7 @@ let package = Package(
         // `localizedDescription`, which needs Foundation.
         .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams",
                                                                     "SecretStreams", "StreamCache", "TestSupport"]),
-        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "GzipLines", "TestSupport"]),
+        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "AsyncMessageExchange", "GzipLines", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

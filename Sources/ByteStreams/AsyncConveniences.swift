@@ -3,70 +3,13 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
+import Synchronization
 
-// Swift concurrency over blocking streams. The cooperative thread pool has one thread per core;
-// a read or write that waits on a peer must not hold one. So:
-// - a socket or pipe is waited on with a Dispatch read or write source (no thread is blocked
-//   while it waits) that a cancelled task cancels;
-// - the writes of `writeAll` run on a Dispatch queue, in pieces, whatever the stream.
-
-extension ByteOutputStream {
-    /// The most bytes the asynchronous ``writeAll(_:)-5fk87`` hands to one `write` call: 64 KiB.
-    /// Cancellation is checked between pieces.
-    public static let asyncWritePieceSize = 64 * 1024
-
-    /// Writes all of `bytes` without holding a thread of the cooperative pool, opening the
-    /// stream first if needed.
-    ///
-    /// The bytes go out in pieces of at most ``asyncWritePieceSize`` bytes, each written with
-    /// ``write(_:maxLength:)`` on a Dispatch queue (where a full socket may block it) while the
-    /// task is suspended. Before each piece to a socket or pipe, the task waits without a thread
-    /// until the descriptor can take bytes (`poll(2)` says `POLLOUT`).
-    ///
-    /// - Parameter bytes: The bytes, in a `Sendable` sequence (`[UInt8]`, `Data`, a slice);
-    ///   one that is not contiguous is copied into an array first.
-    /// - Throws: `CancellationError` when the task is cancelled before a piece or while waiting
-    ///   for the descriptor: the pieces before it were written, the stream stays open and
-    ///   usable; the stream's error (as ``writeAll(_:)-(UnsafeRawBufferPointer)``);
-    ///   ``ByteStreamError/Code-swift.enum/noSpaceAvailable`` when a fixed buffer fills.
-    ///
-    /// A piece already inside `write` finishes before cancellation is seen (a peer that stops
-    /// reading then holds it). Thread safety: the stream is used from one thread at a time,
-    /// the task's or the queue's; do not use it elsewhere until this returns. The
-    /// corresponding C functions are `write(2)` or `send(2)`, and `epoll(7)` through Dispatch.
-    public func writeAll<Bytes: Sequence & Sendable>(_ bytes: Bytes) async throws where Bytes.Element == UInt8 {
-        if bytes.withContiguousStorageIfAvailable({ _ in true }) == nil {
-            try await writePieces(of: Array(bytes))
-        } else {
-            try await writePieces(of: bytes)
-        }
-    }
-
-    private func writePieces<Bytes: Sequence & Sendable>(of bytes: Bytes) async throws where Bytes.Element == UInt8 {
-        if streamStatus == .notOpen { try openOrThrow() }
-        let total = bytes.withContiguousStorageIfAvailable { $0.count }!
-        var offset = 0
-        while offset < total {
-            try Task.checkCancellation()
-            if let descriptor = waitableDescriptor(of: self) {
-                try await awaitReadiness(of: descriptor, for: .write)
-            }
-            let start = offset
-            // The task stays suspended while the queue writes, so the stream is still used by
-            // one thread at a time; the compiler cannot see that across the continuation.
-            nonisolated(unsafe) let stream = self
-            offset += try await runOnBlockingQueue {
-                try bytes.withContiguousStorageIfAvailable { buffer in
-                    let count = stream.write(buffer.baseAddress! + start, maxLength: min(total - start, Self.asyncWritePieceSize))
-                    if count < 0 { throw stream.streamErrorOrFallback(operation: "write") }
-                    if count == 0 { throw ByteStreamError(.noSpaceAvailable, operation: "write") }
-                    return count
-                }!
-            }
-        }
-    }
-}
+// Swift concurrency over streams that are not scheduled: before each chunk that `chunks()` and
+// the line sequences read from a socket or pipe, the task waits for the descriptor on the one
+// poll(2) loop (Readiness.swift) instead of blocking a thread of the cooperative pool, and a
+// cancelled task stops the wait. The reads and writes of AsyncTransfers.swift go further: they
+// schedule the stream, so wrapping streams (gzip) never block either.
 
 extension ByteInputStream {
     /// Before a chunk of ``chunks(maxLength:)``: checks `maxLength`, opens the stream if
@@ -78,7 +21,7 @@ extension ByteInputStream {
         if streamStatus == .notOpen { try openOrThrow() }
         guard streamStatus == .open, let descriptor = waitableDescriptor(of: self) else { return }
         try Task.checkCancellation()
-        try await awaitReadiness(of: descriptor, for: .read)
+        try await awaitReadiness(of: descriptor, events: Int16(POLLIN))
     }
 }
 
@@ -99,95 +42,61 @@ private func waitableDescriptor(of stream: ByteStream) -> Int32? {
     return type == S_IFSOCK || type == S_IFIFO ? descriptor : nil
 }
 
-/// Where the asynchronous conveniences run blocking calls.
-private let blockingQueue = DispatchQueue(label: "gzstream.async-io", attributes: .concurrent)
-/// Where the readiness sources deliver.
-private let readinessQueue = DispatchQueue(label: "gzstream.readiness")
-
-/// Runs `body` on ``blockingQueue`` and returns its result to the suspended task.
-private func runOnBlockingQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        blockingQueue.async { continuation.resume(with: Result(catching: body)) }
-    }
-}
-
-private enum Readiness { case read, write }
-
-/// Returns when `descriptor` is ready for `readiness` (or has an error or hang-up for the next
-/// call to report); throws `CancellationError` when the task is cancelled first.
-/// The corresponding C functions are `poll(2)` (a first look that does not wait) and
-/// `epoll(7)` through a Dispatch source.
-private func awaitReadiness(of descriptor: Int32, for readiness: Readiness) async throws {
-    var entry = pollfd(fd: descriptor, events: Int16(readiness == .read ? POLLIN : POLLOUT), revents: 0)
-    if poll(&entry, 1, 0) > 0 { return }
+/// Returns when `descriptor` is ready for `events` (`POLLIN` or `POLLOUT`), or has an error or
+/// hang-up for the next call to report; throws `CancellationError` when the task is cancelled
+/// first. The descriptor must stay open until this returns. Does not block a thread: a first
+/// look with a zero timeout, then a one-shot registration on the ``ReadinessLoop``.
+/// The corresponding C function is `poll(2)`.
+func awaitReadiness(of descriptor: Int32, events: Int16) async throws {
+    var entry = pollfd(fd: descriptor, events: events, revents: 0)
+    if SystemCalls.retryingOnInterrupt({ poll(&entry, 1, 0) }) > 0 { return }
     let waiter = ReadinessWaiter()
     try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            waiter.start(descriptor: descriptor, readiness: readiness, continuation: continuation)
+            waiter.start(descriptor: descriptor, events: events, continuation: continuation)
         }
     } onCancel: {
-        waiter.cancel()
+        waiter.finish(cancelled: true)
     }
 }
 
-/// One wait for readiness: a Dispatch source, resumed once, by readiness or by cancellation.
-/// The continuation is resumed from the source's cancel handler, so that the source has let
-/// go of the descriptor before the caller may close it.
+/// One wait for readiness: a registration on the ``ReadinessLoop``, resumed once, by readiness
+/// or by cancellation, and removed before the task resumes (so the caller may then close the
+/// descriptor).
 private final class ReadinessWaiter: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Void, any Error>?
-        var source: SendableSource?
+        var token: UInt64?
         var cancelled = false
         var finished = false
     }
 
-    /// A Dispatch source is thread-safe (`cancel` may be called from any thread); Swift's
-    /// overlay does not say so.
-    private struct SendableSource: @unchecked Sendable {
-        let source: any DispatchSourceProtocol
-    }
+    private let state = Mutex(State())
 
-    private let state = QueueGuarded(State(), label: "gzstream.async.state")
-
-    func start(descriptor: Int32, readiness: Readiness, continuation: CheckedContinuation<Void, any Error>) {
-        let source: any DispatchSourceProtocol = readiness == .read
-            ? DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: readinessQueue)
-            : DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: readinessQueue)
-        source.setEventHandler { [self] in finish() }
-        source.setCancelHandler { [self] in resume() }
-        let box = SendableSource(source: source)
+    func start(descriptor: Int32, events: Int16, continuation: CheckedContinuation<Void, any Error>) {
         let cancelledBefore = state.withLock { state in
+            if state.cancelled {
+                state.finished = true
+                return true
+            }
             state.continuation = continuation
-            state.source = box
-            if state.cancelled { state.finished = true }
-            return state.cancelled
+            // The handler runs on the loop's thread and takes this lock, so it sees the token.
+            state.token = ReadinessLoop.shared.add(descriptor, events: events) { [self] in finish(cancelled: false) }
+            return false
         }
-        // Activated either way: Dispatch does not allow releasing a source never activated.
-        source.activate()
-        if cancelledBefore { source.cancel() }
+        if cancelledBefore { continuation.resume(throwing: CancellationError()) }
     }
 
-    /// Called by the task's cancellation handler, possibly before ``start``.
-    func cancel() {
-        state.withLock { $0.cancelled = true }
-        finish()
-    }
-
-    /// Stops the source once; its cancel handler resumes the task.
-    private func finish() {
-        let box: SendableSource? = state.withLock { state in
-            if state.finished { return nil }
+    /// Ends the wait once: by readiness, or by the task's cancellation (possibly before ``start``).
+    func finish(cancelled: Bool) {
+        let (continuation, token): (CheckedContinuation<Void, any Error>?, UInt64?) = state.withLock { state in
+            if cancelled { state.cancelled = true }
+            guard !state.finished, state.continuation != nil else { return (nil, nil) }
             state.finished = true
-            return state.source
-        }
-        box?.source.cancel()
-    }
-
-    private func resume() {
-        let (continuation, cancelled) = state.withLock { state in
             defer { state.continuation = nil }
-            return (state.continuation, state.cancelled)
+            return (state.continuation, state.token)
         }
+        if let token { ReadinessLoop.shared.remove(token) }
         if cancelled {
             continuation?.resume(throwing: CancellationError())
         } else {
@@ -195,4 +104,3 @@ private final class ReadinessWaiter: Sendable {
         }
     }
 }
-

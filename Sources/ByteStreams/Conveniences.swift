@@ -150,12 +150,14 @@ extension ByteInputStream {
     /// The stream is opened on the first iteration if needed and closed when the sequence ends
     /// or fails.
     ///
-    /// Over a socket or a pipe (``SocketInputStream``, a ``FileInputStream`` of a FIFO), each
-    /// chunk first waits without a thread until a read will not block, and a cancelled task
-    /// ends the iteration with `CancellationError` at once, even while waiting: the stream is
-    /// then closed like after any failure (for a socket, only its input half; its status is
-    /// `.closed` and its ``ByteStream/streamError`` stays `nil`). Other streams (memory, regular
-    /// files, wrapping streams) are read as before: each read blocks the task that iterates.
+    /// Each chunk is read as ``read(into:isolation:)`` reads: over a socket or a pipe
+    /// (``SocketInputStream``, a ``FileInputStream`` of a FIFO, or a `GzipInputStream` over
+    /// one) the task is suspended, not blocked, until bytes come, and a cancelled task ends the
+    /// iteration with `CancellationError` at once, even while waiting: the stream is then
+    /// closed like after any failure (for a socket, only its input half; its status is
+    /// `.closed` and its ``ByteStream/streamError`` stays `nil`). Memory and regular files are
+    /// read on the task's thread. A stream scheduled on a queue or run loop stays so: a socket
+    /// or pipe is then waited for on the same `poll(2)` loop, and other streams block the task.
     public func chunks(maxLength: Int = ByteStream.defaultChunkSize) -> ByteChunks {
         ByteChunks(stream: self, maxLength: maxLength)
     }
@@ -189,8 +191,14 @@ public struct ByteChunks: AsyncSequence {
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> [UInt8]? {
             if stream.streamStatus == .closed { return nil }
             do {
-                try await stream.prepareChunk(maxLength: maxLength)
-                let chunk = try stream.readChunk(maxLength: maxLength)
+                let chunk: [UInt8]
+                if stream.readsThroughTask {
+                    try requireArgument(maxLength, in: ByteStream.chunkSizes, "maxLength", operation: "read chunk")
+                    chunk = try await stream.readChunkAwaiting(maxLength: maxLength)
+                } else {
+                    try await stream.prepareChunk(maxLength: maxLength)
+                    chunk = try stream.readChunk(maxLength: maxLength)
+                }
                 if chunk.isEmpty {
                     stream.close()
                     return nil

@@ -87,8 +87,12 @@ final class LineReader {
                 }
                 try checkArguments()
                 try Task.checkCancellation()
-                try await stream.prepareChunk(maxLength: Self.readSize)
-                try fill()
+                if stream.readsThroughTask {
+                    try await fillAwaiting()
+                } else {
+                    try await stream.prepareChunk(maxLength: Self.readSize)
+                    try fill()
+                }
             }
         } catch {
             isFinished = true
@@ -157,6 +161,18 @@ final class LineReader {
         let count = stream.read(storage! + end, maxLength: Self.readSize)
         if count < 0 { throw stream.streamErrorOrFallback(operation: "read") }
         try stream.throwIfNothingYet(count, operation: Self.operation)
+        if count == 0 { streamEnded = true } else { end += count }
+    }
+
+    /// ``fill()`` through ``ByteInputStream/read(into:isolation:)``: the task is suspended,
+    /// not blocked, until the stream (a socket, or a gzip stream over one) has bytes.
+    private func fillAwaiting(isolation: isolated (any Actor)? = #isolation) async throws {
+        if stream.streamStatus == .closed {
+            streamEnded = true
+            return
+        }
+        makeRoom()
+        let count = try await stream.readAwaiting(into: storage! + end, maxLength: Self.readSize)
         if count == 0 { streamEnded = true } else { end += count }
     }
 

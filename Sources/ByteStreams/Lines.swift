@@ -258,15 +258,25 @@ public struct StreamBytes: AsyncSequence {
             do {
                 try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "read bytes")
                 try Task.checkCancellation()
-                try await stream.prepareChunk(maxLength: chunkSize)
-                if stream.streamStatus == .closed {
-                    finished = true
-                    return nil
+                let read: Int
+                if stream.readsThroughTask {
+                    if stream.streamStatus == .closed {
+                        finished = true
+                        return nil
+                    }
+                    buffer = try await stream.readChunkAwaiting(maxLength: chunkSize)
+                    read = buffer.count
+                } else {
+                    try await stream.prepareChunk(maxLength: chunkSize)
+                    if stream.streamStatus == .closed {
+                        finished = true
+                        return nil
+                    }
+                    if buffer.count != chunkSize { buffer = [UInt8](repeating: 0, count: chunkSize) }
+                    read = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
+                    if read < 0 { throw stream.streamErrorOrFallback(operation: "read") }
+                    try stream.throwIfNothingYet(read, operation: "read bytes")
                 }
-                if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: chunkSize) }
-                let read = buffer.withUnsafeMutableBufferPointer { stream.read($0.baseAddress!, maxLength: $0.count) }
-                if read < 0 { throw stream.streamErrorOrFallback(operation: "read") }
-                try stream.throwIfNothingYet(read, operation: "read bytes")
                 if read == 0 {
                     finished = true
                     stream.close()

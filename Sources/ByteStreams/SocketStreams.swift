@@ -112,8 +112,9 @@ final class SharedSocket: Sendable {
 
 /// Reads the bytes a TCP peer sends. Made in pairs with a ``SocketOutputStream`` by
 /// ``SocketStreams/connect(host:port:timeout:idleTimeout:)`` and
-/// ``SocketListener/accept(timeout:idleTimeout:)``; the streams
-/// come unopened, as in Cocoa, and ``ByteStream/open()`` does no I/O (the socket is connected).
+/// ``SocketListener/accept(timeout:idleTimeout:)``, or held by a ``SocketConnection`` of
+/// ``SocketListener/connections``; the streams come unopened, as in Cocoa, and
+/// ``ByteStream/open()`` does no I/O (the socket is connected).
 ///
 /// Ownership: the pair owns the socket. Closing this stream leaves the connection open for the
 /// output stream; the descriptor is closed when both streams are closed (or dropped).
@@ -125,7 +126,9 @@ final class SharedSocket: Sendable {
 /// has sent bytes or ended, a read never blocks (0 with the status left `.open` when nothing
 /// has come), and a reset connection is ``ByteStream/Event/errorOccurred`` (`ECONNRESET`).
 /// A reset that the output stream met first is this stream's error too: its next read that
-/// would return the end fails with `ECONNRESET` instead.
+/// would return the end fails with `ECONNRESET` instead. In Swift concurrency,
+/// ``ByteInputStream/read(into:isolation:)`` suspends the task until bytes come instead of
+/// blocking (``ByteOutputStream/write(contentsOf:isolation:)`` for the output stream).
 /// Thread safety: one thread may read this stream while another writes its output
 /// partner. The corresponding C functions are `recv(2)`, `read(2)`, `poll(2)` and `close(2)`.
 public final class SocketInputStream: ByteInputStream {
@@ -307,114 +310,6 @@ public enum SocketStreams {
             try requireArgument(idleTimeout > .zero, "idleTimeout", "must be more than zero, not \(idleTimeout)",
                                 operation: operation)
         }
-    }
-}
-
-/// A listening TCP socket that hands out a stream pair per connection.
-///
-/// Ownership: the listener owns the listening descriptor and closes it on ``close()`` or when
-/// dropped; each accepted pair owns its own socket (see ``SocketInputStream``).
-///
-/// Thread safety: use a listener from one thread at a time; it is not `Sendable` (``close()``
-/// changes its descriptor), so move it to another task or thread with `sending`, do not
-/// share it. The streams ``accept(timeout:idleTimeout:)`` returns are the caller's, free to
-/// send to another task or thread.
-/// The corresponding C functions are `getaddrinfo(3)`, `socket(2)`, `bind(2)`, `listen(2)`,
-/// `accept(2)` and `close(2)`.
-public final class SocketListener {
-    /// The listening descriptor, or `-1` after ``close()``.
-    public private(set) var fileDescriptor: Int32
-    /// The port the listener is bound to: the one asked for, or the one the system chose for 0.
-    public let port: Int
-    /// The local address, `127.0.0.1:port` or `[::1]:port`, as errors name it.
-    public let displayName: String
-
-    /// Binds `host`:`port` and listens.
-    ///
-    /// - Parameters:
-    ///   - host: The local address to bind: `"127.0.0.1"` (default, loopback only), `"::1"`,
-    ///     `"0.0.0.0"`, or a name; the first address that binds is used.
-    ///   - port: The TCP port, `0...65535`, or 0 for any free port (read it back from ``port``).
-    ///   - backlog: The most pending connections, `1...65535`; default 128.
-    /// - Throws: ``ByteStreamError`` with operation `"bind"` or `"listen"` and `errno`
-    ///   (`EADDRINUSE`, `EADDRNOTAVAIL`, `EACCES`); `"listen"` with
-    ///   ``ByteStreamError/Code-swift.enum/hostNotFound(message:)`` for a host the resolver
-    ///   cannot find, or ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for
-    ///   a port or a backlog out of range.
-    ///
-    /// Does not block. The corresponding C functions are `bind(2)` and `listen(2)`.
-    public init(host: String = "127.0.0.1", port: Int, backlog: Int = 128) throws {
-        try requireArgument(port, in: 0...65535, "port", operation: "listen")
-        try requireArgument(backlog, in: 1...65535, "backlog", operation: "listen")
-        let port = UInt16(port)
-        let target = SocketAddress.describe(host: host, port: port)
-        let addresses = try SystemCalls.resolve(host: host, port: port, passive: true, operation: "listen")
-        var lastError: any Error = ByteStreamError(.system(errno: EADDRNOTAVAIL), operation: "bind", target: target)
-        for address in addresses {
-            do {
-                let fd = try SystemCalls.socket(family: address.family, operation: "listen", target: target)
-                do {
-                    try SystemCalls.bindAndListen(fd, to: address, backlog: Int32(backlog), target: target)
-                    let bound = try SystemCalls.localAddress(fd, target: target).port
-                    fileDescriptor = fd
-                    self.port = Int(bound)
-                    var local = address
-                    local.setPort(bound)
-                    displayName = local.description
-                    return
-                } catch {
-                    try? SystemCalls.close(fd, target: target)
-                    throw error
-                }
-            } catch {
-                lastError = error
-            }
-        }
-        throw lastError
-    }
-
-    deinit {
-        if fileDescriptor >= 0 { try? SystemCalls.close(fileDescriptor, target: displayName) }
-    }
-
-    /// Waits for the next connection and returns its two streams, unopened.
-    ///
-    /// - Parameters:
-    ///   - timeout: The longest wait for a peer, zero or more; `nil` (the default) waits as
-    ///     long as it takes.
-    ///   - idleTimeout: The longest each read or write of the pair may wait without moving a
-    ///     byte before it fails with `ETIMEDOUT` (``SocketInputStream/idleTimeout``); more than
-    ///     zero, or `nil` (the default) to wait as long as it takes.
-    /// - Returns: The input and output streams of the connection, named after the peer
-    ///   (`127.0.0.1:54321`); open both before use and close both to release the socket.
-    /// - Throws: ``ByteStreamError`` with operation `"accept"` and the listener's
-    ///   ``displayName``: `ETIMEDOUT` when no peer came within `timeout`, `errno` from the
-    ///   system (`EMFILE` when out of descriptors), ``ByteStreamError/Code-swift.enum/notOpen``
-    ///   after ``close()``, or ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)``
-    ///   for a negative timeout or an idle timeout that is not more than zero.
-    ///
-    /// Blocks until a peer connects or `timeout` passes. The corresponding C functions are
-    /// `accept(2)` and `poll(2)`.
-    public func accept(timeout: Duration? = nil, idleTimeout: Duration? = nil) throws
-        -> sending (input: ByteInputStream, output: ByteOutputStream)
-    {
-        try SocketStreams.requireTimeouts(timeout, idleTimeout: idleTimeout, operation: "accept")
-        guard fileDescriptor >= 0 else { throw ByteStreamError(.notOpen, operation: "accept", target: displayName) }
-        let deadline = timeout.map { ContinuousClock.now + $0 }
-        let (fd, peer) = try SystemCalls.accept(fileDescriptor, deadline: deadline, target: displayName)
-        let socket = SharedSocket(descriptor: fd, displayName: peer, idleTimeout: idleTimeout)
-        return (SocketInputStream(socket: socket), SocketOutputStream(socket: socket))
-    }
-
-    /// Stops listening and closes the descriptor; connections already accepted stay open.
-    /// Closing twice is harmless.
-    /// - Throws: ``ByteStreamError`` with operation `"close"` and `errno`.
-    /// The corresponding C function is `close(2)`.
-    public func close() throws {
-        guard fileDescriptor >= 0 else { return }
-        let owned = fileDescriptor
-        fileDescriptor = -1
-        try SystemCalls.close(owned, target: displayName)
     }
 }
 

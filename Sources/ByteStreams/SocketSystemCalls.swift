@@ -156,6 +156,18 @@ extension SystemCalls {
         }
     }
 
+    /// Stops the listening socket `fd`: pending connections are refused, and on Linux a call
+    /// waiting in `accept(2)` or `poll(2)` on it wakes (`accept` then fails with `EINVAL`).
+    /// Errors are ignored: the descriptor is closed next in any case.
+    /// The corresponding C function is `shutdown(2)` with `SHUT_RDWR`.
+    static func shutdownListener(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = shutdown(fd, Int32(SHUT_RDWR))
+        #else
+        _ = shutdown(fd, SHUT_RDWR)
+        #endif
+    }
+
     /// Makes the coming `close` of `fd` reset the connection (RST) rather than end it (FIN), or,
     /// with `resets` false, end it in order again.
     /// The corresponding C function is `setsockopt(2)` with `SO_LINGER` of zero seconds.
@@ -202,6 +214,17 @@ extension SystemCalls {
         -> (descriptor: Int32, peer: String)
     {
         while true {
+            if let accepted = try acceptIfReady(fd, target: target) { return accepted }
+            try wait(fd, for: Int16(POLLIN), deadline: deadline, operation: "accept", target: target)
+        }
+    }
+
+    /// Takes the next connection on the non-blocking listener `fd` if one is waiting; `nil`
+    /// when none is (`EAGAIN`). The connection is blocking, with close-on-exec set; one the
+    /// peer aborted before it was taken is skipped.
+    /// The corresponding C functions are `accept(2)` and `fcntl(2)`.
+    static func acceptIfReady(_ fd: Int32, target: String) throws -> (descriptor: Int32, peer: String)? {
+        while true {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let client = withUnsafeMutablePointer(to: &storage) {
@@ -225,8 +248,7 @@ extension SystemCalls {
             if client >= 0 { return (client, SocketAddress(storage: storage, length: length).description) }
             switch errno {
             case EINTR, ECONNABORTED: continue
-            case EAGAIN, EWOULDBLOCK:
-                try wait(fd, for: Int16(POLLIN), deadline: deadline, operation: "accept", target: target)
+            case EAGAIN, EWOULDBLOCK: return nil
             default: throw ByteStreamError(.system(errno: errno), operation: "accept", target: target)
             }
         }

@@ -85,7 +85,7 @@ private func readSlowly(_ input: ByteInputStream, limit: Int, after gate: Dispat
     }
 }
 
-@Suite("Async conveniences: cancellation-aware chunks() and writeAll async", .serialized, .timeLimit(.minutes(1)))
+@Suite("Async conveniences: cancellation-aware chunks() and write(contentsOf:)", .serialized, .timeLimit(.minutes(1)))
 struct AsyncConvenienceTests {
     @Test("chunks() of a socket whose peer sends nothing: cancelling the task ends it with CancellationError")
     func cancelWhileWaiting() async throws {
@@ -108,7 +108,7 @@ struct AsyncConvenienceTests {
         // of its own; the output half of the socket still works.
         #expect(connection.client.input.streamStatus == .closed)
         #expect(connection.client.input.streamError == nil)
-        try await connection.client.output.writeAll(Array("still here".utf8))
+        try await connection.client.output.write(contentsOf: Array("still here".utf8))
         try connection.client.output.closeOrThrow()
         #expect(try connection.server.input.readToEnd(limit: 100) == Array("still here".utf8))
         connection.server.input.close()
@@ -179,7 +179,7 @@ struct AsyncConvenienceTests {
         }
     }
 
-    @Test("writeAll async: several MB into sockets whose peers read slowly arrive intact, and the cooperative pool stays free")
+    @Test("write(contentsOf:): several MB into sockets whose peers read slowly arrive intact, and the cooperative pool stays free")
     func writeAllSlowPeers() async throws {
         // More writers than cores, into sockets whose peers do not read yet. Were a full
         // socket to block a cooperative thread, the probe task could not run before the
@@ -191,7 +191,7 @@ struct AsyncConvenienceTests {
             // Each output is its writer task's alone; the test looks at the other streams.
             nonisolated(unsafe) let output = connection.client.output
             return Task {
-                try await output.writeAll(content)
+                try await output.write(contentsOf: content)
                 try output.closeOrThrow()
             }
         }
@@ -224,29 +224,29 @@ struct AsyncConvenienceTests {
         }
     }
 
-    @Test("writeAll async of Data and of an array into memory; a full buffer throws noSpaceAvailable")
+    @Test("write(contentsOf:) of Data and of an array into memory; a full buffer throws noSpaceAvailable")
     func writeAllMemory() async throws {
         let output = MemoryOutputStream()
         let content = randomBytes(count: 200_001, seed: 60)
-        try await output.writeAll(Data(content))
-        try await output.writeAll(content[0..<5])
+        try await output.write(contentsOf: Data(content))
+        try await output.write(contentsOf: content[0..<5])
         expectSameBytes(output.data, content + content[0..<5])
 
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 10)
         defer { buffer.deallocate() }
         let full = MemoryOutputStream(buffer: buffer, capacity: 10)
-        let error = await #expect(throws: ByteStreamError.self) { try await full.writeAll(Array(0..<20) as [UInt8]) }
+        let error = await #expect(throws: ByteStreamError.self) { try await full.write(contentsOf: Array(0..<20) as [UInt8]) }
         #expect(error?.code == .noSpaceAvailable)
     }
 
-    @Test("writeAll async in a cancelled task writes nothing and throws CancellationError; the stream stays usable")
+    @Test("write(contentsOf:) in a cancelled task writes nothing and throws CancellationError; the stream stays usable")
     func writeAllCancelled() async throws {
         // The task's alone until its value is awaited.
         nonisolated(unsafe) let output = MemoryOutputStream()
         let outcome = await Task {
             withUnsafeCurrentTask { $0?.cancel() }
             do {
-                try await output.writeAll([1, 2, 3] as [UInt8])
+                try await output.write(contentsOf: [1, 2, 3] as [UInt8])
                 return "written"
             } catch {
                 return error is CancellationError ? "cancelled" : "\(error)"
@@ -254,7 +254,7 @@ struct AsyncConvenienceTests {
         }.value
         #expect(outcome == "cancelled")
         #expect(output.data.isEmpty)
-        try await output.writeAll([4] as [UInt8])
+        try await output.write(contentsOf: [4] as [UInt8])
         #expect(output.data == Data([4]))
     }
 }

@@ -44,3 +44,54 @@ func acceptInATask(_ listener: sending SocketListener) -> Task<Void, any Error> 
         connection.output.close()
     }
 }
+
+// The blocking writeAll compiles without `await` in an async function: the asynchronous
+// write has a name of its own, so it does not take over the call.
+func blockingWriteInAnAsyncFunction() async throws {
+    let output = MemoryOutputStream()
+    try output.writeAll(Array("sync".utf8))
+    try await output.write(contentsOf: Array(" and async".utf8))
+    try output.closeOrThrow()
+}
+
+// A listener is Sendable: one task iterates its connections while another closes it.
+func closeAListenerAnotherTaskIterates() async throws {
+    let listener = try SocketListener(port: 0)
+    let server = Task {
+        for try await connection in listener.connections {
+            connection.input.close()
+            connection.output.close()
+        }
+    }
+    try listener.close()
+    try await server.value
+}
+
+// Each connection moves into a task of its own.
+func serveEachConnectionInATask(_ listener: SocketListener) async throws {
+    for try await connection in listener.connections {
+        Task {
+            for try await chunk in connection.input.chunks() {
+                try await connection.output.write(contentsOf: chunk)
+            }
+            try await connection.output.finishAndClose()
+        }
+    }
+}
+
+// A connection's two halves, separated, move into two tasks: one reads while the other writes.
+func readAndWriteInTwoTasks(_ connection: sending SocketConnection) async throws -> Int {
+    try await connection.separated { input, output in
+        let writer = Task {
+            try await output.write(contentsOf: [UInt8](repeating: 1, count: 1 << 20))
+            try await output.finishAndClose()
+        }
+        let reader = Task {
+            var total = 0
+            for try await chunk in input.chunks() { total += chunk.count }
+            return total
+        }
+        try await writer.value
+        return try await reader.value
+    }
+}

@@ -10,12 +10,19 @@ import Darwin
 #endif
 
 /// The `message-exchange` example (Examples/MessageExchange): a server and a client that talk
-/// gzip over one TCP connection through scheduled streams and delegates. The server runs on a
-/// free loopback port and announces it on its first line of output.
-@Suite("message-exchange example: client and server over loopback", .onDedicatedThreads, .timeLimit(.minutes(2)))
+/// gzip over one TCP connection through scheduled streams and delegates; and its Swift
+/// concurrency form, `async-message-exchange` (Examples/AsyncMessageExchange: `@main`,
+/// `async`, awaited sockets), which must behave the same, and talk to the other form. The
+/// server runs on a free loopback port and announces it on its first line of output.
+@Suite("message-exchange examples, run-loop and async: client and server over loopback", .onDedicatedThreads,
+       .timeLimit(.minutes(2)))
 struct MessageExchangeTests {
-    static let binary = URL(fileURLWithPath: Locations.binary).deletingLastPathComponent()
-        .appendingPathComponent("message-exchange").path
+    /// The two forms of the example.
+    static let examples = ["message-exchange", "async-message-exchange"]
+
+    static func binary(_ example: String) -> String {
+        URL(fileURLWithPath: Locations.binary).deletingLastPathComponent().appendingPathComponent(example).path
+    }
 
     /// A running server: its process and the file its standard output goes to.
     struct Server {
@@ -26,7 +33,8 @@ struct MessageExchangeTests {
         var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
 
         func stop() {
-            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+            // SIGKILL: a test's child may inherit a signal mask that blocks SIGTERM.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             _ = waitForExit(process, timeout: 10)
         }
 
@@ -41,11 +49,11 @@ struct MessageExchangeTests {
         }
     }
 
-    func startServer(in scratch: Scratch) throws -> Server {
+    func startServer(_ example: String, in scratch: Scratch) throws -> Server {
         let outputPath = scratch.ioPath("server-stdout")
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.executableURL = URL(fileURLWithPath: Self.binary(example))
         process.arguments = ["server", "--port", "0"]
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         process.standardOutput = FileHandle(forWritingAtPath: outputPath)
@@ -68,10 +76,11 @@ struct MessageExchangeTests {
                       as: UTF8.self)
     }
 
-    @Test("a peer that sends everything and half-closes before it reads gets every echo: the server finishes sending before it closes")
-    func halfCloseBeforeReading() throws {
+    @Test("a peer that sends everything and half-closes before it reads gets every echo: the server finishes sending before it closes",
+          arguments: examples)
+    func halfCloseBeforeReading(example: String) throws {
         try withScratch { scratch in
-            let server = try startServer(in: scratch)
+            let server = try startServer(example, in: scratch)
             defer { server.stop() }
             // The echo of 2 MiB cannot all be in the socket buffers when the peer's end comes:
             // the server still has some of it to send then.
@@ -95,16 +104,17 @@ struct MessageExchangeTests {
         }
     }
 
-    @Test("the client's messages, read from standard input, come back as echoes in order, a large one included, and the server logs each")
-    func messagesAreEchoed() throws {
+    @Test("the client's messages, read from standard input, come back as echoes in order, a large one included, and the server logs each",
+          arguments: examples, examples)
+    func messagesAreEchoed(serverExample: String, clientExample: String) throws {
         try withScratch { scratch in
-            let server = try startServer(in: scratch)
+            let server = try startServer(serverExample, in: scratch)
             defer { server.stop() }
             // 1 MiB of text on one line: more than the socket buffers, in both directions.
             let large = Self.hexLine(byteCount: 1 << 20, seed: 8734)
             let messages = ["hello", "", "grüße, 世界", large, "last"]
             // On standard input: one argument may hold at most 128 KiB.
-            let client = try run(Self.binary, ["client", "--port", server.port], in: scratch,
+            let client = try run(Self.binary(clientExample), ["client", "--port", server.port], in: scratch,
                                  input: .bytes(Array(messages.map { $0 + "\n" }.joined().utf8)), timeout: 60)
             #expect(client.status == 0, "status \(client.status), stderr \(client.err.debugDescription)")
             // Compared line by line: a failure names the first line that differs, not 2 MiB of text.
@@ -123,13 +133,13 @@ struct MessageExchangeTests {
         }
     }
 
-    @Test("the server serves one connection after another; the client takes its messages as arguments")
-    func secondConnectionAndStandardInput() throws {
+    @Test("the server serves one connection after another; the client takes its messages as arguments", arguments: examples)
+    func secondConnectionAndStandardInput(example: String) throws {
         try withScratch { scratch in
-            let server = try startServer(in: scratch)
+            let server = try startServer(example, in: scratch)
             defer { server.stop() }
             for round in 1...2 {
-                let client = try run(Self.binary, ["client", "--port", server.port, "one \(round)", "two \(round)"],
+                let client = try run(Self.binary(example), ["client", "--port", server.port, "one \(round)", "two \(round)"],
                                      in: scratch, timeout: 60)
                 #expect(client.status == 0, "\(client)")
                 #expect(client.out == "echo: one \(round)\necho: two \(round)\n")
@@ -137,8 +147,8 @@ struct MessageExchangeTests {
         }
     }
 
-    @Test("a client with no server to talk to fails with one line naming the refused connection")
-    func refused() throws {
+    @Test("a client with no server to talk to fails with one line naming the refused connection", arguments: examples)
+    func refused(example: String) throws {
         try withScratch { scratch in
             // A port that was free a moment ago: bound, read, closed.
             let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -150,7 +160,7 @@ struct MessageExchangeTests {
             _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }
             close(probe)
             let port = UInt16(bigEndian: address.sin_port)
-            let client = try run(Self.binary, ["client", "--port", "\(port)", "hello"], in: scratch, timeout: 60)
+            let client = try run(Self.binary(example), ["client", "--port", "\(port)", "hello"], in: scratch, timeout: 60)
             #expect(client.status == 1)
             #expect(client.errLines.count == 1 && client.err.contains("Connection refused"), "\(client)")
             #expect(client.out.isEmpty)

@@ -215,6 +215,7 @@ public final class GzipOutputStream: ByteOutputStream {
     }
 
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
+        if finished { throw ByteStreamError(.noSpaceAvailable, operation: "write") }
         var count = maxLength
         if innerEvents != nil {
             // Scheduled: nothing new is taken while compressed bytes wait for the inner stream,
@@ -249,7 +250,7 @@ public final class GzipOutputStream: ByteOutputStream {
     /// - Throws: The inner stream's error or ``GzipError``; the stream is then in `.error`.
     public func flush() throws {
         try throwIfFailed()
-        guard streamStatus == .open else { throw ByteStreamError(.notOpen, operation: "flush") }
+        guard streamStatus == .open, !finished else { throw ByteStreamError(.notOpen, operation: "flush") }
         do {
             if let blockDeflate {
                 try blockDeflate.flush(deliver: emit(block:))
@@ -273,27 +274,38 @@ public final class GzipOutputStream: ByteOutputStream {
 
     /// Whether ``abandon()`` was called: the member has no trailer.
     package private(set) var abandoned = false
+    /// Whether the last deflate block and the trailer have been made (``finishOutput()``).
+    private var finished = false
+
+    /// Makes the last deflate block and the trailer, and the index when one is kept.
+    private func finishMember() throws {
+        finished = true
+        if let blockDeflate {
+            try blockDeflate.finish(deliver: emit(block:))
+        } else {
+            try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish)
+        }
+        let trailer = GzipTrailer(crc32: crc, plainSize: uncompressedCount).encoded
+        try emit(trailer)
+        if let accessPoints, let blockSize {
+            index = GzipIndex(compressedSize: UInt64(producedCount), plainSize: UInt64(uncompressedCount),
+                              spacing: UInt32(clamping: blockSize), points: accessPoints)
+            // The trailer is the file's last 8 bytes: the seal binds the index to them.
+            index?.compressedTail = Array(trailer)
+            let unterminated: UInt64 = lastPlainByte.map { $0 == 0x0A ? 0 : 1 } ?? 0
+            index?.lineTable = GzipLineTable(newlinesBefore: newlinesBefore, newlineCount: producedNewlines,
+                                             lineCount: producedNewlines + unterminated)
+        }
+    }
 
     override public func closeBacking() throws {
         var firstError: (any Error)?
         if streamStatus != .error, !abandoned, zstream != nil || blockDeflate != nil {
             do {
-                if let blockDeflate {
-                    try blockDeflate.finish(deliver: emit(block:))
-                } else {
-                    try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: .finish)
-                }
-                let trailer = GzipTrailer(crc32: crc, plainSize: uncompressedCount).encoded
-                try emit(trailer)
-                if let accessPoints, let blockSize {
-                    index = GzipIndex(compressedSize: UInt64(producedCount), plainSize: UInt64(uncompressedCount),
-                                      spacing: UInt32(clamping: blockSize), points: accessPoints)
-                    // The trailer is the file's last 8 bytes: the seal binds the index to them.
-                    index?.compressedTail = Array(trailer)
-                    let unterminated: UInt64 = lastPlainByte.map { $0 == 0x0A ? 0 : 1 } ?? 0
-                    index?.lineTable = GzipLineTable(newlinesBefore: newlinesBefore, newlineCount: producedNewlines,
-                                                     lineCount: producedNewlines + unterminated)
-                }
+                if !finished { try finishMember() }
+                // What a scheduled stream held after finishOutput(): written now that the inner
+                // stream is off the scheduler and blocks again.
+                try drainHeld()
             } catch {
                 firstError = error
             }
@@ -444,4 +456,28 @@ extension GzipOutputStream: FollowsInnerReadiness {
             post(.hasSpaceAvailable)
         }
     }
+}
+
+// MARK: Swift concurrency
+
+/// `finishAndClose()` (ByteStreams' asynchronous close) makes the end of the member while the
+/// stream is still scheduled, and waits for the inner stream to take it before closing.
+extension GzipOutputStream: HoldsOutputForInnerStream {
+    /// Makes the last deflate block and the trailer: held while the scheduled inner stream has
+    /// no room, written as it takes them. Later writes fail with
+    /// ``ByteStreamError/Code-swift.enum/noSpaceAvailable``; ``ByteStream/close()`` then
+    /// writes nothing more of the member.
+    /// - Throws: The inner stream's error or ``GzipError``; the stream is then in `.error`.
+    package func finishOutput() throws {
+        try throwIfFailed()
+        guard !finished, !abandoned else { return }
+        do {
+            try finishMember()
+        } catch {
+            fail(error)
+            throw error
+        }
+    }
+
+    package var heldOutputCount: Int { heldByteCount }
 }
