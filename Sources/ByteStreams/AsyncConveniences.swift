@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 // Swift concurrency over streams that are not scheduled: before each chunk that `chunks()` and
 // the line sequences read from a socket or pipe, the task waits for the descriptor on the one
@@ -64,14 +63,14 @@ func awaitReadiness(of descriptor: Int32, events: Int16) async throws {
 /// or by cancellation, and removed before the task resumes (so the caller may then close the
 /// descriptor).
 private final class ReadinessWaiter: Sendable {
-    private struct State {
+    private struct State: Sendable {
         var continuation: CheckedContinuation<Void, any Error>?
         var token: UInt64?
         var cancelled = false
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = QueueGuarded(State(), label: "gzstream.async.readiness")
 
     func start(descriptor: Int32, events: Int16, continuation: CheckedContinuation<Void, any Error>) {
         let cancelledBefore = state.withLock { state in

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The scheduler of a stream used from Swift concurrency: its work runs in the task that uses
 /// the stream, when that task next reads or writes it, instead of on a queue.
@@ -11,14 +10,15 @@ import Synchronization
 /// read or no room to write is suspended, not blocked.
 ///
 /// Thread safety: `perform` from any thread; `runQueued` and `waitForWork` from the one task
-/// that uses the streams scheduled here. The queue and the suspended task are behind a `Mutex`.
+/// that uses the streams scheduled here. The queue and the suspended task are behind a
+/// `QueueGuarded`, the one lock type (a Dispatch queue, which the thread sanitizer sees).
 final class AwaitingScheduler: ByteStreamScheduler {
-    private struct State {
+    private struct State: Sendable {
         var work: [@Sendable () -> Void] = []
         var waiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = QueueGuarded(State(), label: "gzstream.async.scheduler")
 
     init() {}
 

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// A listening TCP socket that hands out a stream pair per connection: blocking with
 /// ``accept(timeout:idleTimeout:)``, or as an `AsyncSequence` with ``connections``.
@@ -29,7 +28,7 @@ public final class SocketListener: Sendable {
     /// and no call uses it.
     private let descriptor: Int32
 
-    private struct State {
+    private struct State: Sendable {
         /// Set by ``close()``: no new call may use the descriptor.
         var closed = false
         /// The calls using the descriptor now (accepting, or waiting to).
@@ -38,7 +37,7 @@ public final class SocketListener: Sendable {
         var released = false
     }
 
-    private let state = Mutex(State())
+    private let state = QueueGuarded(State(), label: "gzstream.listener.state")
 
     /// Binds `host`:`port` and listens.
     ///
