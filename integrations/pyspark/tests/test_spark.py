@@ -101,7 +101,7 @@ def _planning_error(spark, path: str) -> str:
 
 
 def _cli_plan_error(gzstream: str, path: str) -> str:
-    done = subprocess.run([gzstream, "index", "--plan", "16K", "--json", path], capture_output=True, text=True)
+    done = subprocess.run([gzstream, "index", "--plan", "16384", "--json", path], capture_output=True, text=True)
     assert done.returncode != 0 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -131,3 +131,11 @@ def test_options_are_checked_on_the_driver(spark, tmp_path):
     path = write_gzip(tmp_path / "a.gz", b"a\n")
     with pytest.raises(Exception, match="splitSize"):
         spark.read.format("gzidx").option("splitSize", "lots").load(path).rdd.getNumPartitions()
+
+
+def test_registration_is_automatic_and_register_is_harmless_twice(spark):
+    # Installed with pip, the package's pyspark_gzidx module registered gzidx before the
+    # fixture's register() call; calling it again changes nothing.
+    gzstream_spark.register(spark)
+    gzstream_spark.register(spark)
+    assert spark.read.format("gzidx").schema is not None

@@ -21,5 +21,14 @@ __all__ = ["FORMAT_NAME", "GzipIndexDataSource", "GzipIndexWarning", "GzstreamEr
 
 
 def register(spark) -> None:
-    """Registers the ``gzidx`` format in ``spark``, a SparkSession (Spark 4.0 or later)."""
-    spark.dataSource.register(GzipIndexDataSource)
+    """Registers the ``gzidx`` format in ``spark``, a SparkSession (Spark 4.0 or later).
+
+    Does nothing more when ``gzidx`` is already there: Spark 4.0 refuses to register a name
+    twice, and with the package installed its automatic registration (``pyspark_gzidx``) has
+    usually run first.
+    """
+    try:
+        spark.dataSource.register(GzipIndexDataSource)
+    except Exception as error:  # pyspark's AnalysisException, whose import path varies
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(error):
+            raise
