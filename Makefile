@@ -107,7 +107,8 @@ test-venv:
 # The PySpark data source, integrations/pyspark (docs/spark.md), and its tests in a local Spark:
 # pyspark 4.0.1 with pyarrow, numpy and pytest (SPARK_PYPI_PACKAGES, pinned) and the package
 # itself (pip install -e) in SPARK_VENV, a virtual environment of its own. The first install
-# downloads about 450 MB; later runs install nothing and need no network. Skipped with exit 0,
+# downloads about 450 MB (3.5 minutes here); later runs install nothing and need no network. The
+# tests take about 2.5 minutes on the busy 2-core development machine. Skipped with exit 0,
 # saying why, without Java 17 or later (Spark 4's minimum) or when the packages cannot be
 # installed (offline). The tests run GZSTREAM, by default this checkout's debug build.
 SPARK_VENV ?= .build/spark-venv
