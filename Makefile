@@ -108,7 +108,7 @@ test-venv:
 # pyspark 4.0.1 with pyarrow, numpy and pytest (SPARK_PYPI_PACKAGES, pinned) and the package
 # itself (pip install -e) in SPARK_VENV, a virtual environment of its own. The first install
 # downloads about 450 MB (3.5 minutes here); later runs install nothing and need no network. The
-# tests take about 2.5 minutes on the busy 2-core development machine. Skipped with exit 0,
+# tests take 1.7 to 2.4 minutes on the busy 2-core development machine. Skipped with exit 0,
 # saying why, without Java 17 or later (Spark 4's minimum) or when the packages cannot be
 # installed (offline). The tests run GZSTREAM, by default this checkout's debug build.
 SPARK_VENV ?= .build/spark-venv
