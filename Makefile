@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
 .PHONY: all build test demo bench bench-cache bench-echo fuzz fuzz-build docs install uninstall deps test-deps test-venv clean \
-	version-check dependency-test deb deb-deps deb-test
+	version-check dependency-test deb deb-deps deb-test test-spark
 
 all: build
 
@@ -103,6 +103,49 @@ test-venv:
 	  $(TEST_PYPI_PACKAGES) || \
 	echo "make: could not install $(TEST_PYPI_PACKAGES) into $$venv (offline?); the tests that need them" \
 	  "are skipped" >&2
+
+# The PySpark data source, integrations/pyspark (docs/spark.md), and its tests in a local Spark:
+# pyspark 4.0.1 with pyarrow, numpy and pytest (SPARK_PYPI_PACKAGES, pinned) and the package
+# itself (pip install -e) in SPARK_VENV, a virtual environment of its own. The first install
+# downloads about 450 MB (3.5 minutes here); later runs install nothing and need no network. The
+# tests take 1.7 to 2.4 minutes on the busy 2-core development machine. Skipped with exit 0,
+# saying why, without Java 17 or later (Spark 4's minimum) or when the packages cannot be
+# installed (offline). The tests run GZSTREAM, by default this checkout's debug build.
+SPARK_VENV ?= .build/spark-venv
+SPARK_PYPI_PACKAGES ?= pyspark==4.0.1 pyarrow==26.0.1 numpy==2.4.6 pytest==9.2.0
+GZSTREAM ?=
+test-spark:
+	@java_major=$$(java -version 2>&1 | sed -n 's/.* version "\([0-9]*\).*/\1/p' | head -n 1); \
+	if [ -z "$$java_major" ] || [ "$$java_major" -lt 17 ]; then \
+	  echo "make: test-spark skipped: Spark 4 needs Java 17 or later (found: $${java_major:-none});" \
+	    "to install it: sudo apt-get install openjdk-17-jre-headless" >&2; \
+	  exit 0; \
+	fi; \
+	venv="$(SPARK_VENV)"; \
+	if ! { [ -x "$$venv/bin/python3" ] && "$$venv/bin/python3" -c 'import pyspark, pyarrow, numpy, pytest, gzstream_spark' 2>/dev/null; }; then \
+	  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then \
+	    if [ "$$(id -u)" = 0 ]; then \
+	      $(APT_GET_INSTALL) python3-venv; \
+	    else \
+	      echo "make: test-spark skipped: no python3-venv; to install it: sudo apt-get install python3-venv" >&2; \
+	      exit 0; \
+	    fi; \
+	  fi; \
+	  echo "installing $(SPARK_PYPI_PACKAGES) and integrations/pyspark into $$venv"; \
+	  { [ -x "$$venv/bin/python3" ] || python3 -m venv "$$venv"; } && \
+	  "$$venv/bin/python3" -m pip install -q --disable-pip-version-check --retries 1 --timeout 30 \
+	    $(SPARK_PYPI_PACKAGES) && \
+	  "$$venv/bin/python3" -m pip install -q --disable-pip-version-check -e integrations/pyspark || \
+	  { echo "make: test-spark skipped: could not install $(SPARK_PYPI_PACKAGES) into $$venv" \
+	      "(no package index reachable?)" >&2; exit 0; }; \
+	fi; \
+	binary="$(GZSTREAM)"; \
+	if [ -z "$$binary" ]; then \
+	  $(SWIFT) build --product gzstream && binary="$(CURDIR)/.build/debug/gzstream" || exit 1; \
+	fi; \
+	case "$$binary" in /*) ;; */*) binary="$(CURDIR)/$$binary" ;; esac; \
+	python="$$(cd "$$venv" && pwd)/bin/python3"; \
+	cd integrations/pyspark && GZSTREAM="$$binary" "$$python" -m pytest -q -p no:cacheprovider tests
 
 build: deps version-check
 	$(SWIFT) build
