@@ -4,22 +4,6 @@ import GzipStreams
 import Testing
 import TestSupport
 
-/// Hadoop's LineRecordReader rule, written plainly as the oracle: the lines of `data` that
-/// start in [offset, offset + length) (to the end without a length), each whole with its `\n`.
-/// A line starts at 0 and after every `\n`.
-func linesStarting(in data: [UInt8], offset: Int, length: Int?) -> [UInt8] {
-    let end = length.map { offset + $0 } ?? Int.max
-    var result: [UInt8] = []
-    var lineStart = 0
-    while lineStart < data.count {
-        let lineEnd = data[lineStart...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? data.count
-        if lineStart >= end { break }
-        if lineStart >= offset { result += data[lineStart..<lineEnd] }
-        lineStart = lineEnd
-    }
-    return result
-}
-
 /// Files whose lines meet split edges in every way: a line longer than a split and than a
 /// span, runs of empty lines, `\r\n` ends, and with and without a last `\n`.
 enum LineSplitFile: String, CaseIterable, CustomTestStringConvertible, Sendable {

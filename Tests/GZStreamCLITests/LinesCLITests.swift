@@ -7,17 +7,6 @@ import TestSupport
 // with sed's lines computed here; an index that counts no lines, one whose table does not fit,
 // no index at all; and what is refused.
 
-/// Lines `first` through `last` (to the end when `nil`) of `data`, as `sed -n 'first,lastp'`.
-private func sed(_ data: [UInt8], _ first: Int, _ last: Int?) -> [UInt8] {
-    var output: [UInt8] = []
-    var line = 1
-    for byte in data {
-        if line >= first && line <= (last ?? .max) { output.append(byte) }
-        if byte == 0x0A { line += 1 }
-    }
-    return output
-}
-
 /// Writes indexed_gzip's index of the gzip file argv[1] with spacing argv[2] to argv[3].
 private let exportIndexScript = """
     import sys, indexed_gzip
@@ -72,7 +61,7 @@ struct LinesCLITests {
             for (first, last) in Self.ranges(lines: lines) {
                 let value = last.map { "\(first):\($0)" } ?? "\(first)"
                 let result = try gzstream(["unpack", "-c", "-v", "--lines", value, "data.gz"], in: scratch)
-                let expected = sed(data, first, last)
+                let expected = sedLines(data, first, last)
                 #expect(result.status == 0 && result.stdout == expected, "\(value): \(result.status) \(result.err)")
                 let which = last.map { "lines \(first) to \($0)" } ?? "lines \(first) to the end"
                 #expect(result.err == "gzstream: data.gz: \(which), \(expected.count) bytes, read through data.gz.gzidx "
@@ -80,7 +69,7 @@ struct LinesCLITests {
             }
             let toFile = try gzstream(["unpack", "--lines", "5:9", "-o", "five", "data.gz"], in: scratch)
             let five = try scratch.read("five")
-            #expect(toFile.status == 0 && toFile.err == "" && five == sed(data, 5, 9))
+            #expect(toFile.status == 0 && toFile.err == "" && five == sedLines(data, 5, 9))
         }
     }
 
@@ -93,7 +82,7 @@ struct LinesCLITests {
             for (first, last) in [(1, 2), (7519, 7521), (40, nil)] as [(Int, Int?)] {
                 let value = last.map { "\(first):\($0)" } ?? "\(first)"
                 let result = try gzstream(["unpack", "-c", "-v", "--lines", value, "data.gz"], in: scratch)
-                let expected = sed(Self.unterminated, first, last)
+                let expected = sedLines(Self.unterminated, first, last)
                 #expect(result.status == 0 && result.stdout == expected, "\(value)")
                 let which = last.map { "lines \(first) to \($0)" } ?? "lines \(first) to the end"
                 #expect(result.err == "gzstream: data.gz: \(which), \(expected.count) bytes, decoded from the start "
@@ -121,11 +110,11 @@ struct LinesCLITests {
                                                                      scratch.path("data.gz.gzidx")], in: scratch)
             try #require(exported.status == 0, "\(exported)")
             let found = try gzstream(["unpack", "-c", "--lines", "3000:3010", "data.gz"], in: scratch)
-            #expect(found.status == 0 && found.stdout == sed(Self.corpus, 3000, 3010))
+            #expect(found.status == 0 && found.stdout == sedLines(Self.corpus, 3000, 3010))
             #expect(found.err == "gzstream: data.gz.gzidx: not used: it counts no lines (another tool's index, or an older "
                 + "gzstream's): the lines are counted from the start; rebuild it with: gzstream index -f data.gz\n")
             let named = try gzstream(["unpack", "-c", "--index", "stripped.gzidx", "--lines", "7000", "data.gz"], in: scratch)
-            #expect(named.status == 0 && named.stdout == sed(Self.corpus, 7000, nil))
+            #expect(named.status == 0 && named.stdout == sedLines(Self.corpus, 7000, nil))
             #expect(named.err == "gzstream: stripped.gzidx: not used: it counts no lines (another tool's index, or an older "
                 + "gzstream's): the lines are counted from the start; rebuild it with: gzstream index -f -o stripped.gzidx data.gz\n")
         }
@@ -145,7 +134,7 @@ struct LinesCLITests {
             let problem = "the index's line count does not fit the data: \(counted) newlines before access point 6, "
                 + "the index says \(counted - 1)"
             let found = try gzstream(["unpack", "-c", "--lines", "\(first):\(first + 2)", "data.gz"], in: scratch)
-            #expect(found.status == 0 && found.stdout == sed(Self.corpus, first, first + 2))
+            #expect(found.status == 0 && found.stdout == sedLines(Self.corpus, first, first + 2))
             #expect(found.err == "gzstream: data.gz.gzidx: not used: \(problem); rebuild it with: gzstream index -f data.gz\n")
             let named = try gzstream(["unpack", "-c", "--index", "tampered.gzidx", "--lines", "\(first)", "data.gz"], in: scratch)
             #expect(named.status == 1 && named.out == "")
@@ -155,7 +144,7 @@ struct LinesCLITests {
             flipped[flipped.count - 30] ^= 1
             _ = try scratch.write("data.gz.gzidx", flipped)
             let damaged = try gzstream(["unpack", "-c", "--lines", "10:12", "data.gz"], in: scratch)
-            #expect(damaged.status == 0 && damaged.stdout == sed(Self.corpus, 10, 12))
+            #expect(damaged.status == 0 && damaged.stdout == sedLines(Self.corpus, 10, 12))
             #expect(damaged.err.hasPrefix("gzstream: data.gz.gzidx: not used: ") && damaged.err.contains("checksum"), "\(damaged.err)")
         }
     }

@@ -8,18 +8,6 @@ import TestSupport
 // windows and the seal, read back checked, and the lines read through it checked against a
 // sed-like oracle; a table that does not fit the data is found, never used for wrong bytes.
 
-/// Lines `first` through `last` (to the end when `nil`) of `data`, as `sed -n 'first,lastp'`
-/// prints them: the oracle.
-func sedLines(_ data: [UInt8], _ first: Int, _ last: Int?) -> [UInt8] {
-    var output: [UInt8] = []
-    var line = 1
-    for byte in data {
-        if line >= first && line <= (last ?? .max) { output.append(byte) }
-        if byte == 0x0A { line += 1 }
-    }
-    return output
-}
-
 /// The line table `data` has for points at `plainOffsets`, counted byte by byte.
 private func expectedTable(_ data: [UInt8], plainOffsets: [UInt64]) -> GzipLineTable {
     let newlines = data.count(where: { $0 == 0x0A })
