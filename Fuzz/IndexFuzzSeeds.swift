@@ -18,10 +18,14 @@ import Glibc
 /// - `gztool-converted.gzi`: the builder's points in gztool's format (version 0).
 func writeSeeds(into directory: String) {
     let index = fixtures.index
+    // A seed with fewer points keeps the line table's counts of the points it keeps.
+    let kept = index.points.indices.filter { $0 == 0 || $0 % 2 == 1 }
     var dropped = index
-    dropped.points = index.points.enumerated().filter { $0.offset == 0 || $0.offset % 2 == 1 }.map(\.element)
+    dropped.points = kept.map { index.points[$0] }
+    dropped.lineTable?.newlinesBefore = kept.compactMap { index.lineTable?.newlinesBefore[$0] }
     var first = index
     first.points = [index.points[0]]
+    first.lineTable?.newlinesBefore = Array(index.lineTable?.newlinesBefore.prefix(1) ?? [])
     let seeds: [(String, [UInt8])] = [
         ("gzidx-span64k.gzidx", fixtures.gzidx),
         ("gzidx-dropped.gzidx", dropped.gzidxEncoded()),
