@@ -231,8 +231,9 @@ final class Command {
     var indexInUse: Pathname?
     /// Whether an index found beside the current input was not used (said already): a range
     /// is then decoded from the start rather than refused for want of an index.
-    var foundIndexRefused = false
-    /// Why that index was not used, for `index --plan`, which fails on it instead.
+    var foundIndexRefused: Bool { foundIndexRefusal != nil }
+    /// Why that index was not used (`nil`: none was refused), for `index --plan`, which fails
+    /// on it instead.
     var foundIndexRefusal: String?
     /// gzip mode's `-v`: the name of the file being worked on while its `NAME:\t` is not yet
     /// written (GzipModeMessages.swift).

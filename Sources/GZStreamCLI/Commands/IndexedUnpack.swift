@@ -54,7 +54,6 @@ extension Command {
             } catch let refusal as IndexRefusal {
                 if location.explicit { throw Reported(status: reportError(path.description, refusal.reason)) }
                 noteIndexNotUsed(path, refusal.reason)
-                foundIndexRefused = true
                 foundIndexRefusal = refusal.reason
                 return nil
             }

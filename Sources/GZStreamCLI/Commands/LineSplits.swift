@@ -155,14 +155,11 @@ extension Command {
         let fileStream = try opened.stream()
         defer { fileStream.close() }
         let compressedSize = opened.info.size
-        foundIndexRefused = false
         foundIndexRefusal = nil
         let indexPath = operand.appending(Self.gzidxSuffix)
         let found = try readIndex(at: (indexPath, false), compressedSize: compressedSize, bgzfData: false,
                                   checksBGZFIndex: false)
-        if foundIndexRefused {
-            throw Reported(status: reportError(indexPath.description, foundIndexRefusal ?? "not usable"))
-        }
+        if let refusal = foundIndexRefusal { throw Reported(status: reportError(indexPath.description, refusal)) }
         if let (index, indexPath) = found {
             let stream = try IndexedGzipInputStream(wrapping: fileStream, index: index, threads: 1, closesInnerStream: false)
             defer { stream.close() }
@@ -217,17 +214,9 @@ extension Command {
         }
         var from = output.position
         var to = output.end == Int64.max ? nil : firstPoint(atOrAfter: output.end)
-        let size = max(common.chunkSize, 64 << 10)
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-        defer { buffer.deallocate() }
         while true {
             try stream.seek(toPlainOffset: from, length: to.map { $0 - from })
-            while true {
-                let count = stream.read(buffer, maxLength: size)
-                if count < 0 { throw stream.streamErrorOrFallback(operation: "read") }
-                if count == 0 { break }
-                try output.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
-            }
+            _ = try stream.copy(to: output, chunkSize: max(common.chunkSize, 64 << 10))
             guard !output.isDone, let end = to, output.position == end else { return }
             from = end
             to = firstPoint(atOrAfter: end + 1)

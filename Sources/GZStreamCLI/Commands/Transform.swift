@@ -224,7 +224,7 @@ extension Command {
                                overhead: overhead)
             case .unpack, .receive:
                 if let lines = options.command.unpack?.lines {
-                    foundIndexRefused = false
+                    foundIndexRefusal = nil
                     let outcome = try unpackLines(input, source: source, path: inputPath, lines: lines, into: sink,
                                                   closesOutput: closesOutput)
                     progress?.end(completed: true)
@@ -233,7 +233,7 @@ extension Command {
                 // A range through the .gzi index seeks the file itself (BlockedUnpack.swift).
                 if let range {
                     // Through a GZIDX index the file is read at offsets (its own stream, uncounted).
-                    foundIndexRefused = false
+                    foundIndexRefusal = nil
                     // --whole-lines reads from the byte before the range on, until its last line ends.
                     let lines = options.command.unpack?.wholeLines == true
                         ? WholeLinesOutputStream(wrapping: sink, range: range, closesInnerStream: closesOutput) : nil
