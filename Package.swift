@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ByteStreamsFoundation", targets: ["ByteStreamsFoundation"]),
         .library(name: "SecretStreams", targets: ["SecretStreams"]),
         .library(name: "StreamCache", targets: ["StreamCache"]),
+        .library(name: "TarArchives", targets: ["TarArchives"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
         .executable(name: "message-exchange", targets: ["MessageExchange"]),
         .executable(name: "async-message-exchange", targets: ["AsyncMessageExchange"]),
@@ -51,7 +52,10 @@ let package = Package(
         .target(name: "SecretStreams", dependencies: ["ByteStreams", "CSodium"]),
         // The two-tier cache: memory, then gzip-compressed (and encrypted) files on disk.
         .target(name: "StreamCache", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams"]),
-        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "StreamCache"]),
+        // tar archives: reading, writing, indexing members, and extracting safely; the indexed
+        // archive reads a member through GzipStreams' range reads.
+        .target(name: "TarArchives", dependencies: ["ByteStreams", "GzipStreams"]),
+        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "StreamCache", "TarArchives"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),
@@ -72,6 +76,7 @@ let package = Package(
         // Depends on GzipStreams alone, not even TestSupport: `import GzipStreams` must be enough
         // to use the byte streams.
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
+        .testTarget(name: "TarArchivesTests", dependencies: ["TarArchives", "GzipStreams", "ByteStreams", "TestSupport"]),
         .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium", "TestSupport"]),
         .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams", "TestSupport"]),
         // Also SecretStreams and StreamCache: one table checks every public error's
