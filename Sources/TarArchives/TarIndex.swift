@@ -1,4 +1,9 @@
 import GzipStreams
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The member index of a tar archive (usually a `.tar.gz`): every member's ``TarEntry`` by
 /// header offset, a name-sorted table to find members by path, and what binds it to the one
@@ -76,8 +81,8 @@ public struct TarIndex: Sendable, Equatable {
         self.entries = entries
         self.binding = binding
         nameOrder = Array(0..<Int32(entries.count)).sorted {
-            let (left, right) = (entries[Int($0)].path, entries[Int($1)].path)
-            return left == right ? $0 < $1 : left.lexicographicallyPrecedes(right)
+            let order = compareBytes(entries[Int($0)].path, entries[Int($1)].path)
+            return order == 0 ? $0 < $1 : order < 0
         }
     }
 
@@ -122,6 +127,16 @@ public struct TarIndex: Sendable, Equatable {
         }
         return low
     }
+}
+
+/// The byte order of `left` and `right` (negative, 0, positive), as `memcmp` then the length:
+/// the order of the name table, faster than a generic lexicographic comparison.
+/// The corresponding C function is `memcmp(3)`.
+func compareBytes(_ left: [UInt8], _ right: [UInt8]) -> Int {
+    let common = min(left.count, right.count)
+    let order = left.withUnsafeBytes { l in right.withUnsafeBytes { r in common == 0 ? 0 : memcmp(l.baseAddress!, r.baseAddress!, common) } }
+    if order != 0 { return Int(order) }
+    return left.count - right.count
 }
 
 /// A member index that cannot be used: not one, another version of the format, made for

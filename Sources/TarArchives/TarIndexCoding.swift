@@ -43,7 +43,7 @@ extension TarIndex {
         }
         for index in nameOrder { records.fixed(UInt64(UInt32(index)), width: 4) }
         let fields = Self.fields(binding, count: entries.count, recordsSize: records.bytes.count)
-        let payload = try (fields + records.bytes).gzipped(level: 6)
+        let payload = try (fields + records.bytes).gzipped(level: 1)
         return Self.magic + Self.little(UInt64(Self.version), width: 4) + fields + payload
     }
 
@@ -167,7 +167,8 @@ extension TarIndex {
             if position > 0 {
                 let previous = Int(order[position - 1])
                 let (left, right) = (entries[previous].path, entries[index].path)
-                guard left == right ? previous < index : left.lexicographicallyPrecedes(right) else {
+                let order = compareBytes(left, right)
+                guard order == 0 ? previous < index : order < 0 else {
                     throw TarIndexError(.damaged(detail: "its name table is out of order"))
                 }
             }

@@ -137,10 +137,14 @@ enum TarMemberFormat {
         }
         var mtime = String(entry.modificationTime.seconds)
         if entry.modificationTime.nanoseconds != 0 {
-            var fraction = String(entry.modificationTime.nanoseconds)
+            // Before 1970 the time is the seconds (rounded down) plus the nanoseconds: −2 s + 0.75 s is −1.25.
+            let negative = entry.modificationTime.seconds < 0
+            let whole = negative ? -(entry.modificationTime.seconds + 1) : entry.modificationTime.seconds
+            let nanoseconds = negative ? 1_000_000_000 - Int(entry.modificationTime.nanoseconds) : Int(entry.modificationTime.nanoseconds)
+            var fraction = String(nanoseconds)
             fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
             while fraction.hasSuffix("0") { fraction.removeLast() }
-            mtime += "." + fraction
+            mtime = (negative ? "-" : "") + String(whole) + "." + fraction
         }
         return "{\"name\": \(jsonString(entry.pathString)), \"type\": \"\(type)\", \"size\": \(entry.realSize), "
             + "\"mode\": \(entry.mode), \"uid\": \(entry.userID), \"gid\": \(entry.groupID), "
