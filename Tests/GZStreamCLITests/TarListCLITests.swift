@@ -100,6 +100,19 @@ struct TarListCLITests {
             #expect(writable.status == 0 && writable.out == tar)
             #expect(writable.err == "gzstream: a.tar.gz.tarix: not used: writable by others (mode 666); "
                 + "an index is trusted only when no one else can change it\n" + hint, "\(writable)")
+            #expect(chmod(scratch.path("a.tar.gz.tarix"), 0o644) == 0 && chmod(scratch.path("a.tar.gz"), 0o600) == 0)
+            let readable = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
+            #expect(readable.status == 0 && readable.out == tar)
+            #expect(readable.err == "gzstream: a.tar.gz.tarix: not used: more readable than a.tar.gz (mode 644); "
+                + "rebuild it with: gzstream index -f a.tar.gz\n" + hint, "\(readable)")
+            #expect(chmod(scratch.path("a.tar.gz"), 0o644) == 0)
+            #expect(symlink("b.tar.gz.tarix", scratch.path("a.tar.gz.tarix.link")) == 0)
+            #expect(rename(scratch.path("a.tar.gz.tarix.link"), scratch.path("a.tar.gz.tarix")) == 0)
+            let linked = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
+            #expect(linked.status == 0 && linked.out == tar)
+            #expect(linked.err == "gzstream: a.tar.gz.tarix: not used: a symbolic link (an index beside a file is never followed; "
+                + "name it with --index)\n" + hint, "\(linked)")
+            #expect(unlink(scratch.path("a.tar.gz.tarix")) == 0)
             #expect(rename(scratch.path("b.tar.gz.tarix"), scratch.path("a.tar.gz.tarix")) == 0)
             let other = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
             #expect(other.status == 0 && other.out == tar)
