@@ -46,7 +46,8 @@ extension Command {
                 defer { file.close() }
                 let start = try PeekingInputStream(peeking: file, length: 10)
                 let plain: ByteInputStream = start.peekedBytes.isGzip
-                    ? try GzipInputStream(wrapping: start, chunkSize: 64 << 10, inflater: inflaterChoice, closesInnerStream: false)
+                    ? try GzipInputStream(wrapping: start, chunkSize: 64 << 10, maximumOutputSize: list.decode.maximumOutputSize,
+                                          inflater: inflaterChoice, closesInnerStream: false)
                     : start
                 defer { plain.close() }
                 let reader = TarReader(plain)
