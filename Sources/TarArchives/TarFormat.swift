@@ -44,11 +44,12 @@ public enum TarFormat {
     /// - Precondition: `header.count == 512`.
     public static func checksum(of header: UnsafeRawBufferPointer) -> Int {
         precondition(header.count == blockSize)
+        // All 512 bytes, then the checksum field's taken out and counted as spaces: one loop
+        // without a branch, which the compiler vectorises (a member index scans every header).
         var sum = 0
-        for index in 0..<blockSize {
-            sum += Field.checksum.contains(index) ? 32 : Int(header[index])
-        }
-        return sum
+        for byte in header { sum += Int(byte) }
+        for index in Field.checksum { sum -= Int(header[index]) }
+        return sum + 32 * Field.checksum.count
     }
 
     /// The historical signed-byte sum of a header (see ``checksum(of:)``).
