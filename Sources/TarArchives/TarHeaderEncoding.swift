@@ -70,6 +70,8 @@ public enum TarHeaderEncoding {
         member.putOctal(size, at: TarFormat.Field.size)
         member.putOctal(seconds, at: TarFormat.Field.modificationTime)
         member.bytes[TarFormat.Field.typeflag] = entry.kind.typeflag
+        member.put(TarFormat.ustarMagic, at: TarFormat.Field.magic)
+        member.put(TarFormat.ustarVersion, at: TarFormat.Field.version)
         member.put(linkFits ? entry.linkTarget[...] : entry.linkTarget.prefix(100), at: TarFormat.Field.linkName)
         member.put(entry.userName.prefix(32), at: TarFormat.Field.userName)
         member.put(entry.groupName.prefix(32), at: TarFormat.Field.groupName)
@@ -88,6 +90,8 @@ public enum TarHeaderEncoding {
         extended.putOctal(Int64(body.count), at: TarFormat.Field.size)
         extended.putOctal(seconds, at: TarFormat.Field.modificationTime)
         extended.bytes[TarFormat.Field.typeflag] = UInt8(ascii: "x")
+        extended.put(TarFormat.ustarMagic, at: TarFormat.Field.magic)
+        extended.put(TarFormat.ustarVersion, at: TarFormat.Field.version)
         extended.put(entry.userName.prefix(32), at: TarFormat.Field.userName)
         extended.put(entry.groupName.prefix(32), at: TarFormat.Field.groupName)
         extended.putOctal(0, at: TarFormat.Field.deviceMajor)
