@@ -185,6 +185,16 @@ struct TarPackCLITests {
         }
     }
 
+    @Test("An operand that names nothing: one line, exit 1, no archive")
+    func missingOperand() throws {
+        try withScratch { scratch in
+            try FileManager.default.createDirectory(atPath: scratch.path("d"), withIntermediateDirectories: true)
+            let result = try gzstream(["pack", "--tar", "-o", "a.tar.gz", "d", "nothere"], in: scratch)
+            #expect(result.status == 1 && result.err == "gzstream: nothere: No such file or directory\n", "\(result)")
+            #expect(!scratch.exists("a.tar.gz"))
+        }
+    }
+
     @Test("Usage errors", arguments: [
         (["pack", "--tar"], "--tar needs the files and directories to archive (not standard input)"),
         (["pack", "--tar", "a", "b"], "--tar with several FILEs needs -o ARCHIVE or -c (one archive holds them all)"),

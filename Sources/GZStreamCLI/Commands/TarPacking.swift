@@ -22,6 +22,18 @@ extension Command {
     func runTarPack(_ pack: PackOptions) -> ExitStatus {
         let operands = common.files
         let first = operands[0]
+        // An operand that names nothing fails the run before any output exists (GNU tar would
+        // write an archive without it); one that vanishes later is reported by the walk.
+        var missing = false
+        for operand in operands {
+            let parts = operand.lookupParts
+            let path = parts.directory.appending(component: parts.name)
+            if (try? SystemCalls.info(of: path, in: SystemCalls.currentDirectory, followsLinks: parts.trailingSlash)) == nil {
+                diagnostics.error(operand.description, Errno.text(Errno.noSuchFile))
+                missing = true
+            }
+        }
+        if missing { return .error }
         do {
             if pack.output.toStandardOutput {
                 return try toStandardOutput(input: MemoryInputStream(bytes: []), inputPath: first, inputInfo: nil)
