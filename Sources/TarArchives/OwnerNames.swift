@@ -20,12 +20,13 @@ package final class OwnerNames {
     /// The corresponding C function is `getpwuid_r(3)`.
     package func userName(_ id: UInt32) -> [UInt8] {
         if let known = users[id] { return known }
-        let name = Self.lookUp { (record: inout [UInt8]?, buffer: UnsafeMutablePointer<CChar>, count: Int, result: UnsafeMutablePointer<UnsafeMutablePointer<passwd>?>) in
+        let call: Lookup<passwd> = { record, buffer, count, result in
             var entry = passwd()
             let code = getpwuid_r(id, &entry, buffer, count, result)
             record = code == 0 && result.pointee != nil ? entry.pw_name.map { Self.bytes(of: $0) } : nil
             return code
-        } ?? []
+        }
+        let name = Self.lookUp(call) ?? []
         users[id] = name
         return name
     }
@@ -34,12 +35,13 @@ package final class OwnerNames {
     /// The corresponding C function is `getgrgid_r(3)`.
     package func groupName(_ id: UInt32) -> [UInt8] {
         if let known = groups[id] { return known }
-        let name = Self.lookUp { (record: inout [UInt8]?, buffer: UnsafeMutablePointer<CChar>, count: Int, result: UnsafeMutablePointer<UnsafeMutablePointer<group>?>) in
+        let call: Lookup<group> = { record, buffer, count, result in
             var entry = group()
             let code = getgrgid_r(id, &entry, buffer, count, result)
             record = code == 0 && result.pointee != nil ? entry.gr_name.map { Self.bytes(of: $0) } : nil
             return code
-        } ?? []
+        }
+        let name = Self.lookUp(call) ?? []
         groups[id] = name
         return name
     }
@@ -48,12 +50,13 @@ package final class OwnerNames {
     /// The corresponding C function is `getpwnam_r(3)`.
     package static func userID(named name: String) -> UInt32? {
         var found: UInt32?
-        _ = lookUp { (_: inout [UInt8]?, buffer: UnsafeMutablePointer<CChar>, count: Int, result: UnsafeMutablePointer<UnsafeMutablePointer<passwd>?>) in
+        let call: Lookup<passwd> = { _, buffer, count, result in
             var entry = passwd()
             let code = getpwnam_r(name, &entry, buffer, count, result)
             if code == 0, result.pointee != nil { found = entry.pw_uid }
             return code
         }
+        _ = lookUp(call)
         return found
     }
 
@@ -61,19 +64,23 @@ package final class OwnerNames {
     /// The corresponding C function is `getgrnam_r(3)`.
     package static func groupID(named name: String) -> UInt32? {
         var found: UInt32?
-        _ = lookUp { (_: inout [UInt8]?, buffer: UnsafeMutablePointer<CChar>, count: Int, result: UnsafeMutablePointer<UnsafeMutablePointer<group>?>) in
+        let call: Lookup<group> = { _, buffer, count, result in
             var entry = group()
             let code = getgrnam_r(name, &entry, buffer, count, result)
             if code == 0, result.pointee != nil { found = entry.gr_gid }
             return code
         }
+        _ = lookUp(call)
         return found
     }
 
+    /// A `get…_r` call: it may store a name in its first argument, and returns the call's result.
+    private typealias Lookup<Record> = (inout [UInt8]?, UnsafeMutablePointer<CChar>, Int,
+                                        UnsafeMutablePointer<UnsafeMutablePointer<Record>?>) -> Int32
+
     /// Runs a `get…_r` call with a buffer of 16 KiB, then larger ones while it says `ERANGE`
     /// (up to 1 MiB). - Returns: What `call` stored in its first argument.
-    private static func lookUp<Record>(_ call: (inout [UInt8]?, UnsafeMutablePointer<CChar>, Int,
-                                                UnsafeMutablePointer<UnsafeMutablePointer<Record>?>) -> Int32) -> [UInt8]? {
+    private static func lookUp<Record>(_ call: Lookup<Record>) -> [UInt8]? {
         var size = 16 * 1024
         while size <= 1024 * 1024 {
             var buffer = [CChar](repeating: 0, count: size)
