@@ -11,7 +11,7 @@ _gzstream_common="-q --quiet -v --verbose -h --help -V --version -L --license"
 _gzstream_pack_options="-c --stdout -o --output -f --force -r --recursive -S --suffix
     $_gzstream_levels -10 -11 -12 --fast --best --level --chunk-size -p --threads -b --block-size
     --engine --bgzf --index --rsyncable -N --name -n --no-name --rm -k --keep --synchronous
-    --progress --no-progress"
+    --progress --no-progress --tar --mtime --owner --group --numeric-owner"
 _gzstream_unpack_options="-c --stdout -o --output -f --force -r --recursive -S --suffix
     --chunk-size -p --threads --max-output --strict --offset --length --whole-lines --lines --index --write-index
     -N --name -n --no-name --rm -k --keep --synchronous --progress --no-progress"
@@ -75,7 +75,7 @@ _gzstream() {
             -S | --suffix | -o | --output | --key-file | --dir | --engine | --level | -p | \
                 --threads | --processes | -b | --block-size | --blocksize | --chunk-size | \
                 --max-output | --offset | --length | --span | --plan | --lines | --timeout | --deadline | \
-                --max-size | --max-age)
+                --max-size | --max-age | --mtime | --owner | --group)
                 takesValue=1
                 ;;
             --index) [[ $command == unpack || $command == test ]] && takesValue=1 ;;
@@ -122,8 +122,11 @@ _gzstream() {
             ;;
         -S | --suffix | -p | --threads | --processes | -b | --block-size | --blocksize | \
             --chunk-size | --max-output | --offset | --length | --lines | --span | --timeout | \
-            --deadline | --max-size | --max-age)
+            --deadline | --max-size | --max-age | --mtime)
             return 0
+            ;;
+        --owner) mapfile -t COMPREPLY < <(compgen -u -- "$cur"); return 0 ;;
+        --group) mapfile -t COMPREPLY < <(compgen -g -- "$cur"); return 0
             ;;
     esac
 

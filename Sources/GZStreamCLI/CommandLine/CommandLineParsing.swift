@@ -162,6 +162,18 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
                 let file = try scanner.text(for: "--key-file")
                 if file.isEmpty { throw UsageError(message: "--key-file needs a file name") }
                 options.keyFile = file
+            // pack --tar (not gzip mode's: gzip has no such option).
+            case "tar" where !gzipMode: try flag(); options.tar = true; given.append(.tar)
+            case "mtime" where !gzipMode:
+                options.tarModificationTime = try parseTarTime(try scanner.text(for: "--mtime"))
+                given.append(.tarMetadata)
+            case "owner" where !gzipMode:
+                options.tarOwner = try parseTarIdentity(try scanner.text(for: "--owner"), option: "--owner")
+                given.append(.tarMetadata)
+            case "group" where !gzipMode:
+                options.tarGroup = try parseTarIdentity(try scanner.text(for: "--group"), option: "--group")
+                given.append(.tarMetadata)
+            case "numeric-owner" where !gzipMode: try flag(); options.numericOwner = true; given.append(.tarMetadata)
             case "progress": try flag(); options.progress = true; given.append(.progress)
             case "no-progress": try flag(); options.progress = false; given.append(.progress)
             case "quiet", "silent": try flag(); options.quiet = true; options.verbose = false
@@ -238,7 +250,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
 func parseArguments(_ arguments: [[UInt8]], programName: Pathname, gzipVariable: [UInt8]?,
                     warn: (String) -> Void) throws(UsageError) -> ParsedCommand {
     let parsed = try parseCommandLine(arguments, programName: programName, gzipVariable: gzipVariable, warn: warn)
-    if case .run(let invocation) = parsed, let outputPath = invocation.command.outputPath, invocation.common.files.count > 1,
+    // pack --tar writes one archive of all its operands: -o names it.
+    if case .run(let invocation) = parsed, invocation.command.pack?.tar == nil,
+       let outputPath = invocation.command.outputPath, invocation.common.files.count > 1,
        FileInfo(path: outputPath)?.isDirectory != true {
         throw UsageError(message: "-o takes one input file, or an existing directory for several")
     }

@@ -35,6 +35,10 @@ enum OptionKey: Hashable, Sendable {
     case noTar
     case recursive
     case timeout, deadline, keyFile
+    /// `--tar`.
+    case tar
+    /// `--mtime`, `--owner`, `--group`, `--numeric-owner` (pack --tar's).
+    case tarMetadata
 }
 
 /// The shape of one command line once its command is known: the command, or gzip mode's
@@ -59,8 +63,9 @@ enum CommandShape: Sendable {
     /// The options the shape takes beyond the common ones.
     var takes: Set<OptionKey> {
         switch self {
-        case .pack: [.stdout, .output, .remove, .blockSize, .engine, .rsyncable, .bgzf, .writeIndex, .progress, .recursive]
-        case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive]
+        case .pack: [.stdout, .output, .remove, .blockSize, .engine, .rsyncable, .bgzf, .writeIndex, .progress, .recursive,
+                     .tar, .tarMetadata]
+        case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive, .tar, .tarMetadata]
         case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .wholeLines, .lines, .progress,
                        .recursive]
         case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
@@ -68,7 +73,7 @@ enum CommandShape: Sendable {
         case .index: [.output, .span, .strict, .plan, .json, .noTar]
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
         // on the values given (Network.swift), which names them all in one message.
-        case .send: Self.pack.takes.union([.timeout, .deadline, .keyFile])
+        case .send: Self.pack.takes.subtracting([.tar, .tarMetadata]).union([.timeout, .deadline, .keyFile])
         case .receive: Self.unpack.takes.subtracting([.lines, .wholeLines]).union([.timeout, .deadline, .keyFile])
         }
     }
@@ -110,6 +115,8 @@ enum CommandShape: Sendable {
         case .timeout: return "--timeout applies to send and receive"
         case .deadline: return "--deadline applies to send and receive"
         case .keyFile: return "--key-file applies to send, receive and cache"
+        case .tar: return "--tar applies to pack"
+        case .tarMetadata: return "--mtime, --owner, --group and --numeric-owner apply to pack --tar"
         }
     }
 
@@ -142,6 +149,7 @@ enum CommandShape: Sendable {
         case .members, .noTar: 11
         case .recursive: 12
         case .timeout, .deadline, .keyFile: -1
+        case .tar, .tarMetadata: 13
         }
     }
 }

@@ -1,5 +1,6 @@
 import ByteStreams
 import GzipStreams
+import TarArchives
 
 // What a command line asked for, as swift-argument-parser gives each command a type of its
 // own: the options every command takes (``CommonOptions``), and one value per command holding
@@ -199,10 +200,19 @@ struct PackOptions: Equatable {
     /// `--index`: write an index beside the output: bgzip's `.gzi` with `--bgzf`, else
     /// indexed_gzip's GZIDX (`.gzidx`) with an access point at each chunk.
     var writeIndex = false
+    /// `--tar`: the operands are files and directories written as one tar archive into the
+    /// output (TarPacking.swift), with how its metadata is stored; `nil` packs each file.
+    var tar: TarPackOptions?
 
     /// The suffix of the index `--index` writes beside the output: bgzip's `.gzi` with
     /// `--bgzf`, else indexed_gzip's `.gzidx`.
     var indexSuffix: Pathname { bgzf ? ".gzi" : ".gzidx" }
+}
+
+/// `pack --tar`'s own options: how member metadata is stored (`--mtime`, `--owner`,
+/// `--group`, `--numeric-owner`), for archives that do not depend on who made them or when.
+struct TarPackOptions: Equatable {
+    var archiver = DirectoryArchiver.Options()
 }
 
 /// `unpack`'s own options (also receive's).

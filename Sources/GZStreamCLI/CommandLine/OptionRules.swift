@@ -57,6 +57,7 @@ extension ParsedValues {
             }
             if recursive { throw UsageError(message: "--members lists one archive: -r does not apply") }
         }
+        try validateTarOptions()
         try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.
         if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {
@@ -89,6 +90,26 @@ extension ParsedValues {
             default:
                 throw UsageError(message: "--index needs the chunks engine (its chunks are the access points), not --engine zlib")
             }
+        }
+    }
+
+    /// The rules of `pack --tar`: its operands are what it archives, so it needs some, not
+    /// standard input; it walks directories itself and removes nothing.
+    private func validateTarOptions() throws(UsageError) {
+        guard tar else {
+            if tarModificationTime != nil || tarOwner != nil || tarGroup != nil || numericOwner {
+                throw UsageError(message: "--mtime, --owner, --group and --numeric-owner apply to pack --tar")
+            }
+            return
+        }
+        if files.isEmpty || files.contains("-") {
+            throw UsageError(message: "--tar needs the files and directories to archive (not standard input)")
+        }
+        if recursive { throw UsageError(message: "--tar walks the directories itself: -r does not apply") }
+        if removeInput { throw UsageError(message: "--tar removes nothing it archives: --rm does not apply") }
+        if progress == true { throw UsageError(message: "--progress does not apply to --tar") }
+        if files.count > 1 && outputPath == nil && !toStandardOutput {
+            throw UsageError(message: "--tar with several FILEs needs -o ARCHIVE or -c (one archive holds them all)")
         }
     }
 

@@ -1,5 +1,6 @@
 import ByteStreams
 import GzipStreams
+import TarArchives
 
 /// What the command line gave, as the parser collects it (swift-argument-parser's
 /// `ParsedValues`): one flat record for every command, each field the option of the same name
@@ -49,6 +50,12 @@ struct ParsedValues: Equatable {
     var synchronous = false
     var suffix: Pathname?
     var progress: Bool?
+    /// `pack --tar`, and its metadata options (``TarPackOptions``).
+    var tar = false
+    var tarModificationTime: Int64?
+    var tarOwner: DirectoryArchiver.Identity?
+    var tarGroup: DirectoryArchiver.Identity?
+    var numericOwner = false
     /// send's or receive's endpoint, taken from the operands (``takeNetworkOperands(_:for:keepOrRemoveGiven:)``).
     var address: NetworkAddress?
     var timeout: Duration?
@@ -65,8 +72,11 @@ struct ParsedValues: Equatable {
                                    useName: useName, threads: threads, synchronous: synchronous, suffix: suffix)
         let output = OutputOptions(toStandardOutput: toStandardOutput, outputPath: outputPath, removeInput: removeInput)
         let decode = DecodeOptions(maximumOutputSize: maximumOutputSize, strict: strict)
+        let tarOptions = DirectoryArchiver.Options(modificationTime: tarModificationTime.map { TarEntry.Timestamp(seconds: $0) },
+                                                   owner: tarOwner, group: tarGroup, numericOwner: numericOwner)
         let pack = PackOptions(output: output, recursive: recursive, progress: progress, blockSize: blockSize,
-                               engine: engine, rsyncable: rsyncable, bgzf: bgzf, writeIndex: index)
+                               engine: engine, rsyncable: rsyncable, bgzf: bgzf, writeIndex: index,
+                               tar: tar ? TarPackOptions(archiver: tarOptions) : nil)
         let range = rangeOffset == nil && rangeLength == nil ? nil
             : PlainRange(offset: rangeOffset ?? 0, length: rangeLength)
         let unpack = UnpackOptions(output: output, decode: decode, recursive: recursive, progress: progress,

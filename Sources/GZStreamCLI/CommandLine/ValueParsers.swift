@@ -1,5 +1,6 @@
 import ByteStreams
 import GzipStreams
+import TarArchives
 
 // The values options take, each range defined once: what a command line may say, and the
 // message a mistake prints. Each parser throws ``UsageError`` pointing to `--help`; the cache
@@ -178,4 +179,42 @@ func parseDeadline(_ text: String) throws(UsageError) -> DeadlineOption {
         throw UsageError(message: "--deadline takes a duration, more than 0 (such as 90, 0.5, 15m or 2h), not '\(text)'")
     }
     return DeadlineOption(duration: .seconds(value * scale), text: text)
+}
+
+/// `pack --tar --mtime=@SECONDS`: every member's modification time, in whole seconds since
+/// 1970-01-01 00:00 UTC (negative before it), as GNU tar's `--mtime=@SECONDS`. Dates are not
+/// taken: a script that wants one converts it (`date -d DATE +@%s`).
+func parseTarTime(_ text: String) throws(UsageError) -> Int64 {
+    guard text.hasPrefix("@"), let seconds = Int64(text.dropFirst()) else {
+        throw UsageError(message: "--mtime takes @SECONDS (seconds since 1970-01-01 UTC), not '\(text)'")
+    }
+    return seconds
+}
+
+/// `pack --tar --owner=NAME[:ID]` (and `--group`), as GNU tar reads them: `NAME:ID` stores
+/// both as given; a number alone is the ID (its name looked up when the archive is written,
+/// unless `--numeric-owner`); a name alone is looked up in the system's user (group) database
+/// for its ID, and one that is not there is refused.
+/// - Parameter option: `--owner` or `--group`.
+func parseTarIdentity(_ text: String, option: String) throws(UsageError) -> DirectoryArchiver.Identity {
+    let isOwner = option == "--owner"
+    let kind = isOwner ? "user" : "group"
+    let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+    func id(_ digits: Substring) throws(UsageError) -> Int {
+        guard let value = Int(digits), value >= 0, value <= Int(UInt32.max) else {
+            throw UsageError(message: "\(option) takes NAME, ID or NAME:ID (an ID from 0 to \(UInt32.max)), not '\(text)'")
+        }
+        return value
+    }
+    if parts.count == 2 {
+        guard !parts[0].isEmpty else { throw UsageError(message: "\(option) takes NAME, ID or NAME:ID, not '\(text)'") }
+        return DirectoryArchiver.Identity(name: Array(parts[0].utf8), id: try id(parts[1]))
+    }
+    if !text.isEmpty, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) { return DirectoryArchiver.Identity(id: try id(text[...])) }
+    guard !text.isEmpty else { throw UsageError(message: "\(option) takes NAME, ID or NAME:ID, not an empty value") }
+    let found = isOwner ? OwnerNames.userID(named: text) : OwnerNames.groupID(named: text)
+    guard let found else {
+        throw UsageError(message: "\(option): no \(kind) named '\(text)' on this system (give \(text):ID)")
+    }
+    return DirectoryArchiver.Identity(name: Array(text.utf8), id: Int(found))
 }

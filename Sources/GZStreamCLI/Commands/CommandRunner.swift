@@ -192,6 +192,9 @@ final class Command {
             } else {
                 listing = MemberListing(command: self, json: list.json)
             }
+        case .pack(let pack) where pack.tar != nil:
+            // One archive of every operand (TarPacking.swift).
+            return runTarPack(pack)
         case .pack, .unpack, .test, .index:
             listing = nil
         }

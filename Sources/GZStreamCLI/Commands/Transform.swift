@@ -1,5 +1,6 @@
 import ByteStreams
 import GzipStreams
+import TarArchives
 
 extension Command {
     struct Outcome {
@@ -14,6 +15,9 @@ extension Command {
         var overhead: Int64 = 0
         /// `unpack --offset`: where the range starts and what led there, for `-v`'s line.
         var range: RangeRead?
+        /// pack --tar --index: the members written, with their header and data offsets in the
+        /// plain tar stream, for a member index beside the output (not written yet).
+        var tarMembers: [TarEntry]? = nil
     }
 
     /// Where an `unpack --offset` range started, in plain bytes, or the `--lines` written, and
@@ -205,12 +209,20 @@ extension Command {
                                               closesInnerStream: closesOutput)
                 }
                 // The first read comes before the header, so that nothing is written when the
-                // input cannot be read at all (standard input closed, or a directory).
-                let firstChunk = try source.readChunk(maxLength: common.chunkSize)
+                // input cannot be read at all (standard input closed, or a directory). pack
+                // --tar reads its operands itself (TarPacking.swift).
+                let firstChunk = pack.tar == nil ? try source.readChunk(maxLength: common.chunkSize) : []
                 try packer.openOrThrow()
+                var tarMembers: [TarEntry]?
                 do {
-                    try packer.writeAll(firstChunk)
-                    try source.copy(to: packer, chunkSize: common.chunkSize)
+                    if let tar = pack.tar {
+                        let written = try writeTar(tar, into: packer, output: output, keepsMembers: pack.writeIndex)
+                        status = max(status, written.status)
+                        tarMembers = written.members
+                    } else {
+                        try packer.writeAll(firstChunk)
+                        try source.copy(to: packer, chunkSize: common.chunkSize)
+                    }
                 } catch {
                     // No trailer (or BGZF end-of-file member): partial output never looks whole.
                     packer.abandon()
@@ -221,7 +233,7 @@ extension Command {
                 return Outcome(status: status, bytesIn: packer.uncompressedByteCount,
                                bytesOut: packer.compressedByteCount, header: nil,
                                indexBytes: packer.builtIndex?.encoded(),
-                               overhead: overhead)
+                               overhead: overhead, tarMembers: tarMembers)
             case .unpack, .receive:
                 if let lines = options.command.unpack?.lines {
                     foundIndexRefusal = nil

@@ -3,10 +3,12 @@
 
 let packHelpText = """
 Usage: gzstream pack [OPTIONS] [FILE ...]
+       gzstream pack --tar [OPTIONS] FILE ...
 
 Compress each FILE to FILE.gz, keeping FILE unless --rm is given. With no FILE,
 or when FILE is -, read standard input and write standard output. An existing
-output is never replaced without -f.
+output is never replaced without -f. With --tar, write one tar archive of them
+all instead.
 
 Options:
 \(stdoutOutputEntries)
@@ -20,6 +22,14 @@ Options:
       --index           also write an index beside the output file: OUTPUT.gzidx
                         (indexed_gzip's GZIDX, a point at each chunk), or with
                         --bgzf OUTPUT.gzi (bgzip's); replaced only with -f
+      --tar             archive the FILEs and directories (with all under them)
+                        as one tar (ustar, pax headers where needed) into
+                        FILE.tar.gz beside the one FILE, -o ARCHIVE or -c
+      --mtime @SECONDS  with --tar: store this modification time for each member
+      --owner NAME[:ID] with --tar: store this owner for each member (NAME
+                        alone: its ID on this system; a number alone: the ID)
+      --group NAME[:ID] with --tar: store this group, as --owner
+      --numeric-owner   with --tar: store owner and group IDs without names
 \(chunkSizeEntry)
   -N, --name            store the file name and modification time (the default)
   -n, --no-name         store neither (MTIME 0)
@@ -29,6 +39,14 @@ Options:
 \(helpEntry)
 
 \(sizeLines)
+pack --tar stores regular files, directories, symbolic links, hard links (a
+later name of a file as a link to the first), devices and FIFOs (headers), in
+bytewise order of names, with leading / removed; permissions, owner, group and
+the modification time in whole seconds. It does not store sockets (skipped with
+a warning), access or change times, extended attributes, ACLs or holes (sparse
+files are stored whole). The gzip header holds no name or time. A file that
+cannot be read is reported and left out, the rest archived (exit status 1); a
+file that changed while read is a warning (2).
 """
 
 let unpackHelpText = """

@@ -127,6 +127,8 @@ extension Command {
     func beginProgress(_ name: String, writesStandardOutput: Bool) -> ProgressReporter? {
         let asked: Bool?
         switch options.command {
+        // pack --tar reads no input stream to measure: no progress display (yet).
+        case .pack(let pack) where pack.tar != nil: return nil
         case .pack(let pack), .send(let pack, _): asked = pack.progress
         case .unpack(let unpack), .receive(let unpack, _): asked = unpack.progress
         case .test(let test): asked = test.progress
