@@ -17,8 +17,8 @@ _gzstream_unpack_options="-c --stdout -o --output -f --force -r --recursive -S -
     -N --name -n --no-name --rm -k --keep --synchronous --progress --no-progress"
 _gzstream_test_options="-f --force -r --recursive -S --suffix --chunk-size -p --threads
     --max-output --index --write-index --progress --no-progress"
-_gzstream_list_options="--json -f --force -r --recursive -S --suffix --max-output"
-_gzstream_index_options="-o --output -f --force --span --strict --plan --json"
+_gzstream_list_options="--json --members -v --verbose -f --force -r --recursive -S --suffix --max-output"
+_gzstream_index_options="-o --output -f --force --span --strict --plan --json --no-tar"
 _gzstream_send_options="$_gzstream_levels -10 -11 -12 --fast --best --level --chunk-size
     -p --threads -b --block-size --engine --bgzf --rsyncable -N --name -n --no-name
     --timeout --deadline --key-file"

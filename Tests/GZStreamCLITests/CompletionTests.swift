@@ -54,7 +54,7 @@ struct CompletionTests {
             #expect(try candidates(["gzstream", "unpack", "--st"], in: scratch) == ["--stdout", "--strict"])
             #expect(try candidates(["gzstream", "pack", "--r"], in: scratch) == ["--recursive", "--rm", "--rsyncable"])
             #expect(try candidates(["gzstream", "list", "--"], in: scratch)
-                    == ["--force", "--help", "--json", "--license", "--max-output", "--quiet", "--recursive",
+                    == ["--force", "--help", "--json", "--license", "--max-output", "--members", "--quiet", "--recursive",
                         "--suffix", "--verbose", "--version"])
             #expect(try candidates(["gzstream", "--de"], in: scratch) == ["--decompress"])
             #expect(try candidates(["gzstream", "pack", "--level", ""], in: scratch)

@@ -29,6 +29,10 @@ enum OptionKey: Hashable, Sendable {
     /// `--progress` and `--no-progress`.
     case progress
     case json
+    /// list's `--members`.
+    case members
+    /// index's `--no-tar`.
+    case noTar
     case recursive
     case timeout, deadline, keyFile
 }
@@ -60,8 +64,8 @@ enum CommandShape: Sendable {
         case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .wholeLines, .lines, .progress,
                        .recursive]
         case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
-        case .list: [.maximumOutput, .strict, .json, .recursive]
-        case .index: [.output, .span, .strict, .plan, .json]
+        case .list: [.maximumOutput, .strict, .json, .recursive, .members]
+        case .index: [.output, .span, .strict, .plan, .json, .noTar]
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
         // on the values given (Network.swift), which names them all in one message.
         case .send: Self.pack.takes.union([.timeout, .deadline, .keyFile])
@@ -100,6 +104,8 @@ enum CommandShape: Sendable {
         case .lines: return "--lines applies to unpack"
         case .progress: return "--progress and --no-progress apply to pack, unpack and test"
         case .json: return "--json applies to list and index --plan"
+        case .members: return "--members applies to list"
+        case .noTar: return "--no-tar applies to index"
         case .recursive: return "-r applies to pack, unpack, test and list"
         case .timeout: return "--timeout applies to send and receive"
         case .deadline: return "--deadline applies to send and receive"
@@ -133,6 +139,7 @@ enum CommandShape: Sendable {
         case .range, .wholeLines, .plan, .lines: 9
         case .progress: 10
         case .json: 11
+        case .members, .noTar: 11
         case .recursive: 12
         case .timeout, .deadline, .keyFile: -1
         }

@@ -259,6 +259,9 @@ struct ListOptions: Equatable {
     var recursive = false
     /// `--json`: machine-readable output instead of the table.
     var json = false
+    /// `--members`: list the members of the one tar archive FILE (TarListing.swift); the
+    /// operands after it are patterns that choose members.
+    var members = false
 }
 
 /// `index`'s own options.
@@ -277,6 +280,8 @@ struct IndexOptions: Equatable {
     var plan: Int64?
     /// `--json` with `--plan`: one JSON object per FILE instead of lines of text.
     var json = false
+    /// Whether a tar archive's member index (`FILE.tarix`) is written too; `--no-tar` turns it off.
+    var indexesTarMembers = true
 }
 
 /// What send and receive take beyond pack's and unpack's options: the endpoint and the limits

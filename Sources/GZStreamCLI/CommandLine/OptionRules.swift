@@ -51,6 +51,12 @@ extension ParsedValues {
                 throw UsageError(message: "--write-index writes an index of FILE, which --rm (or gzip's -d without -k) removes")
             }
         }
+        if members {
+            if files.isEmpty || files[0] == "-" {
+                throw UsageError(message: "--members needs a tar archive FILE (then patterns of members), not standard input")
+            }
+            if recursive { throw UsageError(message: "--members lists one archive: -r does not apply") }
+        }
         try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.
         if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {

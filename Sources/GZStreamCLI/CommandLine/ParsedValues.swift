@@ -27,6 +27,10 @@ struct ParsedValues: Equatable {
     var maximumOutputSize: Int?
     var strict = false
     var json = false
+    /// list's `--members`.
+    var members = false
+    /// index's `--no-tar`.
+    var noTar = false
     var threads: Int?
     var blockSize: Int?
     var engine: DeflateEngine?
@@ -79,9 +83,9 @@ struct ParsedValues: Equatable {
             case .unpack: command = .unpack(unpack)
             case .test: command = .test(TestOptions(decode: decode, recursive: recursive, progress: progress, indexPath: indexPath,
                                                     writesIndex: writesIndex))
-            case .list: command = .list(ListOptions(decode: decode, recursive: recursive, json: json))
+            case .list: command = .list(ListOptions(decode: decode, recursive: recursive, json: json, members: members))
             case .index: command = .index(IndexOptions(outputPath: outputPath, span: span, strict: strict, plan: plan,
-                                                       json: json))
+                                                       json: json, indexesTarMembers: !noTar))
             }
         }
         return Invocation(common: common, command: command, gzip: gzip)

@@ -155,13 +155,14 @@ extension Command {
             throw Reported(status: reportError("standard input", "index needs a file: the index (.gzidx, or .gzi for BGZF) is written beside it"))
         }
         try checkKind(opened.info, of: operand)
+        let descriptor = opened.fileDescriptor
         let file = try opened.stream()
         // A file that does not start with a BGZF member gets indexed_gzip's GZIDX instead.
         let input: ByteInputStream
         do {
             let start = try PeekingInputStream(peeking: file, length: BGZFInputStream.signatureLength)
             if !BGZFInputStream.startsWithBGZFMember(start.peekedBytes) {
-                return try buildGzipIndex(operand, input: start, inputInfo: opened.info, index: index)
+                return try buildGzipIndex(operand, input: start, inputInfo: opened.info, index: index, descriptor: descriptor)
             }
             input = start
         } catch let error as ByteStreamError {

@@ -184,6 +184,8 @@ final class Command {
             return runOverNetwork(connection) { try self.send(over: connection) }
         case .receive(let unpack, let connection):
             return runOverNetwork(connection) { try self.receive(over: connection, output: unpack.output) }
+        case .list(let list) where list.members:
+            return listTarMembers(list)
         case .list(let list):
             if options.gzip?.listsGzipTable(json: list.json) == true {
                 listing = GzipListing(command: self, operandCount: operands.count)

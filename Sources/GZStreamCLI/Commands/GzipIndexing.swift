@@ -28,12 +28,18 @@ extension Command {
     /// taken when the member's CRC-32 and ISIZE match) and no index. Trailing garbage is taken as `test`
     /// takes it: the members before it are indexed, with its warning (exit 2); zero padding
     /// passes unsaid. Closes `input`. `index` holds `-o` and `--span`.
+    ///
+    /// When the plain data is a tar archive, the same decode also finds its members, and their
+    /// index goes beside the file as `FILE.tarix` (TarIndexing.swift; not with `--no-tar` or `-o`);
+    /// `descriptor` (the file's, open while `input` is) gives the file's last bytes that bind it.
     func buildGzipIndex(_ operand: Pathname, input: ByteInputStream, inputInfo: FileInfo,
-                        index: IndexOptions) throws -> ExitStatus {
+                        index: IndexOptions, descriptor: Int32) throws -> ExitStatus {
         let indexPath = index.indexPath(of: operand, suffix: Self.gzidxSuffix)
         let (directory, temporary) = try openIndexTarget(indexPath, of: operand, inputInfo: inputInfo,
                                                          closingOnFailure: input)
         defer { temporary.discard() }
+        let tarIndex = try beginTarIndex(operand, inputInfo: inputInfo, index: index, closingOnFailure: input)
+        var tail: [UInt8] = []
         let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
                                       displayName: indexPath.description)
         let summary: GzipIndexBuilder.Summary
@@ -42,7 +48,11 @@ extension Command {
             let builder = try GzipIndexBuilder(span: index.span ?? GzipIndexBuilder.defaultSpan)
             summary = try builder.build(from: input, into: output, spillDirectory: directory.descriptor,
                                         chunkSize: max(common.chunkSize, 64 << 10), ignoresTrailingGarbage: true,
-                                        inflater: inflaterChoice)
+                                        inflater: inflaterChoice,
+                                        plainBytes: tarIndex.map { writing in { writing.builder.take($0) } })
+            if tarIndex != nil {
+                tail = try Self.compressedTail(of: descriptor, size: summary.compressedSize, path: operand.description)
+            }
             try output.closeOrThrow()
             try finishIndex(temporary, source: inputInfo)
         } catch let error as GzipError {
@@ -58,8 +68,12 @@ extension Command {
         try publishIndex(temporary, as: indexPath)
         reportIndexWritten(operand, members: summary.memberCount, plainSize: summary.plainSize, indexPath: indexPath,
                            detail: "\(summary.pointCount) points, \(summary.indexSize) bytes")
-        if let garbage = summary.trailingGarbage { return try warnTrailingGarbage(operand.description, garbage) }
-        return .success
+        var status = ExitStatus.success
+        if let tarIndex {
+            status = try finishTarIndex(tarIndex, operand: operand, summary: summary, inputInfo: inputInfo, tail: tail)
+        }
+        if let garbage = summary.trailingGarbage { return max(status, try warnTrailingGarbage(operand.description, garbage)) }
+        return status
     }
 
     /// The directory that is to hold `indexPath` (``openIndexDirectory(for:of:inputInfo:closingOnFailure:)``)

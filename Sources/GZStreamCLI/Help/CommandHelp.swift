@@ -102,11 +102,18 @@ Options:
 
 let listHelpText = """
 Usage: gzstream list [OPTIONS] [FILE ...]
+       gzstream list --members [-v] [--json] ARCHIVE [MEMBER ...]
 
 One row per member of each FILE (- or none: standard input): its offset, header,
-sizes and CRC-32, checked as test checks them.
+sizes and CRC-32, checked as test checks them. With --members, the members of
+the tar archive ARCHIVE (.tar.gz or .tar), one name a line as tar -t prints
+them: through its member index (written by gzstream index) when there is one,
+else in one pass over the archive. A MEMBER is a name (a directory chooses what
+is under it) or a pattern with *, ? or [...].
 
 Options:
+      --members         list the members of the tar archive ARCHIVE
+  -v, --verbose         with --members: tar -tv's long lines
       --json            JSON instead of a table
 \(recursiveEntry)
 \(maximumOutputEntry)
@@ -120,7 +127,8 @@ Usage: gzstream index [OPTIONS] FILE.gz ...
 
 Write FILE.gz.gzidx beside each FILE.gz: indexed_gzip's GZIDX index, through
 which unpack --offset and unpack -p read. For a BGZF file, write FILE.gz.gzi
-(bgzip's).
+(bgzip's). When FILE.gz holds a tar archive, the same decode also writes its
+member index, FILE.gz.tarix, through which list --members reads.
 
 Options:
   -o, --output PATH     write the index to PATH, not beside FILE.gz (one FILE)
@@ -133,6 +141,7 @@ Options:
       --plan SIZE       write no index: print splits of about SIZE plain bytes
                         at the access points of FILE.gz's index (OFFSET LENGTH)
       --json            with --plan: one JSON object per FILE
+      --no-tar          write no member index of a tar archive
 \(helpEntry)
 
 \(sizeLines)

@@ -88,6 +88,10 @@ public struct GzipIndexBuilder: Sendable {
     ///     fixed-Huffman block, or after a header it took whole, is passed over, so a point may
     ///     come a block or two later) or zlib (`Z_BLOCK`: the first boundary after each span).
     ///     Either way the errors are zlib's.
+    ///   - plainBytes: Called with the plain bytes in order, as they are decoded, each piece
+    ///     valid only during the call (`gzstream index` finds a tar's members in them); an
+    ///     error it throws ends the build and is thrown. Default none. The index does not depend
+    ///     on it.
     /// - Returns: The sizes and counts.
     /// - Throws: The ``GzipError`` the sequential reader gives for the same input
     ///   (``GzipError/emptyInput``, ``GzipError/notGzip(offset:)``, a bad header, invalid
@@ -100,7 +104,8 @@ public struct GzipIndexBuilder: Sendable {
     /// `Z_BLOCK`, through ``GzipInputStream``.
     public func build(from input: ByteInputStream, into output: ByteOutputStream, spillDirectory: Int32? = nil,
                       chunkSize: Int = 64 << 10, ignoresTrailingGarbage: Bool = false,
-                      inflater: GzipInputStream.Inflater = .isal) throws -> Summary {
+                      inflater: GzipInputStream.Inflater = .isal,
+                      plainBytes: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> Summary {
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "build gzip index")
         let recorder = try GzipIndexRecorder(span: span, spillDirectory: spillDirectory)
         let stream = try GzipInputStream(wrapping: input, chunkSize: chunkSize,
@@ -115,6 +120,7 @@ public struct GzipIndexBuilder: Sendable {
             let count = stream.read(scratch, maxLength: scratchSize)
             if count < 0 { throw stream.streamErrorOrFallback(operation: "read") }
             if count == 0 { break }
+            try plainBytes?(UnsafeRawBufferPointer(start: scratch, count: count))
         }
         return try recorder.write(to: output)
     }

@@ -1,0 +1,148 @@
+import ByteStreams
+import GzipStreams
+import TarArchives
+
+// The member index of a .tar.gz (TarIndex, `F.tar.gz.tarix`): written by `gzstream index` from
+// the decode that builds the GZIDX when the plain data is a tar, under the GZIDX's rules
+// (refused over an existing one without -f, the archive's owner and a mode no wider than its,
+// a temporary file renamed into place); and found beside an archive under the GZIDX's trust
+// rules (IndexTrust.swift), bound to the archive by its size, time and last bytes.
+
+/// A member index being collected while `gzstream index` decodes one file.
+final class TarIndexWriting {
+    let path: Pathname
+    /// In the index's directory, which it holds open.
+    let temporary: TemporaryFile
+    var builder = TarIndexBuilder()
+
+    init(path: Pathname, temporary: TemporaryFile) {
+        self.path = path
+        self.temporary = temporary
+    }
+
+    deinit {
+        // Not a tar, or a failed decode: no temporary file is left.
+        temporary.discard()
+    }
+}
+
+extension Command {
+    /// The suffix of the member index beside an archive: `F.tar.gz.tarix`.
+    static let tarIndexSuffix: Pathname = ".tarix"
+
+    /// Readies the member index of `operand` before anything is decoded (its directory, the
+    /// refusal to replace one without -f, its temporary file); `nil` with `--no-tar` or `-o`
+    /// (the member index goes beside its archive only). Closes `input` when it throws.
+    /// - Throws: ``Reported`` (said).
+    func beginTarIndex(_ operand: Pathname, inputInfo: FileInfo, index: IndexOptions,
+                       closingOnFailure input: ByteInputStream) throws -> TarIndexWriting? {
+        guard index.indexesTarMembers, index.outputPath == nil else { return nil }
+        let path = operand.appending(Self.tarIndexSuffix)
+        let (_, temporary) = try openIndexTarget(path, of: operand, inputInfo: inputInfo, closingOnFailure: input)
+        return TarIndexWriting(path: path, temporary: temporary)
+    }
+
+    /// Once the GZIDX is in place: writes the member index when the plain data was a whole tar
+    /// archive, bound to the archive (`descriptor` gives its last bytes), with the GZIDX's owner
+    /// and mode rules; says so under `-v`. Not a tar: nothing. A damaged tar: a warning, no
+    /// member index (the GZIDX stands).
+    /// - Returns: `.success`, or `.warning` for a damaged tar.
+    /// - Throws: ``Reported`` (said) when it cannot be written.
+    func finishTarIndex(_ writing: TarIndexWriting, operand: Pathname, summary: GzipIndexBuilder.Summary,
+                        inputInfo: FileInfo, tail: [UInt8]) throws -> ExitStatus {
+        switch writing.builder.finish() {
+        case .notTar:
+            return .success
+        case .damaged(let error):
+            diagnostics.warning(operand.description, "no member index: \(error)")
+            return .warning
+        case .archive(let entries):
+            let binding = TarIndex.Binding(compressedSize: summary.compressedSize,
+                                           modificationSeconds: Int64(inputInfo.modificationTime.seconds),
+                                           modificationNanoseconds: Int32(inputInfo.modificationTime.nanoseconds),
+                                           compressedTail: tail, plainSize: summary.plainSize)
+            let bytes: [UInt8]
+            do {
+                bytes = try TarIndex(entries: entries, binding: binding).encoded()
+            } catch {
+                throw Reported(status: reportError(writing.path.description, describe(error)))
+            }
+            try writeIndex(bytes, into: writing.temporary, path: writing.path, source: inputInfo)
+            try publishIndex(writing.temporary, as: writing.path)
+            if common.verbose {
+                diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(entries.count) tar members -> "
+                    + "\(escapingControlCharacters(writing.path.description)) (\(bytes.count) bytes)\n")
+            }
+            return .success
+        }
+    }
+
+    /// The last (up to) 8 bytes of the first `size` bytes of the file `descriptor`: what binds
+    /// an index to the file (the last gzip member's CRC-32 and ISIZE).
+    /// The corresponding C function is `pread(2)`.
+    static func compressedTail(of descriptor: Int32, size: Int64, path: String) throws -> [UInt8] {
+        let count = Int(min(size, 8))
+        var tail = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let read = try tail.withUnsafeMutableBytes {
+                try SystemCalls.read(descriptor, $0.baseAddress! + done, count - done, at: size - Int64(count - done), target: path)
+            }
+            if read == 0 { break }
+            done += read
+        }
+        return Array(tail[0..<done])
+    }
+
+    /// The member index beside the current input (`F.tar.gz.tarix`), when there is one it may
+    /// trust: found under ``openTrustedIndex(_:name:explicit:)``'s rules (owner, not writable
+    /// by others, not older than the archive, never through a symbolic link, a directory no
+    /// other user can write), no more readable than the archive, read once with a size bound,
+    /// and bound to this archive (its size, modification time and last bytes). One that fails
+    /// is not used: one warning line (``noteIndexNotUsed(_:_:)``) and `nil`.
+    /// `plainSize` is the archive's plain size when its GZIDX says it, else the index's own is
+    /// bounded by what the archive's size can hold.
+    func trustedTarIndex(plainSize: Int64?) -> TarIndex? {
+        guard let input = currentInput, input.info.isRegularFile else { return nil }
+        let path = input.path.appending(Self.tarIndexSuffix)
+        do {
+            guard let opened = try openTrustedIndex(path, name: input.name.appending(Self.tarIndexSuffix), explicit: false)
+            else { return nil }
+            defer { opened.close() }
+            guard opened.info.permissions & 0o777 & ~(input.info.permissions & 0o777) == 0 else {
+                throw IndexRefusal(reason: "more readable than \(input.path.description) (mode "
+                    + "\(String(opened.info.permissions & 0o7777, radix: 8))); rebuild it with: gzstream index -f \(input.path.description)")
+            }
+            let size = input.info.size
+            let tail = try Self.compressedTail(of: input.fileDescriptor, size: Int64(size), path: input.path.description)
+            // The plain size a gzip file of this size can hold: deflate's ratio is at most 1032:1.
+            let plainBound = plainSize ?? Int64(size) * 1032 + 1024
+            let limit = Int64(TarIndex.maximumFileSize(plainSize: plainBound))
+            guard Int64(opened.info.size) <= limit else {
+                throw IndexRefusal(reason: "\(opened.info.size) bytes, more than a member index of this archive can need")
+            }
+            let stream = try opened.stream()
+            defer { stream.close() }
+            let bytes = try stream.readToEnd(limit: Int(limit))
+            let binding = TarIndex.Binding(compressedSize: Int64(size),
+                                           modificationSeconds: Int64(input.info.modificationTime.seconds),
+                                           modificationNanoseconds: Int32(input.info.modificationTime.nanoseconds),
+                                           compressedTail: tail, plainSize: plainSize ?? -1)
+            do {
+                let index = try TarIndex(decoding: bytes, expecting: binding)
+                guard index.binding.plainSize <= plainBound else {
+                    throw IndexRefusal(reason: "a plain size of \(index.binding.plainSize) bytes, more than the archive can hold")
+                }
+                return index
+            } catch let error as TarIndexError {
+                throw IndexRefusal(reason: error.description)
+            }
+        } catch let refusal as IndexRefusal {
+            noteIndexNotUsed(path, refusal.reason)
+            return nil
+        } catch {
+            noteIndexNotUsed(path, describe(error))
+            return nil
+        }
+    }
+}
