@@ -45,27 +45,34 @@ struct ExtractionPath: Hashable {
     }
 
     /// Whether a symbolic link at this path with target `target` stays inside the destination:
-    /// the target is relative, its `..` components all come first (empty and `.` components
-    /// ignored), and they climb no higher than the destination from the link's directory.
+    /// the target is relative and, resolved lexically from the link's directory, never climbs
+    /// above the destination; a `..` that follows a name is taken only when that name is now a
+    /// real directory (`isRealDirectory`, given the path from the destination).
     ///
-    /// Lexical resolution is exact for the leading `..`: they climb from the link's own
-    /// directory through directories this extraction opened without following any link. A `..`
-    /// after a name is refused because the name may be a symbolic link, and `..` then climbs
-    /// from wherever that link points (`b -> .` at the top, then `c -> b/../x`, leaves the
-    /// tree). Each link on a chain was checked the same way, so no chain leaves the tree.
-    func linkStaysInside(_ target: [UInt8]) -> Bool {
+    /// Lexical resolution is exact through real directories: the link's own directories were
+    /// opened without following any link, and directories are never replaced. A `..` after a
+    /// name that is a symbolic link climbs from wherever that link points (`b -> .` at the top,
+    /// then `c -> b/../x`, leaves the tree), and after a name not there yet it could later be
+    /// one: both are refused. Each link on a chain was checked the same way, so no chain leaves
+    /// the tree.
+    func linkStaysInside(_ target: [UInt8], isRealDirectory: (ArraySlice<[UInt8]>) -> Bool) -> Bool {
         guard !target.isEmpty, target.first != UInt8(ascii: "/"), !target.contains(0) else { return false }
-        var climbs = 0
-        var descended = false
+        var position = Array(components.dropLast())
+        // How many leading components of `position` are known to be real directories.
+        var known = position.count
         for component in target.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
             if component.elementsEqual([UInt8(ascii: ".")]) { continue }
             if component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
-                if descended { return false }
-                climbs += 1
+                guard !position.isEmpty else { return false }
+                if known < position.count {
+                    guard isRealDirectory(position[...]) else { return false }
+                }
+                position.removeLast()
+                known = position.count
             } else {
-                descended = true
+                position.append(Array(component))
             }
         }
-        return climbs <= components.count - 1
+        return true
     }
 }

@@ -9,7 +9,11 @@ extension TarExtractor {
         guard !path.components.isEmpty else { throw ExtractionError(.emptyName, entry) }
         let target = entry.linkTarget
         guard !target.contains(0),
-              options.allowsLinksOutsideDestination || path.linkStaysInside(target) else {
+              options.allowsLinksOutsideDestination || path.linkStaysInside(target, isRealDirectory: { prefix in
+                  guard let fd = try? openDirectory(prefix, creating: false, entry) else { return false }
+                  try? SystemCalls.close(fd, target: "directory")
+                  return true
+              }) else {
             throw ExtractionError(.linkTargetOutsideDestination(target: target), entry)
         }
         let parent = try parentDirectory(of: path, entry)

@@ -86,8 +86,14 @@ import TestSupport
     @Test func linksInsideAreMade() throws {
         try Sandbox.with { sandbox in
             let outcome = try extract([.file("f", "data"), .symbolicLink("d/e/l", to: "../../f"), .symbolicLink("m", to: "./f"),
-                                       .symbolicLink("n", to: "d/e")], into: sandbox.destination)
-            #expect(outcome.allExtracted)
+                                       .symbolicLink("n", to: "d/e"), .symbolicLink("o", to: "d/e/../../f"),
+                                       .symbolicLink("p", to: "n/../f"), .symbolicLink("q", to: "later/../f")],
+                                      into: sandbox.destination)
+            #expect(outcome.errors[0..<5].allSatisfy { $0 == nil })
+            #expect(sandbox.text("o") == "data")
+            // Through a link, or a name not there yet, a ".." is refused.
+            #expect(outcome.reason(5) == .linkTargetOutsideDestination(target: Array("n/../f".utf8)))
+            #expect(outcome.reason(6) == .linkTargetOutsideDestination(target: Array("later/../f".utf8)))
             #expect(sandbox.linkTarget("d/e/l") == "../../f")
             #expect(sandbox.text("d/e/l") == "data")
             #expect(sandbox.linkTarget("m") == "./f")

@@ -35,6 +35,8 @@ enum OptionKey: Hashable, Sendable {
     case noTar
     case recursive
     case timeout, deadline, keyFile
+    /// `--extract` and `-C DIR` (unpack).
+    case tarExtraction
 }
 
 /// The shape of one command line once its command is known: the command, or gzip mode's
@@ -62,14 +64,14 @@ enum CommandShape: Sendable {
         case .pack: [.stdout, .output, .remove, .blockSize, .engine, .rsyncable, .bgzf, .writeIndex, .progress, .recursive]
         case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive]
         case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .wholeLines, .lines, .progress,
-                       .recursive]
+                       .recursive, .tarExtraction]
         case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
         case .list: [.maximumOutput, .strict, .json, .recursive, .members]
         case .index: [.output, .span, .strict, .plan, .json, .noTar]
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
         // on the values given (Network.swift), which names them all in one message.
         case .send: Self.pack.takes.union([.timeout, .deadline, .keyFile])
-        case .receive: Self.unpack.takes.subtracting([.lines, .wholeLines]).union([.timeout, .deadline, .keyFile])
+        case .receive: Self.unpack.takes.subtracting([.lines, .wholeLines, .tarExtraction]).union([.timeout, .deadline, .keyFile])
         }
     }
 
@@ -110,6 +112,7 @@ enum CommandShape: Sendable {
         case .timeout: return "--timeout applies to send and receive"
         case .deadline: return "--deadline applies to send and receive"
         case .keyFile: return "--key-file applies to send, receive and cache"
+        case .tarExtraction: return "--extract and -C apply to unpack"
         }
     }
 
@@ -136,7 +139,7 @@ enum CommandShape: Sendable {
         case .span: 6
         case .engine: 7
         case .rsyncable: 8
-        case .range, .wholeLines, .plan, .lines: 9
+        case .range, .wholeLines, .plan, .lines, .tarExtraction: 9
         case .progress: 10
         case .json: 11
         case .members, .noTar: 11

@@ -192,6 +192,8 @@ final class Command {
             } else {
                 listing = MemberListing(command: self, json: list.json)
             }
+        case .unpack(let unpack) where unpack.tar != nil:
+            return extractTar(unpack.tar!, archive: operands[0])
         case .pack, .unpack, .test, .index:
             listing = nil
         }
