@@ -153,6 +153,25 @@ struct TarExtractionCLITests {
         }
     }
 
+    @Test("after gzstream index, members are read through the indexes: no hint, the same bytes, -c too",
+          .requires(.tar), .requires(.pigz))
+    func membersThroughTheIndexes() throws {
+        try withScratch { scratch in
+            try makeSourceTree(in: scratch)
+            try makeArchive("a.tar.gz", format: "pax", in: scratch)
+            let indexed = try gzstream(["index", "a.tar.gz"], in: scratch)
+            #expect(indexed.status == 0 && scratch.exists("a.tar.gz.tarix"), "\(indexed)")
+            try FileManager.default.createDirectory(atPath: scratch.path("out"), withIntermediateDirectories: false)
+            let result = try gzstream(["unpack", "a.tar.gz", "-C", "out", "dir/sub", "run.sh", "empty", "nothing"], in: scratch)
+            #expect(result.status == 1 && result.err == "gzstream: a.tar.gz: nothing: not found in the archive\n", "\(result)")
+            #expect(extractedTree(at: scratch.path("out")).keys.sorted() == ["dir", "dir/sub", "dir/sub/random.bin", "empty", "run.sh"])
+            #expect(try scratch.read("out/dir/sub/random.bin") == randomBytes(count: 200_001, seed: 42))
+            _ = chmod(scratch.path("out/dir/sub"), 0o755)
+            let file = try gzstream(["unpack", "-c", "a.tar.gz", "dir/file.txt"], in: scratch)
+            #expect(file.status == 0 && file.err == "" && file.stdout == sampleText(byteCount: 70_000, seed: 41), "\(file)")
+        }
+    }
+
     /// The header offset of `member` as GNU tar's block numbers give it (`tar -R`).
     func offset(of member: String, in scratch: Scratch) throws -> Int {
         let listed = try shell("tar -tvRzf a.tar.gz", in: scratch)

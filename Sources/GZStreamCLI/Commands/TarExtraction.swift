@@ -32,10 +32,13 @@ extension Command {
                 input.close()
             }
             if input.info.isDirectory { throw refuseInput(archive, "is a directory") }
+            var selection = tar.members.isEmpty ? nil : MemberSelection(tar.members)
+            // Read (and bound to the archive) through the input's own descriptor, before the
+            // stream takes it.
+            let memberIndex = selection == nil ? nil : trustedTarIndex(plainSize: nil)
             let file = try input.stream()
             defer { file.close() }
-            var selection = tar.members.isEmpty ? nil : MemberSelection(tar.members)
-            if var chosen = selection, let opened = try indexedArchive(file) {
+            if var chosen = selection, let memberIndex, let opened = try indexedArchive(file, memberIndex: memberIndex) {
                 // Through the indexes: only the spans that hold the members are decoded, each
                 // member's headers checked against its record first.
                 defer { opened.plain.close() }
@@ -87,13 +90,13 @@ extension Command {
         }
     }
 
-    /// The archive through its indexes, when both are beside it and trusted: the GZIDX
-    /// (`FILE.gzidx`, or gztool's) and the member index (`FILE.tarix`); `nil` otherwise (a
+    /// The archive through its indexes, when the GZIDX (`FILE.gzidx`, or gztool's) is beside it
+    /// and trusted, with the member index (`FILE.tarix`) already read; `nil` otherwise (a
     /// refused one is said in one line by the readers).
-    private func indexedArchive(_ file: FileInputStream) throws -> (archive: IndexedTarArchive, plain: IndexedGzipInputStream)? {
+    private func indexedArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
+        -> (archive: IndexedTarArchive, plain: IndexedGzipInputStream)? {
         guard !startsWithBGZFMember(file), let location = indexLocation,
-              let found = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false),
-              let members = trustedTarIndex(plainSize: Int64(exactly: found.index.plainSize))
+              let found = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false)
         else { return nil }
         let plain = try IndexedGzipInputStream(wrapping: file, index: found.index, threads: 1, inflater: inflaterChoice,
                                                chunkSize: common.chunkSize, trailingGarbage: .ignore, closesInnerStream: false)
