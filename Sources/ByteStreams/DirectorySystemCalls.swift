@@ -52,14 +52,50 @@ extension SystemCalls {
         }
     }
 
-    /// Sets an open file's access and modification times, to the nanosecond.
+    /// Sets an open file's access and modification times, to the nanosecond; a `nil` access
+    /// time is left as it is.
     /// The corresponding C function is `futimens(2)`.
-    package static func setTimes(of fd: Int32, access: FileInfo.Timestamp, modification: FileInfo.Timestamp,
+    package static func setTimes(of fd: Int32, access: FileInfo.Timestamp?, modification: FileInfo.Timestamp,
                                  target: String) throws {
-        var times = [access, modification].map { timespec(tv_sec: time_t($0.seconds), tv_nsec: $0.nanoseconds) }
+        var times = [timespec(access), timespec(modification)]
         if futimens(fd, &times) != 0 {
             throw ByteStreamError(.system(errno: errno), operation: "set times", target: target)
         }
+    }
+
+    /// Sets the access and modification times of `name` in `directory` itself, a symbolic link
+    /// included (it is not followed), to the nanosecond; a `nil` access time is left as it is.
+    /// For a symbolic link, which cannot be opened to use ``setTimes(of:access:modification:target:)``.
+    /// The corresponding C function is `utimensat(2)` with `AT_SYMLINK_NOFOLLOW`.
+    package static func setTimes(of name: Pathname, in directory: Int32, access: FileInfo.Timestamp?,
+                                 modification: FileInfo.Timestamp, target: String? = nil) throws {
+        var times = [timespec(access), timespec(modification)]
+        if name.withCString({ utimensat(directory, $0, &times, AT_SYMLINK_NOFOLLOW) }) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "set times", target: target ?? name.description)
+        }
+    }
+
+    /// Sets the owner and group of `name` in `directory` itself, a symbolic link included (it
+    /// is not followed). The corresponding C function is `fchownat(2)` with `AT_SYMLINK_NOFOLLOW`.
+    package static func changeOwner(of name: Pathname, in directory: Int32, owner: uid_t, group: gid_t,
+                                    target: String? = nil) throws {
+        if name.withCString({ fchownat(directory, $0, owner, group, AT_SYMLINK_NOFOLLOW) }) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "change owner", target: target ?? name.description)
+        }
+    }
+
+    /// Makes `name` in `directory` a symbolic link whose target is `linkTarget`, stored as
+    /// given (a relative target is resolved from the link's directory when followed), never
+    /// replacing.
+    /// - Returns: `false` when `name` exists already.
+    /// The corresponding C function is `symlinkat(2)`.
+    @discardableResult
+    package static func makeSymbolicLink(_ name: Pathname, in directory: Int32, to linkTarget: Pathname,
+                                         target: String? = nil) throws -> Bool {
+        let result = linkTarget.withCString { to in name.withCString { symlinkat(to, directory, $0) } }
+        if result == 0 { return true }
+        if errno == EEXIST { return false }
+        throw ByteStreamError(.system(errno: errno), operation: "create symbolic link", target: target ?? name.description)
     }
 
     /// Renames `name` in `directory` to `newName` in `newDirectory`, replacing what is there.
@@ -196,6 +232,18 @@ extension SystemCalls {
         #else
         return nil
         #endif
+    }
+}
+
+extension timespec {
+    /// A time for `futimens(2)` and `utimensat(2)`; `nil` is `UTIME_OMIT` (leave it), a macro
+    /// Swift does not import: (1 << 30) - 2.
+    fileprivate init(_ time: FileInfo.Timestamp?) {
+        guard let time else {
+            self.init(tv_sec: 0, tv_nsec: (1 << 30) - 2)
+            return
+        }
+        self.init(tv_sec: time_t(time.seconds), tv_nsec: time.nanoseconds)
     }
 }
 

@@ -29,6 +29,15 @@ extension SystemCalls {
         }
     }
 
+    /// Sets an open file's size to `size` bytes: cut there, or extended with a hole that reads
+    /// as zero bytes (and takes no space on a file system with sparse files).
+    /// The corresponding C function is `ftruncate(2)`.
+    package static func truncate(_ fd: Int32, toSize size: Int64, target: String) throws {
+        if retryingOnInterrupt({ ftruncate(fd, off_t(size)) }) != 0 {
+            throw ByteStreamError(.system(errno: errno), operation: "truncate", target: target)
+        }
+    }
+
     /// Reads up to `count` bytes at `offset` without moving the file offset; 0 only at the end
     /// of the file. The corresponding C function is `pread(2)`.
     package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64,

@@ -141,6 +141,10 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
                 options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
                 given.append(.range)
             case "whole-lines": try flag(); options.wholeLines = true; given.append(.wholeLines)
+            case "extract": try flag(); options.extractsArchive = true; given.append(.tarExtraction)
+            case "directory":
+                options.extractionDirectory = try pathname(try scanner.value(for: "--directory"))
+                given.append(.tarExtraction)
             case "plan":
                 options.plan = try parseByteCount(try scanner.text(for: "--plan"), option: "--plan")
                 given.append(.plan)
@@ -204,6 +208,9 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "p": options.threads = try parseThreads(try scanner.text(for: "-p"))
             case "b": options.blockSize = try parseBlockSize(try scanner.text(for: "-b")); given.append(.blockSize)
             case "S": options.suffix = try parseSuffix(try scanner.value(for: "-S"))
+            case "C" where !gzipMode:
+                options.extractionDirectory = try pathname(try scanner.value(for: "-C"))
+                given.append(.tarExtraction)
             default: throw scanner.invalidOption(letter)
             }
         }

@@ -39,6 +39,8 @@ enum OptionKey: Hashable, Sendable {
     case tar
     /// `--mtime`, `--owner`, `--group`, `--numeric-owner` (pack --tar's).
     case tarMetadata
+    /// `--extract` and `-C DIR` (unpack).
+    case tarExtraction
 }
 
 /// The shape of one command line once its command is known: the command, or gzip mode's
@@ -67,14 +69,14 @@ enum CommandShape: Sendable {
                      .tar, .tarMetadata]
         case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive, .tar, .tarMetadata]
         case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .wholeLines, .lines, .progress,
-                       .recursive]
+                       .recursive, .tarExtraction]
         case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
         case .list: [.maximumOutput, .strict, .json, .recursive, .members]
         case .index: [.output, .span, .strict, .plan, .json, .noTar]
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
         // on the values given (Network.swift), which names them all in one message.
         case .send: Self.pack.takes.subtracting([.tar, .tarMetadata]).union([.timeout, .deadline, .keyFile])
-        case .receive: Self.unpack.takes.subtracting([.lines, .wholeLines]).union([.timeout, .deadline, .keyFile])
+        case .receive: Self.unpack.takes.subtracting([.lines, .wholeLines, .tarExtraction]).union([.timeout, .deadline, .keyFile])
         }
     }
 
@@ -117,6 +119,7 @@ enum CommandShape: Sendable {
         case .keyFile: return "--key-file applies to send, receive and cache"
         case .tar: return "--tar applies to pack"
         case .tarMetadata: return "--mtime, --owner, --group and --numeric-owner apply to pack --tar"
+        case .tarExtraction: return "--extract and -C apply to unpack"
         }
     }
 
@@ -143,7 +146,7 @@ enum CommandShape: Sendable {
         case .span: 6
         case .engine: 7
         case .rsyncable: 8
-        case .range, .wholeLines, .plan, .lines: 9
+        case .range, .wholeLines, .plan, .lines, .tarExtraction: 9
         case .progress: 10
         case .json: 11
         case .members, .noTar: 11

@@ -236,6 +236,29 @@ struct UnpackOptions: Equatable {
     var wholeLines = false
     /// `--lines N[:M]`: the lines to write; `nil` writes them all.
     var lines: LineRange?
+    /// `--extract`, `-C DIR`, or MEMBER names after a `.tar.gz`: extract members of the one
+    /// FILE, a tar archive, instead of decompressing it (TarExtraction.swift); `nil` otherwise.
+    var tar: TarExtractionOptions?
+}
+
+/// `unpack ARCHIVE MEMBER...`, `unpack -c ARCHIVE MEMBER`, `unpack --extract ARCHIVE`: which
+/// members of the tar archive (the one FILE) go where.
+struct TarExtractionOptions: Equatable {
+    /// The MEMBER names (each a member, or a directory whose members are all wanted); empty
+    /// with ``wholeArchive``.
+    var members: [Pathname] = []
+    /// `--extract`: every member.
+    var wholeArchive = false
+    /// `-C DIR`/`--directory DIR`: where the members go; `nil` is the current directory.
+    var directory: Pathname?
+    /// `-c`: the one member's content goes to standard output; nothing is extracted.
+    var toStandardOutput = false
+
+    /// Whether `name` names a compressed tar archive by its suffix: `.tar.gz` or `.tgz`, in
+    /// any case, as tar and gzip name them.
+    static func namesTarArchive(_ name: Pathname) -> Bool {
+        name.hasSuffixIgnoringCase(".tar.gz") || name.hasSuffixIgnoringCase(".tgz")
+    }
 }
 
 /// `unpack --offset N --length M`: a range of the plain bytes, read through an index when

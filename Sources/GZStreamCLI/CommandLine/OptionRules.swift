@@ -58,6 +58,7 @@ extension ParsedValues {
             if recursive { throw UsageError(message: "--members lists one archive: -r does not apply") }
         }
         try validateTarOptions()
+        try validateTarExtraction()
         try validateEngineOptions()
         // Standard input, alone or among the files, is packed to standard output without -o.
         if index && outputPath == nil && (toStandardOutput || files.isEmpty || files.contains("-")) {
@@ -69,6 +70,29 @@ extension ParsedValues {
             if toStandardOutput { throw UsageError(message: "-o and -c cannot be used together") }
             // Several files need -o to name a directory: checked when the command runs.
             if recursive { throw UsageError(message: "-r writes each output beside its input: -o does not apply") }
+        }
+    }
+
+    /// The rules for extracting tar members (``extractsTarMembers``): one archive FILE, then
+    /// MEMBER names or `--extract`; `-c` writes one member; the options about output files,
+    /// ranges and removal do not apply.
+    private func validateTarExtraction() throws(UsageError) {
+        if extractionDirectory?.bytes.isEmpty == true { throw UsageError(message: "-C needs a directory, not an empty one") }
+        guard extractsTarMembers else { return }
+        if files.isEmpty || files[0] == "-" {
+            throw UsageError(message: "extracting members needs an archive FILE (FILE.tar.gz), not standard input")
+        }
+        if extractsArchive && files.count > 1 {
+            throw UsageError(message: "--extract extracts every member: name no MEMBER with it")
+        }
+        if !extractsArchive && files.count == 1 { throw UsageError(message: "-C needs --extract or MEMBER names") }
+        if toStandardOutput && (files.count != 2 || extractsArchive || extractionDirectory != nil) {
+            throw UsageError(message: "-c writes one member to standard output: name one MEMBER, without --extract or -C")
+        }
+        if outputPath != nil || removeInput || recursive || writesIndex || indexPath != nil || useName == true
+            || rangeOffset != nil || rangeLength != nil || lineRange != nil || wholeLines || maximumOutputSize != nil {
+            throw UsageError(message: "extracting members takes -C, -c and -f: -o, --rm, -r, -N, --index, --write-index, "
+                + "--offset, --length, --lines and --max-output do not apply")
         }
     }
 

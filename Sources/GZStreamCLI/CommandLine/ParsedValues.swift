@@ -47,6 +47,10 @@ struct ParsedValues: Equatable {
     var wholeLines = false
     var plan: Int64?
     var lineRange: LineRange?
+    /// unpack's `--extract` (``TarExtractionOptions/wholeArchive``).
+    var extractsArchive = false
+    /// unpack's `-C DIR` (``TarExtractionOptions/directory``).
+    var extractionDirectory: Pathname?
     var synchronous = false
     var suffix: Pathname?
     var progress: Bool?
@@ -67,7 +71,8 @@ struct ParsedValues: Equatable {
     /// the fields that command takes; the others were refused, so they hold their defaults.
     /// - Precondition: For send and receive, ``address`` was taken.
     func invocation(network: NetworkCommand?) -> Invocation {
-        let common = CommonOptions(files: files, force: force, keep: keep, quiet: quiet, verbose: verbose,
+        let tar = tarExtraction(network: network)
+        let common = CommonOptions(files: tar == nil ? files : Array(files.prefix(1)), force: force, keep: keep, quiet: quiet, verbose: verbose,
                                    level: level, chunkSize: chunkSize, chunkSizeGiven: chunkSizeGiven,
                                    useName: useName, threads: threads, synchronous: synchronous, suffix: suffix)
         let output = OutputOptions(toStandardOutput: toStandardOutput, outputPath: outputPath, removeInput: removeInput)
@@ -81,7 +86,7 @@ struct ParsedValues: Equatable {
             : PlainRange(offset: rangeOffset ?? 0, length: rangeLength)
         let unpack = UnpackOptions(output: output, decode: decode, recursive: recursive, progress: progress,
                                    indexPath: indexPath, writesIndex: writesIndex, range: range, wholeLines: wholeLines,
-                                   lines: lineRange)
+                                   lines: lineRange, tar: tar)
         let command: CommandOptions
         if let network {
             guard let address else { preconditionFailure("send and receive take their address first") }
@@ -99,6 +104,27 @@ struct ParsedValues: Equatable {
             }
         }
         return Invocation(common: common, command: command, gzip: gzip)
+    }
+}
+
+extension ParsedValues {
+    /// Whether unpack extracts members of a tar archive rather than decompressing its files:
+    /// `--extract` or `-C` was given, or the first FILE is named `.tar.gz` or `.tgz` and the
+    /// others are names of members, not compressed files (none ends in `.gz`, `.tgz` or
+    /// `-S`'s suffix: `unpack a.tar.gz b.tar.gz` still decompresses both).
+    var extractsTarMembers: Bool {
+        guard mode == .unpack, gzip == nil else { return false }
+        if extractsArchive || extractionDirectory != nil { return true }
+        guard files.count > 1, TarExtractionOptions.namesTarArchive(files[0]) else { return false }
+        let compressed: [Pathname] = [".gz", ".tgz"] + (suffix.map { [$0] } ?? [])
+        return !files.dropFirst().contains { file in compressed.contains { file.hasSuffixIgnoringCase($0) } }
+    }
+
+    /// unpack's tar extraction as the command line gives it, or `nil`.
+    func tarExtraction(network: NetworkCommand?) -> TarExtractionOptions? {
+        guard network == nil, extractsTarMembers else { return nil }
+        return TarExtractionOptions(members: Array(files.dropFirst()), wholeArchive: extractsArchive,
+                                    directory: extractionDirectory, toStandardOutput: toStandardOutput)
     }
 }
 

@@ -195,6 +195,8 @@ final class Command {
         case .pack(let pack) where pack.tar != nil:
             // One archive of every operand (TarPacking.swift).
             return runTarPack(pack)
+        case .unpack(let unpack) where unpack.tar != nil:
+            return extractTar(unpack.tar!, archive: operands[0])
         case .pack, .unpack, .test, .index:
             listing = nil
         }

@@ -51,10 +51,19 @@ file that changed while read is a warning (2).
 
 let unpackHelpText = """
 Usage: gzstream unpack [OPTIONS] [FILE ...]
+       gzstream unpack [-C DIR] [-f] ARCHIVE.tar.gz MEMBER ...
+       gzstream unpack -c ARCHIVE.tar.gz MEMBER
+       gzstream unpack --extract [-C DIR] [-f] ARCHIVE.tar.gz
 
 Decompress each FILE.gz (or .tgz) to FILE (.tar), keeping FILE.gz unless --rm is
 given. With no FILE, or when FILE is -, read standard input and write standard
 output. An existing output is never replaced without -f.
+
+With MEMBER names after a tar archive (.tar.gz or .tgz), extract those members
+(a directory's name takes all it holds) into -C DIR or the current directory,
+or with -c write one member's content to standard output; --extract extracts
+every member. Names with "..", links that lead out of DIR, links on the way to
+a member, and devices are refused; an existing file is kept without -f.
 
 Options:
 \(stdoutOutputEntries)
@@ -64,6 +73,9 @@ Options:
                         input that is not gzip unchanged (zcat -f)
 \(recursiveEntry)
   -S, --suffix SUF      also take FILE+SUF, and write FILE
+  -C, --directory DIR   extract tar members into DIR (default: the current
+                        directory), which must exist
+      --extract         extract every member of the tar archive FILE
   -p, --threads N       inflate BGZF input, or a file with an index, on N
                         threads (default: every core available)
 \(maximumOutputEntry)

@@ -1,0 +1,277 @@
+import ByteStreams
+import GzipStreams
+import TarArchives
+
+/// `unpack ARCHIVE.tar.gz MEMBER...` (those members, or every member under a directory named),
+/// `unpack -c ARCHIVE.tar.gz MEMBER` (one member's content to standard output) and
+/// `unpack --extract ARCHIVE.tar.gz` (the whole tree), into `-C DIR` or the current directory.
+///
+/// Every member goes through the one ``TarExtractor``, which holds the safety rules. The
+/// archive is read in one pass from its start (``TarReader`` over the gzip decoder); with
+/// member names, the pass stops once each name was found as a file (a directory's members may
+/// come anywhere later, so a directory name reads to the end), after a line saying that
+/// `gzstream index` would let them be read directly.
+///
+/// Errors: a member refused is said (`gzstream: ARCHIVE: MEMBER (tar member at byte N): …`)
+/// and the others still extracted, exit 1; a name found nowhere is said at the end, exit 1; a
+/// damaged archive or gzip data stops the run, exit 1. Skipped devices and FIFOs are warnings
+/// (exit 2 unless something failed). Directories get their modes and times at the end, also
+/// after an error.
+extension Command {
+    /// A member as the extraction loop takes it: the entry, and a way to open its content.
+    typealias TarMemberSource = () throws -> (entry: TarEntry, content: () throws -> ByteInputStream)?
+
+    /// Runs a tar extraction of `archive`.
+    func extractTar(_ tar: TarExtractionOptions, archive: Pathname) -> ExitStatus {
+        let name = displayName(archive)
+        do {
+            let input = try openOperand(archive)
+            currentInput = input
+            defer {
+                currentInput = nil
+                input.close()
+            }
+            if input.info.isDirectory { throw refuseInput(archive, "is a directory") }
+            var selection = tar.members.isEmpty ? nil : MemberSelection(tar.members)
+            // Read (and bound to the archive) through the input's own descriptor, before the
+            // stream takes it.
+            let memberIndex = selection == nil ? nil : trustedTarIndex(plainSize: nil)
+            let file = try input.stream()
+            defer { file.close() }
+            if var chosen = selection, let memberIndex, let opened = try indexedArchive(file, memberIndex: memberIndex) {
+                // Through the indexes: only the spans that hold the members are decoded, each
+                // member's headers checked against its record first.
+                defer { opened.plain.close() }
+                let archiveIndex = opened.archive
+                let wanted = archiveIndex.index.entries.filter { chosen.wants($0) }
+                if tar.toStandardOutput {
+                    guard let entry = wanted.last(where: { MemberSelection.normalised($0.path) == chosen.names[0] }) else {
+                        return reportError(name, "\(chosen.namesNotFound.first ?? ""): not found in the archive")
+                    }
+                    return try writeMember(entry, content: archiveIndex.content(of: entry), archiveName: name)
+                }
+                var remaining = wanted[...]
+                let next: TarMemberSource = {
+                    guard let entry = remaining.popFirst() else { return nil }
+                    return (entry, { try archiveIndex.content(of: entry) })
+                }
+                var all: MemberSelection? = nil
+                let status = try extractMembers(next: next, selecting: &all, into: tar.directory, archiveName: name)
+                return max(status, reportMissing(chosen, archiveName: name))
+            }
+            // Sequentially; --extract reads every span, through the GZIDX on threads when there is one.
+            var indexed: (any GzipDecodingStream)?
+            if selection == nil { indexed = try indexedDecodingStream(file, progress: nil)?.decoder }
+            let decoder: any GzipDecodingStream = try indexed ?? decodingStream(file, name: name)
+            defer { decoder.close() }
+            let reader = TarReader(decoder)
+            let next: TarMemberSource = {
+                guard let member = try reader.next() else { return nil }
+                return (member.entry, { member.content })
+            }
+            if tar.toStandardOutput, let chosen = selection {
+                while let member = try next() {
+                    guard MemberSelection.normalised(member.entry.path) == chosen.names[0] else { continue }
+                    return try writeMember(member.entry, content: member.content(), archiveName: name)
+                }
+                return reportError(name, "\(chosen.namesNotFound.first ?? ""): not found in the archive")
+            }
+            if selection != nil {
+                diagnostics.warning(name, "read from the start, without a member index "
+                    + "(run 'gzstream index \(name)' to read members directly)")
+            }
+            let status = try extractMembers(next: next, selecting: &selection, into: tar.directory, archiveName: name)
+            return max(status, selection.map { reportMissing($0, archiveName: name) } ?? .success)
+        } catch let reported as Reported {
+            return reported.status
+        } catch {
+            diagnostics.error(name, describe(error))
+            return .error
+        }
+    }
+
+    /// The archive through its indexes, when the GZIDX (`FILE.gzidx`, or gztool's) is beside it
+    /// and trusted, with the member index (`FILE.tarix`) already read; `nil` otherwise (a
+    /// refused one is said in one line by the readers).
+    private func indexedArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
+        -> (archive: IndexedTarArchive, plain: IndexedGzipInputStream)? {
+        guard !startsWithBGZFMember(file), let location = indexLocation,
+              let found = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false)
+        else { return nil }
+        let plain = try IndexedGzipInputStream(wrapping: file, index: found.index, threads: 1, inflater: inflaterChoice,
+                                               chunkSize: common.chunkSize, trailingGarbage: .ignore, closesInnerStream: false)
+        do {
+            try plain.openOrThrow()
+        } catch let error as IndexedGzipError {
+            plain.close()
+            noteIndexNotUsed(found.path, withRemedy(error))
+            return nil
+        }
+        return (IndexedTarArchive(plain: plain, index: members), plain)
+    }
+
+    /// Says each MEMBER name that nothing matched. - Returns: `.error` if there was one.
+    private func reportMissing(_ selection: MemberSelection, archiveName name: String) -> ExitStatus {
+        var status = ExitStatus.success
+        for missing in selection.namesNotFound {
+            diagnostics.error(name, "\(missing): not found in the archive")
+            status = .error
+        }
+        return status
+    }
+
+    /// Extracts the members `next` gives that `selection` wants (every one when `nil`), into
+    /// `directory`, stopping early once the selection is complete.
+    private func extractMembers(next: TarMemberSource, selecting selection: inout MemberSelection?, into directory: Pathname?,
+                                archiveName name: String) throws -> ExitStatus {
+        let destinationPath = directory ?? "."
+        let destination: Int32
+        do {
+            destination = try SystemCalls.open(destinationPath, in: SystemCalls.currentDirectory,
+                                               flags: SystemCalls.lookupDirectoryFlags | OpenFlag.noFollow,
+                                               target: destinationPath.description)
+        } catch {
+            throw Reported(status: reportError(destinationPath.description, describe(error)))
+        }
+        final class Warnings { var skipped = false }
+        let warnings = Warnings()
+        let extractor = TarExtractor(destination: destination, closesDestination: true,
+                                     options: TarExtractor.Options(overwritesExisting: common.force)) { warning in
+            if case .skippedSpecialFile = warning.reason { warnings.skipped = true }
+            if case .skippedUnknownType = warning.reason { warnings.skipped = true }
+            self.diagnostics.warning(name, warning.description)
+        }
+        var status = ExitStatus.success
+        do {
+            while let member = try next() {
+                if selection != nil, !selection!.wants(member.entry) { continue }
+                do {
+                    try extractor.extract(member.entry, content: try member.content())
+                } catch let refused as ExtractionError {
+                    diagnostics.error(name, refused.description)
+                    status = .error
+                }
+                if selection?.isComplete == true { break }
+            }
+        } catch {
+            try? extractor.finish()
+            throw error
+        }
+        do {
+            try extractor.finish()
+        } catch {
+            diagnostics.error(name, describe(error))
+            status = .error
+        }
+        return max(status, warnings.skipped ? .warning : .success)
+    }
+
+    /// `unpack -c ARCHIVE MEMBER`: `entry`'s content, a file's, to standard output (a sparse
+    /// member with its holes as zero bytes).
+    private func writeMember(_ entry: TarEntry, content: @autoclosure () throws -> ByteInputStream,
+                             archiveName name: String) throws -> ExitStatus {
+        guard entry.kind.holdsFileContent else {
+            return reportError(name, "\(entry.pathString): not a regular file; -c writes a file's content")
+        }
+        do {
+            try copyContent(of: entry, from: try content(), to: environment.standardOutput)
+        } catch where isSystemError(error, Errno.brokenPipe) {
+            closedPipe = "standard output"
+            return .error
+        }
+        return .success
+    }
+
+    /// Copies a member's content to `output`: its runs, each after the zero bytes of the hole
+    /// before it, for a sparse member.
+    private func copyContent(of entry: TarEntry, from content: ByteInputStream, to output: ByteOutputStream) throws {
+        guard let map = entry.sparseMap else {
+            try content.copy(to: output, chunkSize: Self.unpackWriteSize)
+            return
+        }
+        let zeros = [UInt8](repeating: 0, count: 64 * 1024)
+        func writeZeros(_ count: Int) throws {
+            var left = count
+            while left > 0 {
+                let step = min(left, zeros.count)
+                try zeros.withUnsafeBytes { try output.writeAll(UnsafeRawBufferPointer(rebasing: $0[..<step])) }
+                left -= step
+            }
+        }
+        var position = 0
+        for run in map {
+            try writeZeros(max(0, run.offset - position))
+            var left = run.length
+            while left > 0 {
+                let chunk = try content.readChunk(maxLength: min(left, zeros.count))
+                guard !chunk.isEmpty else {
+                    throw TarError(.truncated, offset: entry.headerOffset)
+                }
+                try output.writeAll(chunk)
+                left -= chunk.count
+            }
+            position = run.offset + run.length
+        }
+        try writeZeros(max(0, entry.realSize - position))
+    }
+}
+
+/// The MEMBER names of `unpack ARCHIVE MEMBER...`: a member is wanted when its name is one of
+/// them, or lies under one (as tar takes a directory's name for all it holds). Names are
+/// compared without leading `/` and `./` and without trailing `/`, as stored names vary.
+struct MemberSelection {
+    /// The names, normalised.
+    let names: [[UInt8]]
+    /// Which names matched a member.
+    private var found: [Bool]
+    /// Whether some name matched a directory or a member under one: its members may come
+    /// anywhere later, so the archive is read to its end.
+    private var readsToEnd = false
+
+    init(_ names: [Pathname]) {
+        self.names = names.map { Self.normalised($0.bytes) }
+        found = Array(repeating: false, count: names.count)
+    }
+
+    /// Whether `entry` is wanted; records which names it matched.
+    mutating func wants(_ entry: TarEntry) -> Bool {
+        let path = Self.normalised(entry.path)
+        var wanted = false
+        for (index, name) in names.enumerated() {
+            if path == name {
+                wanted = true
+                found[index] = true
+                if entry.kind == .directory { readsToEnd = true }
+            } else if name.isEmpty || (path.count > name.count && path.starts(with: name) && path[name.count] == UInt8(ascii: "/")) {
+                wanted = true
+                found[index] = true
+                readsToEnd = true
+            }
+        }
+        return wanted
+    }
+
+    /// Whether every name was found as a single member: nothing more is wanted.
+    var isComplete: Bool { !readsToEnd && !found.contains(false) }
+
+    /// The names no member matched, for messages.
+    var namesNotFound: [String] {
+        zip(names, found).filter { !$0.1 }.map { Pathname(bytes: $0.0)?.description ?? "" }
+    }
+
+    /// `path` without leading `/` and `./`, and without trailing `/`.
+    static func normalised(_ path: [UInt8]) -> [UInt8] {
+        var bytes = path[...]
+        while true {
+            if bytes.first == UInt8(ascii: "/") {
+                bytes = bytes.dropFirst()
+            } else if bytes.starts(with: [UInt8(ascii: "."), UInt8(ascii: "/")]) {
+                bytes = bytes.dropFirst(2)
+            } else {
+                break
+            }
+        }
+        while bytes.last == UInt8(ascii: "/") { bytes = bytes.dropLast() }
+        return Array(bytes)
+    }
+}
