@@ -144,15 +144,15 @@ public final class TarExtractor {
     ///   of it is then left); the content stream's own error (unchanged) when reading it fails.
     public func extract(_ entry: TarEntry, content: ByteInputStream) throws {
         let path: ExtractionPath
-        do {
+        do throws(ExtractionPath.Refusal) {
             let normalised = try ExtractionPath.normalising(entry.path)
             path = normalised.path
             if normalised.strippedSlash && !warnedAboutLeadingSlash {
                 warnedAboutLeadingSlash = true
                 warn(.strippedLeadingSlash, entry)
             }
-        } catch let refusal as ExtractionPath.Refusal {
-            throw ExtractionError(refusal.reason, entry)
+        } catch {
+            throw ExtractionError(error.reason, entry)
         }
         do {
             switch entry.kind {

@@ -71,8 +71,8 @@ struct ParsedValues: Equatable {
     /// the fields that command takes; the others were refused, so they hold their defaults.
     /// - Precondition: For send and receive, ``address`` was taken.
     func invocation(network: NetworkCommand?) -> Invocation {
-        let tar = tarExtraction(network: network)
-        let common = CommonOptions(files: tar == nil ? files : Array(files.prefix(1)), force: force, keep: keep, quiet: quiet, verbose: verbose,
+        let extraction = tarExtraction(network: network)
+        let common = CommonOptions(files: extraction == nil ? files : Array(files.prefix(1)), force: force, keep: keep, quiet: quiet, verbose: verbose,
                                    level: level, chunkSize: chunkSize, chunkSizeGiven: chunkSizeGiven,
                                    useName: useName, threads: threads, synchronous: synchronous, suffix: suffix)
         let output = OutputOptions(toStandardOutput: toStandardOutput, outputPath: outputPath, removeInput: removeInput)
@@ -86,7 +86,7 @@ struct ParsedValues: Equatable {
             : PlainRange(offset: rangeOffset ?? 0, length: rangeLength)
         let unpack = UnpackOptions(output: output, decode: decode, recursive: recursive, progress: progress,
                                    indexPath: indexPath, writesIndex: writesIndex, range: range, wholeLines: wholeLines,
-                                   lines: lineRange, tar: tar)
+                                   lines: lineRange, tar: extraction)
         let command: CommandOptions
         if let network {
             guard let address else { preconditionFailure("send and receive take their address first") }
