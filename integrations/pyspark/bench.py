@@ -66,8 +66,8 @@ def make_input(workdir: str, size: int, gzstream: str) -> str:
 def session(master: str, jar):
     from pyspark.sql import SparkSession
     builder = (SparkSession.builder.master(master).appName(f"gzstream-spark-bench-{master}")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-               .config("spark.driver.memory", "2g"))
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "4").config("spark.driver.memory", "2g"))
     if jar:
         builder = builder.config("spark.jars", jar)
     spark = builder.getOrCreate()
