@@ -279,7 +279,7 @@ def main():
 
     for group in (checksums, parses):
         results = {name: two[name]["result"] for name in group}
-        if len(set(map(repr, results.values()))) != 1:
+        if len(set(map(repr, results.values()))) > 1:
             raise SystemExit(f"results differ: {results}")
     lines, crc_sum = two["count+checksum, spark.read.text"]["result"]
     zcat = subprocess.run(f"gzip -dc '{path}' | wc -l", shell=True, capture_output=True, text=True, check=True)
