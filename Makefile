@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/gzstream
 
 .PHONY: all build test demo bench bench-cache bench-echo fuzz fuzz-build docs install uninstall deps test-deps test-venv clean \
-	version-check dependency-test deb deb-deps deb-test test-spark
+	version-check dependency-test deb deb-deps deb-test test-spark spark-jar
 
 all: build
 
@@ -104,16 +104,69 @@ test-venv:
 	echo "make: could not install $(TEST_PYPI_PACKAGES) into $$venv (offline?); the tests that need them" \
 	  "are skipped" >&2
 
-# The PySpark data source, integrations/pyspark (docs/spark.md), and its tests in a local Spark:
-# pyspark 4.0.1 with pyarrow, numpy and pytest (SPARK_PYPI_PACKAGES, pinned) and the package
-# itself (pip install -e) in SPARK_VENV, a virtual environment of its own. The first install
-# downloads about 450 MB (3.5 minutes here); later runs install nothing and need no network. The
-# tests take 1.7 to 2.4 minutes on the busy 2-core development machine. Skipped with exit 0,
-# saying why, without Java 17 or later (Spark 4's minimum) or when the packages cannot be
-# installed (offline). The tests run GZSTREAM, by default this checkout's debug build.
+# The Spark data sources (docs/spark.md): the Python one, integrations/pyspark, and the JVM one,
+# integrations/spark-jvm, and their tests in a local Spark: pyspark 4.0.1 with pyarrow, numpy
+# and pytest (SPARK_PYPI_PACKAGES, pinned) and the Python package itself (pip install -e) in
+# SPARK_VENV, a virtual environment of its own. The first install downloads about 450 MB (3.5
+# minutes here); later runs install nothing and need no network. The 86 tests (those through
+# Spark run once per source) take 5.3 minutes on the 2-core development machine under a load
+# average of about 10, most of it in the Python source's reads. Skipped with exit 0, saying
+# why, without Java 17 or later (Spark 4's minimum) or when the packages cannot be installed
+# (offline); without javac 17 or later the JVM source is left out, saying so. The tests run
+# GZSTREAM, by default this checkout's debug build.
 SPARK_VENV ?= .build/spark-venv
 SPARK_PYPI_PACKAGES ?= pyspark==4.0.1 pyarrow==26.0.1 numpy==2.4.6 pytest==9.2.0
 GZSTREAM ?=
+SPARK_JAR ?= .build/spark-jvm/gzstream-spark.jar
+SPARK_JVM_SOURCES = integrations/spark-jvm/src
+
+# Recipe lines that make SPARK_VENV unless it is already complete, leaving its path in $$venv.
+# When it cannot be made they say why, after "make: $(1):", and run $(2) (exit 0 to skip, exit
+# 1 to fail).
+define spark_venv
+venv="$(SPARK_VENV)"; \
+if ! { [ -x "$$venv/bin/python3" ] && "$$venv/bin/python3" -c 'import pyspark, pyarrow, numpy, pytest, gzstream_spark' 2>/dev/null; }; then \
+  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then \
+    if [ "$$(id -u)" = 0 ]; then \
+      $(APT_GET_INSTALL) python3-venv; \
+    else \
+      echo "make: $(1): no python3-venv; to install it: sudo apt-get install python3-venv" >&2; \
+      $(2); \
+    fi; \
+  fi; \
+  echo "installing $(SPARK_PYPI_PACKAGES) and integrations/pyspark into $$venv"; \
+  { [ -x "$$venv/bin/python3" ] || python3 -m venv "$$venv"; } && \
+  "$$venv/bin/python3" -m pip install -q --disable-pip-version-check --retries 1 --timeout 30 \
+    $(SPARK_PYPI_PACKAGES) && \
+  "$$venv/bin/python3" -m pip install -q --disable-pip-version-check -e integrations/pyspark || \
+  { echo "make: $(1): could not install $(SPARK_PYPI_PACKAGES) into $$venv" \
+      "(no package index reachable?)" >&2; $(2); }; \
+fi
+endef
+
+# Recipe lines that compile SPARK_JAR with javac against the jars of the pyspark in $$venv
+# (nothing else is downloaded: Spark ships Hadoop's client API, Jackson and SLF4J), unless it is
+# newer than every file under SPARK_JVM_SOURCES. The jar appears whole or not at all.
+define spark_jar_build
+jars="$$("$$venv/bin/python3" -c 'import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), "jars"))')" && \
+if [ -f "$(SPARK_JAR)" ] && [ -z "$$(find $(SPARK_JVM_SOURCES) -type f -newer "$(SPARK_JAR)")" ]; then \
+  echo "$(SPARK_JAR) is up to date"; \
+else \
+  classes="$(dir $(SPARK_JAR))classes" && rm -rf "$$classes" && mkdir -p "$$classes" && \
+  echo "javac $(SPARK_JVM_SOURCES) -> $(SPARK_JAR)" && \
+  javac --release 17 -Xlint:all,-path -encoding UTF-8 -d "$$classes" -cp "$$jars/*" \
+    $$(find $(SPARK_JVM_SOURCES)/main/java -name '*.java') && \
+  cp -R $(SPARK_JVM_SOURCES)/main/resources/. "$$classes/" && \
+  jar --create --file "$(SPARK_JAR).tmp" -C "$$classes" . && \
+  mv "$(SPARK_JAR).tmp" "$(SPARK_JAR)"; \
+fi
+endef
+
+# The JVM data source's jar (docs/spark.md): `spark-submit --jars .build/spark-jvm/gzstream-spark.jar`.
+spark-jar:
+	@$(call spark_venv,spark-jar,exit 1); \
+	$(spark_jar_build)
+
 test-spark:
 	@java_major=$$(java -version 2>&1 | sed -n 's/.* version "\([0-9]*\).*/\1/p' | head -n 1); \
 	if [ -z "$$java_major" ] || [ "$$java_major" -lt 17 ]; then \
@@ -121,23 +174,15 @@ test-spark:
 	    "to install it: sudo apt-get install openjdk-17-jre-headless" >&2; \
 	  exit 0; \
 	fi; \
-	venv="$(SPARK_VENV)"; \
-	if ! { [ -x "$$venv/bin/python3" ] && "$$venv/bin/python3" -c 'import pyspark, pyarrow, numpy, pytest, gzstream_spark' 2>/dev/null; }; then \
-	  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then \
-	    if [ "$$(id -u)" = 0 ]; then \
-	      $(APT_GET_INSTALL) python3-venv; \
-	    else \
-	      echo "make: test-spark skipped: no python3-venv; to install it: sudo apt-get install python3-venv" >&2; \
-	      exit 0; \
-	    fi; \
-	  fi; \
-	  echo "installing $(SPARK_PYPI_PACKAGES) and integrations/pyspark into $$venv"; \
-	  { [ -x "$$venv/bin/python3" ] || python3 -m venv "$$venv"; } && \
-	  "$$venv/bin/python3" -m pip install -q --disable-pip-version-check --retries 1 --timeout 30 \
-	    $(SPARK_PYPI_PACKAGES) && \
-	  "$$venv/bin/python3" -m pip install -q --disable-pip-version-check -e integrations/pyspark || \
-	  { echo "make: test-spark skipped: could not install $(SPARK_PYPI_PACKAGES) into $$venv" \
-	      "(no package index reachable?)" >&2; exit 0; }; \
+	$(call spark_venv,test-spark skipped,exit 0); \
+	jar=""; \
+	javac_major=$$(javac -version 2>&1 | sed -n 's/^javac \([0-9]*\).*/\1/p' | head -n 1); \
+	if [ -n "$$javac_major" ] && [ "$$javac_major" -ge 17 ]; then \
+	  { $(spark_jar_build); } || exit 1; \
+	  jar="$(CURDIR)/$(SPARK_JAR)"; \
+	else \
+	  echo "make: test-spark: the JVM source is not tested: it needs javac 17 or later (found:" \
+	    "$${javac_major:-none}); to install it: sudo apt-get install openjdk-17-jdk-headless" >&2; \
 	fi; \
 	binary="$(GZSTREAM)"; \
 	if [ -z "$$binary" ]; then \
@@ -145,7 +190,8 @@ test-spark:
 	fi; \
 	case "$$binary" in /*) ;; */*) binary="$(CURDIR)/$$binary" ;; esac; \
 	python="$$(cd "$$venv" && pwd)/bin/python3"; \
-	cd integrations/pyspark && GZSTREAM="$$binary" "$$python" -m pytest -q -p no:cacheprovider tests
+	cd integrations/pyspark && GZSTREAM="$$binary" GZSTREAM_SPARK_JAR="$$jar" \
+	  "$$python" -m pytest -q -p no:cacheprovider tests
 
 build: deps version-check
 	$(SWIFT) build

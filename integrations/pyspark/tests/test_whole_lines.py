@@ -6,57 +6,16 @@ the rule's corners, through an index of several access points and without one.
 
 from __future__ import annotations
 
-import random
 import subprocess
 
 import pytest
 
-from conftest import log_lines, make_index, write_gzip
+from conftest import EDGE_FILES
 from gzstream_spark import cli
 from hadoop_lines import line_starts, whole_lines
 
 
-def _long_line_file() -> bytes:
-    """Short lines around one 150 KB line, so that one line spans several splits and points."""
-    generator = random.Random(7)
-    short = b"".join(b"s%d\n" % number for number in range(2000))
-    long = bytes(generator.choice(b"abcdefgh ") for _ in range(150_000)) + b"\n"
-    return short + long + short
-
-
-def _ragged_file(with_final_newline: bool) -> bytes:
-    """Lines of 0 to 300 bytes (many empty), seeded; with or without a final newline."""
-    generator = random.Random(11)
-    lines = [b"x" * generator.choice([0, 0, 1, 2, 79, 80, 81, 300]) for _ in range(1500)]
-    text = b"\n".join(lines)
-    return text + b"\n" if with_final_newline else text + b"tail"
-
-
-EDGE_FILES = {
-    "empty": b"",
-    "one-newline": b"\n",
-    "one-byte-no-newline": b"x",
-    "empty-lines": b"\n\n\na\n\n\nbb\n\n",
-    "no-final-newline": b"first\nsecond\nthird",
-    "ragged-final-newline": _ragged_file(True),
-    "ragged-no-final-newline": _ragged_file(False),
-    "long-line": _long_line_file(),
-    "log-lines": log_lines(200_000, seed=3),
-}
 SPLIT_COUNTS = [1, 2, 3, 8]
-
-
-@pytest.fixture(scope="module")
-def edge_files(gzstream, tmp_path_factory):
-    """Each edge file gzipped twice: ``indexed`` (32 KiB span) and ``plain`` (no index)."""
-    folder = tmp_path_factory.mktemp("edge")
-    files = {}
-    for name, data in EDGE_FILES.items():
-        indexed = write_gzip(folder / f"{name}.indexed.gz", data)
-        make_index(gzstream, indexed)
-        plain = write_gzip(folder / f"{name}.plain.gz", data)
-        files[name] = (data, {"indexed": indexed, "plain": plain})
-    return files
 
 
 def _unpack_whole_lines(gzstream: str, path: str, offset: int, length) -> bytes:
