@@ -103,6 +103,8 @@ public final class DirectoryArchiver {
 
     /// A walker writing into `writer`.
     /// - Parameters:
+    ///   - writer: The archive the members go into; the walker appends to it, never finishes it.
+    ///   - options: How member metadata is stored (times, owner and group names or IDs).
     ///   - excluding: Files never stored, by device and inode (the archive being written, when
     ///     it lies in the tree: "file is the archive; not dumped", as GNU tar says).
     ///   - report: Called with each problem, on the walking thread.

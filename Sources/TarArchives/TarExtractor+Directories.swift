@@ -28,7 +28,7 @@ extension TarExtractor {
     ///   components).
     /// - Throws: ``ExtractionError/Reason/symbolicLinkInPath(component:)`` or
     ///   ``ExtractionError/Reason/notADirectoryInPath(component:)`` naming the path up to the
-    ///   component; ``ByteStreamError`` of the calls.
+    ///   component; `ByteStreamError` of the calls.
     func openDirectory(_ components: ArraySlice<[UInt8]>, creating: Bool, _ entry: TarEntry,
                        lastFlags flags: Int32 = SystemCalls.lookupDirectoryFlags) throws -> Int32 {
         var current = destination

@@ -120,7 +120,7 @@ public final class TarExtractor {
     /// An extractor writing under the directory `path`, opened once here with `O_DIRECTORY |
     /// O_NOFOLLOW` (a symbolic link as its last component is refused) and closed when the
     /// extractor is released.
-    /// - Throws: ``ByteStreamError`` of `openat(2)` naming `path` (`ENOENT`, `ENOTDIR`, `ELOOP`).
+    /// - Throws: `ByteStreamError` of `openat(2)` naming `path` (`ENOENT`, `ENOTDIR`, `ELOOP`).
     public convenience init(destinationPath path: String, options: Options = Options(),
                             warningHandler: @escaping (ExtractionWarning) -> Void = { _ in }) throws {
         let fd = try SystemCalls.open(Pathname(path), in: SystemCalls.currentDirectory,

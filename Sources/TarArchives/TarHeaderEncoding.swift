@@ -22,8 +22,10 @@ public enum TarHeaderEncoding {
     /// The header blocks for `entry` (its `path`, `kind`, `size`, `mode`, IDs, names,
     /// `modificationTime`, `linkTarget`, device numbers; its offsets and sparse fields are not
     /// read): 512 bytes, or 1024 + the PAX records padded to 512 when any value needs one.
-    /// - Parameter storesSubsecondTimes: Whether an `mtime` with nanoseconds gets a PAX record
-    ///   (`seconds.fraction`); otherwise the time is cut to whole seconds, as ustar stores it.
+    /// - Parameters:
+    ///   - entry: The member to describe.
+    ///   - storesSubsecondTimes: Whether an `mtime` with nanoseconds gets a PAX record
+    ///     (`seconds.fraction`); otherwise the time is cut to whole seconds, as ustar stores it.
     /// - Throws: ``TarWriteError`` (``TarWriteError/Reason/emptyPath``,
     ///   ``TarWriteError/Reason/nulInName``, ``TarWriteError/Reason/unrepresentable(field:)``
     ///   for a sparse kind or device numbers beyond base-256).

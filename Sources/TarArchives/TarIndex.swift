@@ -16,7 +16,7 @@ import Darwin
 /// its modification time (8 bytes of seconds, 4 of nanoseconds), its last 8 compressed bytes
 /// (for gzip, the last member's CRC-32 and ISIZE, as the GZIDX seal holds them), its plain
 /// size (8), the member count (8), the record bytes' size before compression (8); then one
-/// gzip member holding those 56 bytes again, every member's record (``TarIndexCoding``) and
+/// gzip member holding those 56 bytes again, every member's record (`TarIndexCoding`) and
 /// the name table (4 bytes a member: indices in path order). The gzip member's CRC-32 covers
 /// everything but the magic and version, and the copy of the binding inside it must match the
 /// one outside.

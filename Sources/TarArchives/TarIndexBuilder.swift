@@ -3,7 +3,7 @@
 ///
 /// It first decides whether the data is a tar at all: the first 512 bytes must be a header
 /// with a valid checksum (ustar's unsigned sum or the historical signed one) that is not all
-/// zeros; otherwise it takes nothing more (``outcome`` is ``Outcome/notTar``). Then a
+/// zeros; otherwise it takes nothing more (``finish()`` returns ``Outcome/notTar``). Then a
 /// ``TarScanner`` reads every header, skipping data without copying it; memory grows with the
 /// members (one ``TarEntry`` each), not with the data.
 ///

@@ -17,7 +17,7 @@ import ByteStreams
 /// Ownership: the reader opens `input` if it is not open, reads it forward only, and never
 /// closes it (its owner does). Data a caller did not read is skipped, unbuffered, when the next
 /// member is asked for; from then on the earlier member's content stream fails with
-/// ``ByteStreamError/Code-swift.enum/notOpen``.
+/// `ByteStreamError` (`.notOpen`).
 ///
 /// Errors: a malformed archive throws ``TarError`` (from ``next()``, or from a content stream's
 /// read when the archive ends inside the data: `.truncated` with the member's header offset);

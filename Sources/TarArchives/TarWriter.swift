@@ -1,7 +1,7 @@
 import ByteStreams
 
 /// Writes a tar archive (POSIX.1-1988 ustar headers, POSIX.1-2001 pax extended headers where a
-/// value does not fit; ``TarHeaderEncoding``) to a ``ByteOutputStream``: a `FileOutputStream`
+/// value does not fit; ``TarHeaderEncoding``) to a `ByteOutputStream`: a `FileOutputStream`
 /// for a `.tar`, a `GzipOutputStream` for a `.tar.gz`.
 ///
 /// Each ``append(_:content:)`` writes a member's header blocks, then its data padded with zero

@@ -25,7 +25,7 @@ import Darwin
 /// Memory stays flat for any input: the windows go to an unlinked temporary file as they are
 /// found and are copied after the point table when the index is written; what stays in memory
 /// is one 32 KiB window, the input chunk, a 256 KiB buffer for the plain bytes, the inflate
-/// state and the table, 18 bytes a point. One ``build(from:into:spillDirectory:chunkSize:ignoresTrailingGarbage:inflater:)``
+/// state and the table, 18 bytes a point. One ``build(from:into:spillDirectory:chunkSize:ignoresTrailingGarbage:inflater:plainBytes:)``
 /// at a time per input and output.
 public struct GzipIndexBuilder: Sendable {
     /// The plain distance between points that `gzstream index` uses: 16 MiB, so that the index
@@ -48,7 +48,7 @@ public struct GzipIndexBuilder: Sendable {
         self.span = span
     }
 
-    /// What ``build(from:into:spillDirectory:chunkSize:ignoresTrailingGarbage:inflater:)`` found and wrote.
+    /// What ``build(from:into:spillDirectory:chunkSize:ignoresTrailingGarbage:inflater:plainBytes:)`` found and wrote.
     public struct Summary: Sendable, Equatable {
         /// The gzip file's size in bytes.
         public var compressedSize: Int64
