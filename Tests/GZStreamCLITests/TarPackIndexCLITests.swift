@@ -48,7 +48,8 @@ struct TarPackIndexCLITests {
             let indexed = try gzstream(["index", "copy/tree.tar.gz"], in: scratch)
             #expect(indexed.status == 0 && indexed.err == "", "\(indexed)")
             let written = try scratch.read("tree.tar.gz.tarix")
-            #expect(!written.isEmpty && written == (try scratch.read("copy/tree.tar.gz.tarix")))
+            let rebuilt = try scratch.read("copy/tree.tar.gz.tarix")
+            #expect(!written.isEmpty && written == rebuilt)
 
             let tar = try shell("tar -tzf tree.tar.gz", in: scratch)
             let listed = try gzstream(["list", "--members", "tree.tar.gz"], in: scratch)
@@ -67,7 +68,7 @@ struct TarPackIndexCLITests {
             #expect(try scratch.read("out/tree/sub/deeper/numbers") == numbers)
             #expect(unlink(scratch.path("tree.tar.gz.tarix")) == 0)
             let unindexed = try gzstream(["unpack", "-f", "tree.tar.gz", "-C", "out", "tree/sub/deeper/numbers"], in: scratch)
-            #expect(unindexed.status == 2 && unindexed.err.contains("read from the start, without a member index"), "\(unindexed)")
+            #expect(unindexed.status == 0 && unindexed.err.contains("read from the start, without a member index"), "\(unindexed)")
         }
     }
 
