@@ -83,7 +83,7 @@ let package = Package(
         // `localizedDescription`, which needs Foundation.
         .testTarget(name: "ByteStreamsFoundationTests", dependencies: ["ByteStreamsFoundation", "ByteStreams", "GzipStreams",
                                                                     "SecretStreams", "StreamCache", "TestSupport"]),
-        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "StreamCache", "gzstream", "MessageExchange", "AsyncMessageExchange", "GzipLines", "TestSupport"]),
+        .testTarget(name: "GZStreamCLITests", dependencies: ["GZStreamCLI", "GzipStreams", "ByteStreams", "TarArchives", "StreamCache", "gzstream", "MessageExchange", "AsyncMessageExchange", "GzipLines", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -57,24 +57,50 @@ extension Command {
             diagnostics.warning(operand.description, "no member index: \(error)")
             return .warning
         case .archive(let entries):
-            let binding = TarIndex.Binding(compressedSize: summary.compressedSize,
-                                           modificationSeconds: Int64(inputInfo.modificationTime.seconds),
-                                           modificationNanoseconds: Int32(inputInfo.modificationTime.nanoseconds),
-                                           compressedTail: tail, plainSize: summary.plainSize)
-            let bytes: [UInt8]
-            do {
-                bytes = try TarIndex(entries: entries, binding: binding).encoded()
-            } catch {
-                throw Reported(status: reportError(writing.path.description, describe(error)))
-            }
-            try writeIndex(bytes, into: writing.temporary, path: writing.path, source: inputInfo)
+            let binding = Self.tarIndexBinding(of: inputInfo, compressedSize: summary.compressedSize, tail: tail,
+                                               plainSize: summary.plainSize)
+            let size = try writeTarIndex(entries, binding: binding, into: writing.temporary, path: writing.path,
+                                         archive: inputInfo)
             try publishIndex(writing.temporary, as: writing.path)
-            if common.verbose {
-                diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(entries.count) tar members -> "
-                    + "\(escapingControlCharacters(writing.path.description)) (\(bytes.count) bytes)\n")
-            }
+            reportTarIndexWritten(operand, members: entries.count, path: writing.path, size: size)
             return .success
         }
+    }
+
+    /// What binds a member index to the archive file `info` describes (`fstat(2)` of it): its
+    /// size in bytes (`compressedSize`, the bytes read or written), modification time, last
+    /// (up to) 8 bytes (`tail`) and plain size (`-1`: not known, when checking).
+    static func tarIndexBinding(of info: FileInfo, compressedSize: Int64, tail: [UInt8],
+                                plainSize: Int64) -> TarIndex.Binding {
+        TarIndex.Binding(compressedSize: compressedSize,
+                         modificationSeconds: Int64(info.modificationTime.seconds),
+                         modificationNanoseconds: Int32(info.modificationTime.nanoseconds),
+                         compressedTail: tail, plainSize: plainSize)
+    }
+
+    /// Encodes the member index of `entries` bound by `binding` into `temporary` (not yet
+    /// published as `path`), with the owner of `archive` (the archive file's `fstat(2)`) and
+    /// a mode no wider than its (``finishIndex(_:source:)``), as `gzstream index` and
+    /// `pack --tar --index` both write it.
+    /// - Returns: The index's size in bytes.
+    /// - Throws: ``Reported`` (said) when it cannot be encoded or written.
+    func writeTarIndex(_ entries: [TarEntry], binding: TarIndex.Binding, into temporary: TemporaryFile,
+                       path: Pathname, archive: FileInfo) throws -> Int {
+        let bytes: [UInt8]
+        do {
+            bytes = try TarIndex(entries: entries, binding: binding).encoded()
+        } catch {
+            throw Reported(status: reportError(path.description, describe(error)))
+        }
+        try writeIndex(bytes, into: temporary, path: path, source: archive)
+        return bytes.count
+    }
+
+    /// `-v`'s line for a member index written: `gzstream: ARCHIVE: N tar members -> INDEX (SIZE bytes)`.
+    func reportTarIndexWritten(_ archive: Pathname, members: Int, path: Pathname, size: Int) {
+        guard common.verbose else { return }
+        diagnostics.write("gzstream: \(escapingControlCharacters(archive.description)): \(members) tar members -> "
+            + "\(escapingControlCharacters(path.description)) (\(size) bytes)\n")
     }
 
     /// The last (up to) 8 bytes of the first `size` bytes of the file `descriptor`: what binds
@@ -124,10 +150,8 @@ extension Command {
             let stream = try opened.stream()
             defer { stream.close() }
             let bytes = try stream.readToEnd(limit: Int(limit))
-            let binding = TarIndex.Binding(compressedSize: Int64(size),
-                                           modificationSeconds: Int64(input.info.modificationTime.seconds),
-                                           modificationNanoseconds: Int32(input.info.modificationTime.nanoseconds),
-                                           compressedTail: tail, plainSize: plainSize ?? -1)
+            let binding = Self.tarIndexBinding(of: input.info, compressedSize: Int64(size), tail: tail,
+                                               plainSize: plainSize ?? -1)
             do {
                 let index = try TarIndex(decoding: bytes, expecting: binding)
                 guard index.binding.plainSize <= plainBound else {

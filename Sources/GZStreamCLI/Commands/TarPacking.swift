@@ -10,6 +10,11 @@ import TarArchives
 /// output (OutputTargets.swift): beside its name, renamed into place, never replacing an
 /// existing file without `-f`.
 ///
+/// With `--index` (not `--bgzf`), the member index goes beside the GZIDX as `OUTPUT.tarix`,
+/// built from the members as they were written (no decode), and bound, owned and published as
+/// `gzstream index` writes it (TarIndexing.swift): ``writePackedTarIndex(_:archive:plainSize:into:path:)``.
+/// With `--bgzf` there is none, as `gzstream index` builds none beside a `.gzi`.
+///
 /// The gzip header holds no name and no time, as `tar -czf`'s, so that the same tree with the
 /// same `--mtime`, `--owner` and `--group` gives the same bytes. Problems with the files are
 /// reported one line each and the walk goes on, as GNU tar's does; the archive is published
@@ -97,5 +102,34 @@ extension Command {
         case .error?: .error
         }
         return (status, keepsMembers ? writer.writtenEntries : nil)
+    }
+
+    /// pack --tar --index: the member index beside `outputPath` (`OUTPUT.tarix`), `nil` for
+    /// any other pack, and with `--bgzf`.
+    func packedTarIndexPath(of outputPath: Pathname) -> Pathname? {
+        guard let pack = options.command.pack, pack.tar != nil, pack.writeIndex, !pack.bgzf else { return nil }
+        return outputPath.appending(Self.tarIndexSuffix)
+    }
+
+    /// Writes the member index of the archive just packed into `temporary` (published by the
+    /// caller as `path`, with the archive): `members` as the writer wrote them, bound to the
+    /// archive file as published, which `archive` (a read-only descriptor on it, opened by
+    /// ``TemporaryFile/openForReading()``, its attributes final) gives: its size, modification
+    /// time, owner and mode (`fstat(2)`) and last bytes (`pread(2)`); `plainSize` is the tar
+    /// stream's size.
+    /// - Returns: The index's size in bytes.
+    /// - Throws: ``Reported`` (said) when the archive cannot be read back or the index written.
+    func writePackedTarIndex(_ members: [TarEntry], archive: Int32, plainSize: Int64, into temporary: TemporaryFile,
+                             path: Pathname) throws -> Int {
+        let info: FileInfo
+        let tail: [UInt8]
+        do {
+            info = try SystemCalls.info(of: archive, target: temporary.path.description)
+            tail = try Self.compressedTail(of: archive, size: info.size, path: temporary.path.description)
+        } catch {
+            throw Reported(status: reportError(path.description, describe(error)))
+        }
+        let binding = Self.tarIndexBinding(of: info, compressedSize: info.size, tail: tail, plainSize: plainSize)
+        return try writeTarIndex(members, binding: binding, into: temporary, path: path, archive: info)
     }
 }

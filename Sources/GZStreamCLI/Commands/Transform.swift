@@ -16,7 +16,7 @@ extension Command {
         /// `unpack --offset`: where the range starts and what led there, for `-v`'s line.
         var range: RangeRead?
         /// pack --tar --index: the members written, with their header and data offsets in the
-        /// plain tar stream, for a member index beside the output (not written yet).
+        /// plain tar stream, for the member index beside the output (not with --bgzf).
         var tarMembers: [TarEntry]? = nil
     }
 
@@ -216,7 +216,7 @@ extension Command {
                 var tarMembers: [TarEntry]?
                 do {
                     if let tar = pack.tar {
-                        let written = try writeTar(tar, into: packer, output: output, keepsMembers: pack.writeIndex)
+                        let written = try writeTar(tar, into: packer, output: output, keepsMembers: pack.writeIndex && !pack.bgzf)
                         status = max(status, written.status)
                         tarMembers = written.members
                     } else {

@@ -92,6 +92,13 @@ extension Command {
                                inputName: inputName)
             try refuseToReplaceIndex(indexPath, in: openedDirectory)
         }
+        // pack --tar --index: OUTPUT.tarix too, under the same rules (TarPacking.swift).
+        let tarIndexPath = packedTarIndexPath(of: outputPath)
+        if let tarIndexPath {
+            try rejectSameFile(inputInfo, openedDirectory.info(of: tarIndexPath.lastComponent, followsLinks: true),
+                               inputName: inputName)
+            try refuseToReplaceIndex(tarIndexPath, in: openedDirectory)
+        }
         // -o naming a trusted symbolic link writes the file the link points to, and the link
         // stays (a link to a descriptor, as /dev/stdout is, was taken above).
         let publishPath = examined.publishPath(for: outputPath)
@@ -101,6 +108,8 @@ extension Command {
         defer { temporary.discard() }
         let indexTemporary = try indexPath.map { try temporaryFile(in: openedDirectory, shownAs: $0) }
         defer { indexTemporary?.discard() }
+        let tarIndexTemporary = try tarIndexPath.map { try temporaryFile(in: openedDirectory, shownAs: $0) }
+        defer { tarIndexTemporary?.discard() }
         // The temporary file keeps its descriptor: its attributes are set on it after the data.
         let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
                                       displayName: outputPath.description)
@@ -128,6 +137,17 @@ extension Command {
             permissions = replaced.permissions
             owner = (replaced.owner, replaced.group)
         }
+        // The member index is bound to the archive as published: read back through a second
+        // descriptor, opened while the mode still lets this process read, fstat'ed once final.
+        var archiveReader: Int32?
+        if tarIndexTemporary != nil {
+            do {
+                archiveReader = try temporary.openForReading()
+            } catch {
+                throw Reported(status: reportError(outputPath.description, describe(error)))
+            }
+        }
+        defer { if let archiveReader { try? SystemCalls.close(archiveReader, target: outputPath.description) } }
         do {
             try temporary.finish(mode: permissions, times: outputTimes(inputInfo: inputInfo, header: outcome.header),
                                  owner: owner, synchronous: common.synchronous)
@@ -141,10 +161,23 @@ extension Command {
                            source: inputInfo)
             try publishIndex(indexTemporary, as: indexPath)
         }
+        var tarIndexSize = 0
+        if let tarIndexTemporary, let tarIndexPath, let archiveReader {
+            do {
+                tarIndexSize = try writePackedTarIndex(outcome.tarMembers ?? [], archive: archiveReader,
+                                                       plainSize: outcome.bytesIn, into: tarIndexTemporary,
+                                                       path: tarIndexPath)
+                try publishIndex(tarIndexTemporary, as: tarIndexPath)
+            } catch {
+                if let indexTemporary, let indexPath { indexTemporary.unpublish(indexPath.lastComponent) }
+                throw error
+            }
+        }
         do {
             try publish(temporary, as: finalName, replacing: replaces, shownPath: shownPath)
         } catch {
             if let indexTemporary, let indexPath { indexTemporary.unpublish(indexPath.lastComponent) }
+            if let tarIndexTemporary, let tarIndexPath { tarIndexTemporary.unpublish(tarIndexPath.lastComponent) }
             throw error
         }
         // --synchronous, as gzip's: the new name is on the disk before the input is removed.
@@ -156,6 +189,10 @@ extension Command {
             }
         }
         report(outcome, inputName: inputName, outputName: shownPath)
+        if let tarIndexPath {
+            reportTarIndexWritten(shownPathname, members: outcome.tarMembers?.count ?? 0, path: tarIndexPath,
+                                  size: tarIndexSize)
+        }
         // The indexes that described the file replaced (not the one written now): beside the
         // name the user gave, as pack --index writes its own.
         let (staleDirectory, staleName) = publishPath == outputPath ? (publishDirectory, finalName)

@@ -242,6 +242,29 @@ final class TemporaryFile {
         clearPending()
     }
 
+    /// A second descriptor on the file, read only, for reading back what was written (the
+    /// first is write only): opened by its name in its directory, never through a symbolic
+    /// link, and only when that name is still this file (its device and inode), so that a file
+    /// another user put in its place is never read as this one. Open it before
+    /// ``finish(mode:times:owner:synchronous:groupNeedsOwner:)`` (the mode then may no longer
+    /// let its owner read); it stays valid after, and `fstat(2)` on it then says what was
+    /// published.
+    /// - Returns: The descriptor, owned by the caller.
+    /// - Throws: ``ByteStreamError`` when it cannot be opened or is another file.
+    /// Does not block. The corresponding C functions are `openat(2)` with `O_RDONLY|O_NOFOLLOW`
+    /// and `fstat(2)`.
+    func openForReading() throws -> Int32 {
+        let target = path.description
+        let reader = try SystemCalls.open(name, in: directory.descriptor,
+                                          flags: OpenFlag.readOnly | OpenFlag.noFollow | OpenFlag.noControllingTerminal,
+                                          target: target)
+        guard let info = try? SystemCalls.info(of: reader, target: target), info.device == device, info.inode == inode else {
+            try? SystemCalls.close(reader, target: target)
+            throw ByteStreamError(.system(errno: Errno.noSuchFile), operation: "open", target: target)
+        }
+        return reader
+    }
+
     /// Takes a published file back: removes `finalName` if it still refers to this file (the
     /// index, when its output could not be published).
     func unpublish(_ finalName: Pathname) {

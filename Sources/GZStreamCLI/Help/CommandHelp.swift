@@ -21,7 +21,8 @@ Options:
 \(packEngineEntries)
       --index           also write an index beside the output file: OUTPUT.gzidx
                         (indexed_gzip's GZIDX, a point at each chunk), or with
-                        --bgzf OUTPUT.gzi (bgzip's); replaced only with -f
+                        --bgzf OUTPUT.gzi (bgzip's); with --tar also the member
+                        index OUTPUT.tarix; replaced only with -f
       --tar             archive the FILEs and directories (with all under them)
                         as one tar (ustar, pax headers where needed) into
                         FILE.tar.gz beside the one FILE, -o ARCHIVE or -c
