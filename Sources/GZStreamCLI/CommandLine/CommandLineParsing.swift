@@ -142,6 +142,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
                 given.append(.range)
             case "whole-lines": try flag(); options.wholeLines = true; given.append(.wholeLines)
             case "extract": try flag(); options.extractsArchive = true; given.append(.tarExtraction)
+            case "links-outside": try flag(); options.linksOutside = true; given.append(.tarExtraction)
             case "directory":
                 options.extractionDirectory = try pathname(try scanner.value(for: "--directory"))
                 given.append(.tarExtraction)

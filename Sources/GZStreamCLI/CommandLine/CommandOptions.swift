@@ -253,6 +253,10 @@ struct TarExtractionOptions: Equatable {
     var directory: Pathname?
     /// `-c`: the one member's content goes to standard output; nothing is extracted.
     var toStandardOutput = false
+    /// `--links-outside`: symbolic links whose targets are absolute or climb out of the
+    /// destination are made as stored (as GNU tar does) instead of refused; gzstream itself
+    /// still never follows a link while extracting.
+    var allowsLinksOutside = false
 
     /// Whether `name` names a compressed tar archive by its suffix: `.tar.gz` or `.tgz`, in
     /// any case, as tar and gzip name them.

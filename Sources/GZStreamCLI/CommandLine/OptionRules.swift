@@ -78,7 +78,10 @@ extension ParsedValues {
     /// ranges and removal do not apply.
     private func validateTarExtraction() throws(UsageError) {
         if extractionDirectory?.bytes.isEmpty == true { throw UsageError(message: "-C needs a directory, not an empty one") }
-        guard extractsTarMembers else { return }
+        guard extractsTarMembers else {
+            if linksOutside { throw UsageError(message: "--links-outside applies to extracting tar members (--extract or MEMBER names)") }
+            return
+        }
         if files.isEmpty || files[0] == "-" {
             throw UsageError(message: "extracting members needs an archive FILE (FILE.tar.gz), not standard input")
         }

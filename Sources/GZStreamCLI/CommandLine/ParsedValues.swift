@@ -49,6 +49,8 @@ struct ParsedValues: Equatable {
     var lineRange: LineRange?
     /// unpack's `--extract` (``TarExtractionOptions/wholeArchive``).
     var extractsArchive = false
+    /// unpack's `--links-outside` (``TarExtractionOptions/allowsLinksOutside``).
+    var linksOutside = false
     /// unpack's `-C DIR` (``TarExtractionOptions/directory``).
     var extractionDirectory: Pathname?
     var synchronous = false
@@ -124,7 +126,8 @@ extension ParsedValues {
     func tarExtraction(network: NetworkCommand?) -> TarExtractionOptions? {
         guard network == nil, extractsTarMembers else { return nil }
         return TarExtractionOptions(members: Array(files.dropFirst()), wholeArchive: extractsArchive,
-                                    directory: extractionDirectory, toStandardOutput: toStandardOutput)
+                                    directory: extractionDirectory, toStandardOutput: toStandardOutput,
+                                    allowsLinksOutside: linksOutside)
     }
 }
 

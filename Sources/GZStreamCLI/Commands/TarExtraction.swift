@@ -56,7 +56,7 @@ extension Command {
                     return (entry, { try archiveIndex.content(of: entry) })
                 }
                 var all: MemberSelection? = nil
-                let status = try extractMembers(next: next, selecting: &all, into: tar.directory, archiveName: name)
+                let status = try extractMembers(next: next, selecting: &all, into: tar.directory, linksOutside: tar.allowsLinksOutside, archiveName: name)
                 return max(status, reportMissing(chosen, archiveName: name))
             }
             // Sequentially; --extract reads every span, through the GZIDX on threads when there is one.
@@ -80,7 +80,7 @@ extension Command {
                 diagnostics.warning(name, "read from the start, without a member index "
                     + "(run 'gzstream index \(name)' to read members directly)")
             }
-            let status = try extractMembers(next: next, selecting: &selection, into: tar.directory, archiveName: name)
+            let status = try extractMembers(next: next, selecting: &selection, into: tar.directory, linksOutside: tar.allowsLinksOutside, archiveName: name)
             return max(status, selection.map { reportMissing($0, archiveName: name) } ?? .success)
         } catch let reported as Reported {
             return reported.status
@@ -123,7 +123,7 @@ extension Command {
     /// Extracts the members `next` gives that `selection` wants (every one when `nil`), into
     /// `directory`, stopping early once the selection is complete.
     private func extractMembers(next: TarMemberSource, selecting selection: inout MemberSelection?, into directory: Pathname?,
-                                archiveName name: String) throws -> ExitStatus {
+                                linksOutside: Bool, archiveName name: String) throws -> ExitStatus {
         let destinationPath = directory ?? "."
         let destination: Int32
         do {
@@ -136,7 +136,8 @@ extension Command {
         final class Warnings { var skipped = false }
         let warnings = Warnings()
         let extractor = TarExtractor(destination: destination, closesDestination: true,
-                                     options: TarExtractor.Options(overwritesExisting: common.force)) { warning in
+                                     options: TarExtractor.Options(overwritesExisting: common.force,
+                                                                   allowsLinksOutsideDestination: linksOutside)) { warning in
             if case .skippedSpecialFile = warning.reason { warnings.skipped = true }
             if case .skippedUnknownType = warning.reason { warnings.skipped = true }
             self.diagnostics.warning(name, warning.description)

@@ -63,8 +63,9 @@ output. An existing output is never replaced without -f.
 With MEMBER names after a tar archive (.tar.gz or .tgz), extract those members
 (a directory's name takes all it holds) into -C DIR or the current directory,
 or with -c write one member's content to standard output; --extract extracts
-every member. Names with "..", links that lead out of DIR, links on the way to
-a member, and devices are refused; an existing file is kept without -f.
+every member. Names with "..", links that lead out of DIR (unless
+--links-outside), links on the way to a member, and devices are refused; an
+existing file is kept without -f.
 
 Options:
 \(stdoutOutputEntries)
@@ -77,6 +78,8 @@ Options:
   -C, --directory DIR   extract tar members into DIR (default: the current
                         directory), which must exist
       --extract         extract every member of the tar archive FILE
+      --links-outside   make symbolic links whose targets leave DIR (absolute,
+                        or climbing out with ..) as stored, instead of refusing
   -p, --threads N       inflate BGZF input, or a file with an index, on N
                         threads (default: every core available)
 \(maximumOutputEntry)
