@@ -43,7 +43,8 @@ public final class IndexedTarArchive {
 
     /// Reads `entry`'s headers from the archive (plain bytes `headerOffset..<dataOffset`) and
     /// checks that they describe the record.
-    /// - Returns: `entry`, unchanged, once checked.
+    /// - Returns: The member as its headers describe it, at the record's offsets: every field
+    ///   from the archive, none from the index.
     /// - Throws: ``TarIndexError`` `.memberMismatch` when they differ or are not a member's
     ///   headers; ``TarIndexError`` `.damaged` for a record whose headers span more than the
     ///   caps allow; `plain`'s errors (a range past the end is a `PlainRangeError`).
@@ -74,7 +75,12 @@ public final class IndexedTarArchive {
             else if found.sparseMap != entry.sparseMap || found.realSize != entry.realSize { "sparse map" }
             else { nil }
         if let field { throw TarIndexError(.memberMismatch(offset: entry.headerOffset, field: field)) }
-        return entry
+        // The fields not compared (mode, owner, times, device numbers) are taken from the
+        // headers too: an edited record must not widen a mode or change an owner.
+        var checked = found
+        checked.headerOffset = entry.headerOffset
+        checked.dataOffset = entry.dataOffset
+        return checked
     }
 
     /// The data of `entry` (a record of ``index``), checked first (``verifiedEntry(_:)``): a

@@ -353,6 +353,11 @@ extension TarScanner {
     /// A member's headers are complete: checks its sparse map, reports it, and passes to its data.
     private mutating func finish(_ completed: TarEntry) throws(TarError) -> Event {
         var entry = completed
+        // A size (base-256 or PAX) so large that its padded end passes Int.max cannot be in any
+        // archive; refused here, before it is rounded up to blocks or added to the offset.
+        guard entry.size <= Int.max - offset - TarFormat.blockSize else {
+            throw TarError(.badNumber(field: "size"), offset: entry.headerOffset)
+        }
         if let map = entry.sparseMap {
             try validateSparseMap(map, realSize: entry.realSize, storedSize: entry.size, at: entry.headerOffset)
         }

@@ -108,6 +108,26 @@ struct TarIndexTests {
                 == TarIndexError(.memberMismatch(offset: shifted.headerOffset, field: "headers")))
         }
     }
+
+    /// A record edited to give wider permissions, another owner or another time than the
+    /// member's headers: the headers decide what is extracted, never the side file.
+    @Test func attributesComeFromTheHeadersNotTheRecord() throws {
+        try withTemporaryDirectory { scratch in
+            let (_, gzidx, entries, binding) = try indexedArchive(in: scratch)
+            let file = FileInputStream(path: scratch.appendingPathComponent("out.tar.gz").path)
+            let plain = try IndexedGzipInputStream(wrapping: file, index: gzidx, threads: 1)
+            defer { plain.close() }
+            let archive = IndexedTarArchive(plain: plain, index: TarIndex(entries: entries, binding: binding))
+            let numbers = try #require(entries.first { $0.path == Array("./numbers".utf8) })
+            var edited = numbers
+            edited.mode = 0o6777
+            edited.userID = numbers.userID + 1
+            edited.modificationTime = TarEntry.Timestamp(seconds: numbers.modificationTime.seconds + 1000, nanoseconds: 0)
+            let checked = try archive.verifiedEntry(edited)
+            #expect(checked == numbers)
+            #expect(try archive.content(of: edited).readToEnd().count == numbers.size)
+        }
+    }
 }
 
 /// The ``TarIndexError`` `body` throws, or `nil` when it throws none (or another error).

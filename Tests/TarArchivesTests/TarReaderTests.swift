@@ -85,6 +85,25 @@ struct TarReaderTests {
         }
     }
 
+    /// A base-256 size near `Int.max` (a hostile header): refused as a bad size, not a crash
+    /// rounding it up to whole blocks or adding it to the offset.
+    @Test(arguments: [[UInt8](repeating: 0xff, count: 7), [0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0x00]])
+    func sizeNearIntMaxIsRefused(low: [UInt8]) throws {
+        var header = [UInt8](repeating: 0, count: TarFormat.blockSize)
+        header.replaceSubrange(0..<4, with: Array("huge".utf8))
+        header.replaceSubrange(100..<108, with: Array("0000644\0".utf8))
+        header.replaceSubrange(124..<136, with: [0x80, 0, 0, 0, 0x7f] + low)
+        header[156] = UInt8(ascii: "0")
+        header.replaceSubrange(257..<265, with: Array("ustar\000".utf8))
+        header.replaceSubrange(148..<156, with: [UInt8](repeating: 32, count: 8))
+        let sum = header.reduce(0) { $0 + Int($1) }
+        header.replaceSubrange(148..<156, with: Array(String(format: "%06o\0 ", sum).utf8))
+        let archive = header + [UInt8](repeating: UInt8(ascii: "x"), count: 512) + [UInt8](repeating: 0, count: 1024)
+        let scanned = scanEntries(archive, pieceSize: 512)
+        #expect(scanned.entries.isEmpty)
+        #expect(scanned.error == TarError(.badNumber(field: "size"), offset: 0))
+    }
+
     /// Sparse files (ten runs of data in 3 MB of holes, made with truncate and dd) through GNU tar
     /// `-S` in each sparse format: the runs put where the map says give the file back.
     @Test(arguments: ["--format=gnu", "--format=pax --sparse-version=0.0", "--format=pax --sparse-version=0.1",

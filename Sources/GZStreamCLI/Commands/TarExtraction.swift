@@ -48,11 +48,14 @@ extension Command {
                     guard let entry = wanted.last(where: { MemberSelection.normalised($0.path) == chosen.names[0] }) else {
                         return reportError(name, "\(chosen.namesNotFound.first ?? ""): not found in the archive")
                     }
-                    return try writeMember(entry, content: archiveIndex.content(of: entry), archiveName: name)
+                    let checked = try archiveIndex.verifiedEntry(entry)
+                    return try writeMember(checked, content: archiveIndex.content(of: checked), archiveName: name)
                 }
                 var remaining = wanted[...]
                 let next: TarMemberSource = {
-                    guard let entry = remaining.popFirst() else { return nil }
+                    guard let record = remaining.popFirst() else { return nil }
+                    // Extracted as its headers say (mode, owner, time), not as the record says.
+                    let entry = try archiveIndex.verifiedEntry(record)
                     return (entry, { try archiveIndex.content(of: entry) })
                 }
                 var all: MemberSelection? = nil
