@@ -23,8 +23,13 @@ extension TarExtractor {
         let (descriptor, temporaryName) = try SystemCalls.createUniqueFile(in: parent, mode: 0o600, target: shown)
         var isOpen = true
         var created: FileInfo?
+        // Runs after the rename or the removal below: until then a signal handler may need it.
+        defer { if created != nil { temporaryFileEnded?() } }
         do {
             created = try SystemCalls.info(of: descriptor, target: shown)
+            if let created, let announce = temporaryFileCreated {
+                announce(parent, temporaryName, created.device, created.inode)
+            }
             try writeContent(of: entry, runs: runs, from: content, to: descriptor)
             try applyAttributes(to: descriptor, of: entry)
             isOpen = false

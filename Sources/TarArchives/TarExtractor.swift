@@ -95,6 +95,14 @@ public final class TarExtractor {
     var made: [[UInt8]: Made] = [:]
     var pendingDirectories: [[UInt8]: PendingDirectory] = [:]
     private var warnedAboutLeadingSlash = false
+
+    /// Told of each temporary file the extractor creates for a member's content: the
+    /// descriptor of its directory (open until ``temporaryFileEnded`` is called), its name and
+    /// its device and inode; so that a program can remove it when a signal ends the process in
+    /// the middle of a member, which no `catch` here sees. Called on the extracting thread.
+    public var temporaryFileCreated: ((_ directory: Int32, _ name: Pathname, _ device: UInt64, _ inode: UInt64) -> Void)?
+    /// Told that the temporary file last announced is gone: renamed into place or removed.
+    public var temporaryFileEnded: (() -> Void)?
     /// The directory of the last member written, kept open: members come grouped by directory.
     var cachedParent: (key: [UInt8], descriptor: Int32)?
     /// The copy buffer, allocated once.

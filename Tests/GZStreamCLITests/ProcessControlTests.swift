@@ -42,12 +42,12 @@ private func handle(_ path: String, writing: Bool) -> FileHandle? {
 }
 
 /// Starts a writer that feeds the FIFO `fifo` slowly (64 KiB of random bytes every 50 ms,
-/// gzipped when asked) until its reader is gone.
-private func startSlowWriter(into fifo: String, gzipped: Bool) throws -> Process {
-    let feed = #"while :; do head -c 65536 /dev/urandom || exit 1; sleep 0.05; done"#
+/// after the bytes of the file `prefix` when given, gzipped when asked) until its reader is gone.
+private func startSlowWriter(into fifo: String, gzipped: Bool, prefix: String? = nil) throws -> Process {
+    let feed = #"{ if [ -n "$1" ]; then cat "$1"; fi; while :; do head -c 65536 /dev/urandom || exit 1; sleep 0.05; done; }"#
     let writer = Process()
     writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-    writer.arguments = ["-c", #"exec >"$0"; "# + feed + (gzipped ? " | /usr/bin/gzip -1" : ""), fifo]
+    writer.arguments = ["-c", #"exec >"$0"; "# + feed + (gzipped ? " | /usr/bin/gzip -1" : ""), fifo, prefix ?? ""]
     writer.standardInput = handle("/dev/null", writing: false)
     writer.standardOutput = handle("/dev/null", writing: true)
     writer.standardError = handle("/dev/null", writing: true)
@@ -120,6 +120,46 @@ struct ProcessControlTests {
             #expect(packer.terminationStatus == signalNumber)
             #expect(try scratch.listing() == [name])
             #expect(try readBytes(errPath) == [])
+        }
+    }
+
+    /// The member is written under a temporary name in its directory, which the extractor
+    /// (a library) cannot remove when a signal ends the process: the CLI registers it.
+    @Test("a signal while unpack --extract writes a member removes its temporary file", .requires(.gzip),
+          .requires(.python3), .timeLimit(.minutes(1)), arguments: [SIGINT, SIGTERM])
+    func interruptedExtraction(signalNumber: Int32) throws {
+        try withScratch { scratch in
+            // One tar header of a 1 GiB member, then random bytes as its data, slowly, gzipped.
+            let header = try run(Tool.python3.path!, ["-c", """
+                import sys, tarfile
+                info = tarfile.TarInfo("big")
+                info.size = 1 << 30
+                sys.stdout.buffer.write(info.tobuf(format=tarfile.USTAR_FORMAT))
+                """], in: scratch)
+            #expect(header.status == 0 && header.stdout.count == 512)
+            try scratch.write("header", header.stdout)
+            let fifo = scratch.path("a.tar.gz")
+            #expect(mkfifo(fifo, 0o644) == 0)
+            try FileManager.default.createDirectory(atPath: scratch.path("d"), withIntermediateDirectories: false)
+            let writer = try startSlowWriter(into: fifo, gzipped: true, prefix: scratch.path("header"))
+            defer { stop(writer) }
+            let errPath = scratch.ioPath("stderr")
+            let extractor = try startGzstream(["unpack", "--extract", "-f", "a.tar.gz", "-C", "d"], in: scratch, errorPath: errPath)
+            defer { stop(extractor) }
+            let deadline = Date().addingTimeInterval(20)
+            var temporaries: [String] = []
+            while temporaries.isEmpty && extractor.isRunning && Date() < deadline {
+                temporaries = try FileManager.default.contentsOfDirectory(atPath: scratch.path("d")).filter { $0.hasPrefix(".gzstream-") }
+                if temporaries.isEmpty { usleep(10_000) }
+            }
+            try #require(temporaries.count == 1, "no temporary file appeared")
+            usleep(300_000) // let some data through
+            #expect(extractor.isRunning)
+            kill(extractor.processIdentifier, signalNumber)
+            #expect(!waitForExit(extractor, timeout: 20))
+            #expect(extractor.terminationReason == .uncaughtSignal)
+            #expect(extractor.terminationStatus == signalNumber)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("d")) == [])
         }
     }
 

@@ -145,6 +145,17 @@ extension Command {
             if case .skippedUnknownType = warning.reason { warnings.skipped = true }
             self.diagnostics.warning(name, warning.description)
         }
+        // The member being written sits under a temporary name until it is renamed into
+        // place: a SIGINT or SIGTERM meanwhile removes it (InterruptCleanup.swift).
+        final class PendingSlot { var slot: Int? }
+        let pending = PendingSlot()
+        extractor.temporaryFileCreated = { directory, temporaryName, device, inode in
+            pending.slot = registerPendingTemporary(directory: directory, name: temporaryName, device: device, inode: inode)
+        }
+        extractor.temporaryFileEnded = {
+            if let slot = pending.slot { releasePendingTemporary(slot) }
+            pending.slot = nil
+        }
         var status = ExitStatus.success
         do {
             while let member = try next() {
