@@ -224,30 +224,29 @@ struct TarIndexReader {
         return value
     }
 
-    mutating func unsigned() throws(TarIndexError) -> Int {
+    /// A LEB128 number: 7 bits a byte, the lowest first, the high bit set on every byte but
+    /// the last; at most 64 bits.
+    private mutating func variableLength() throws(TarIndexError) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
             let byte = try take(1).first!
             guard shift < 63 || (shift == 63 && byte <= 1) else { throw TarIndexError(.damaged(detail: "a number too large")) }
             value |= UInt64(byte & 0x7f) << shift
-            if byte & 0x80 == 0 { break }
+            if byte & 0x80 == 0 { return value }
             shift += 7
         }
+    }
+
+    mutating func unsigned() throws(TarIndexError) -> Int {
+        let value = try variableLength()
         guard value <= UInt64(Int.max) else { throw TarIndexError(.damaged(detail: "a number too large")) }
         return Int(value)
     }
 
+    /// A zigzag-coded signed number (0, -1, 1, -2 … as 0, 1, 2, 3 …) in LEB128.
     mutating func signed() throws(TarIndexError) -> Int {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let byte = try take(1).first!
-            guard shift < 63 || (shift == 63 && byte <= 1) else { throw TarIndexError(.damaged(detail: "a number too large")) }
-            value |= UInt64(byte & 0x7f) << shift
-            if byte & 0x80 == 0 { break }
-            shift += 7
-        }
+        let value = try variableLength()
         return Int(Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1))
     }
 
