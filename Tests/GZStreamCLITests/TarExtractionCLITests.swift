@@ -301,6 +301,66 @@ struct TarExtractionCLITests {
         }
     }
 
+    /// The gzip trailer is the only check of the data: a pass that stopped at the tar's end
+    /// blocks would extract from a file gzip -t rejects, and say nothing.
+    @Test("without an index, every tar pass reads to the gzip end: a CRC-32 mismatch is an error, trailing garbage a warning",
+          .requires(.gzip))
+    func gzipTrailersAreChecked() throws {
+        try withScratch { scratch in
+            try FileManager.default.createDirectory(atPath: scratch.path("src"), withIntermediateDirectories: false)
+            try scratch.write("src/a.txt", sampleText(byteCount: 300_000, seed: 7))
+            #expect(try shell("tar -cf - src | gzip -6 > good.tar.gz", in: scratch).status == 0)
+            var bytes = try scratch.read("good.tar.gz")
+            bytes[bytes.count - 8] ^= 0xff
+            try scratch.write("bad.tar.gz", bytes)
+            try scratch.write("tg.tar.gz", try scratch.read("good.tar.gz") + Array("junk".utf8))
+            for (index, arguments) in [["unpack", "--extract", "bad.tar.gz", "-C", "o1"], ["unpack", "bad.tar.gz", "src/a.txt", "-C", "o2"],
+                                       ["unpack", "-c", "bad.tar.gz", "src/a.txt"], ["list", "--members", "bad.tar.gz"]].enumerated() {
+                if arguments.contains("-C") {
+                    try FileManager.default.createDirectory(atPath: scratch.path("o\(index + 1)"), withIntermediateDirectories: false)
+                }
+                let result = try gzstream(arguments, in: scratch)
+                #expect(result.status == 1 && result.errLines.last?.hasPrefix("gzstream: bad.tar.gz: CRC-32 mismatch in member 1 at byte ") == true,
+                        "\(arguments): \(result)")
+            }
+            try FileManager.default.createDirectory(atPath: scratch.path("o5"), withIntermediateDirectories: false)
+            let garbage = try gzstream(["unpack", "--extract", "tg.tar.gz", "-C", "o5"], in: scratch)
+            #expect(garbage.status == 2 && garbage.err == "gzstream: tg.tar.gz: decompression OK, trailing garbage ignored\n", "\(garbage)")
+            #expect(try scratch.read("o5/src/a.txt") == sampleText(byteCount: 300_000, seed: 7))
+        }
+    }
+
+    /// An archive appended to (`tar -r`) holds the newer version of a file last.
+    @Test("duplicate names: the later member wins with and without the indexes; -c writes each, as tar -xO does",
+          .requires(.python3), .requires(.pigz))
+    func duplicateNamesGiveTheSameBytesBothWays() throws {
+        try withScratch { scratch in
+            let script = """
+            import io, tarfile
+            with tarfile.open("d.tar", "w", format=tarfile.GNU_FORMAT) as tar:
+                for name, data in [("dup", b"first\\n"), ("pad", b"x" * 70000), ("dup", b"second\\n"), ("end", b"e")]:
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    info.mtime = 1600000000
+                    tar.addfile(info, io.BytesIO(data))
+            """
+            let python = try run(Tool.python3.path!, ["-c", script], in: scratch)
+            #expect(python.status == 0 && python.err == "", "\(python)")
+            #expect(try shell("pigz d.tar", in: scratch).status == 0)
+            for pass in ["sequential", "indexed"] {
+                if pass == "indexed" { #expect(try gzstream(["index", "--span", "32K", "d.tar.gz"], in: scratch).status == 0) }
+                let out = "out-\(pass)"
+                try FileManager.default.createDirectory(atPath: scratch.path(out), withIntermediateDirectories: false)
+                let named = try gzstream(["unpack", "d.tar.gz", "dup", "-C", out], in: scratch)
+                #expect(named.status == 0, "\(pass): \(named)")
+                #expect(try scratch.read("\(out)/dup") == Array("second\n".utf8), "\(pass)")
+                let toStdout = try gzstream(["unpack", "-c", "d.tar.gz", "dup"], in: scratch)
+                #expect(toStdout.status == 0 && toStdout.out == "first\nsecond\n", "\(pass): \(toStdout)")
+            }
+            #expect(try shell("tar -xOzf d.tar.gz dup", in: scratch).out == "first\nsecond\n")
+        }
+    }
+
     @Test("the command line: plain unpack of a .tar.gz still writes the .tar; usage errors of the member forms")
     func commandLine() throws {
         try withScratch { scratch in

@@ -8,9 +8,10 @@ import TarArchives
 ///
 /// Every member goes through the one ``TarExtractor``, which holds the safety rules. The
 /// archive is read in one pass from its start (``TarReader`` over the gzip decoder); with
-/// member names, the pass stops once each name was found as a file (a directory's members may
-/// come anywhere later, so a directory name reads to the end), after a line saying that
-/// `gzstream index` would let them be read directly.
+/// member names, after a line saying that `gzstream index` would let them be read directly.
+/// The pass goes on to the end of the gzip data, as GNU tar's does: a later member of the same
+/// name replaces the earlier (an archive appended to holds the newer version last), and the
+/// gzip trailers, which are the only check of the data, are at the end.
 ///
 /// Errors: a member refused is said (`gzstream: ARCHIVE: MEMBER (tar member at byte N): …`)
 /// and the others still extracted, exit 1; a name found nowhere is said at the end, exit 1; a
@@ -45,11 +46,18 @@ extension Command {
                 let archiveIndex = opened.archive
                 let wanted = archiveIndex.index.entries.filter { chosen.wants($0) }
                 if tar.toStandardOutput {
-                    guard let entry = wanted.last(where: { MemberSelection.normalised($0.path) == chosen.names[0] }) else {
+                    // Every member of that name, in archive order, as `tar -xO` writes them.
+                    let named = wanted.filter { MemberSelection.normalised($0.path) == chosen.names[0] }
+                    guard !named.isEmpty else {
                         return reportError(name, "\(chosen.namesNotFound.first ?? ""): not found in the archive")
                     }
-                    let checked = try archiveIndex.verifiedEntry(entry)
-                    return try writeMember(checked, content: archiveIndex.content(of: checked), archiveName: name)
+                    var status = ExitStatus.success
+                    for entry in named {
+                        let checked = try archiveIndex.verifiedEntry(entry)
+                        status = max(status, try writeMember(checked, content: archiveIndex.content(of: checked), archiveName: name))
+                        if status == .error { break }
+                    }
+                    return status
                 }
                 var remaining = wanted[...]
                 let next: TarMemberSource = {
@@ -73,17 +81,24 @@ extension Command {
                 return (member.entry, { member.content })
             }
             if tar.toStandardOutput, let chosen = selection {
+                // Every member of that name, as `tar -xO` writes them; then on to the end, where
+                // the gzip trailers are checked.
+                var status: ExitStatus?
                 while let member = try next() {
-                    guard MemberSelection.normalised(member.entry.path) == chosen.names[0] else { continue }
-                    return try writeMember(member.entry, content: member.content(), archiveName: name)
+                    guard status != .error, MemberSelection.normalised(member.entry.path) == chosen.names[0] else { continue }
+                    status = max(status ?? .success, try writeMember(member.entry, content: member.content(), archiveName: name))
                 }
-                return reportError(name, "\(chosen.namesNotFound.first ?? ""): not found in the archive")
+                guard let status else {
+                    return reportError(name, "\(chosen.namesNotFound.first ?? ""): not found in the archive")
+                }
+                return max(status, try readToGzipEnd(decoder, archiveName: name))
             }
             if selection != nil {
                 diagnostics.warning(name, "read from the start, without a member index "
                     + "(run 'gzstream index \(name)' to read members directly)")
             }
-            let status = try extractMembers(next: next, selecting: &selection, into: tar.directory, linksOutside: tar.allowsLinksOutside, archiveName: name)
+            var status = try extractMembers(next: next, selecting: &selection, into: tar.directory, linksOutside: tar.allowsLinksOutside, archiveName: name)
+            status = max(status, try readToGzipEnd(decoder, archiveName: name))
             return max(status, selection.map { reportMissing($0, archiveName: name) } ?? .success)
         } catch let reported as Reported {
             return reported.status
@@ -124,7 +139,7 @@ extension Command {
     }
 
     /// Extracts the members `next` gives that `selection` wants (every one when `nil`), into
-    /// `directory`, stopping early once the selection is complete.
+    /// `directory`.
     private func extractMembers(next: TarMemberSource, selecting selection: inout MemberSelection?, into directory: Pathname?,
                                 linksOutside: Bool, archiveName name: String) throws -> ExitStatus {
         let destinationPath = directory ?? "."
@@ -166,7 +181,6 @@ extension Command {
                     diagnostics.error(name, refused.description)
                     status = .error
                 }
-                if selection?.isComplete == true { break }
             }
         } catch {
             try? extractor.finish()
@@ -179,6 +193,22 @@ extension Command {
             status = .error
         }
         return max(status, warnings.skipped ? .warning : .success)
+    }
+
+    /// Reads `decoder` to its end after the tar archive's end: the gzip trailers (CRC-32 and
+    /// ISIZE, RFC 1952 §2.3.1) are checked only there, so a pass that stopped at the tar's
+    /// end-of-archive blocks would take a corrupt file without a word (GNU tar reads on to the
+    /// end too). Returns the status of the trailing-garbage warning, as `unpack` gives it.
+    /// - Throws: The decoder's error (a CRC-32 mismatch, damaged data).
+    func readToGzipEnd(_ decoder: any GzipDecodingStream, archiveName name: String) throws -> ExitStatus {
+        var discard = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = discard.withUnsafeMutableBufferPointer { decoder.read($0.baseAddress!, maxLength: $0.count) }
+            if count < 0 { throw decoder.streamError ?? ByteStreamError(.innerStreamFailed, operation: "read", target: name) }
+            if count == 0 { break }
+        }
+        if let garbage = decoder.trailingGarbage { return try warnTrailingGarbage(name, garbage) }
+        return .success
     }
 
     /// `unpack -c ARCHIVE MEMBER`: `entry`'s content, a file's, to standard output (a sparse
@@ -239,9 +269,6 @@ struct MemberSelection {
     let names: [[UInt8]]
     /// Which names matched a member.
     private var found: [Bool]
-    /// Whether some name matched a directory or a member under one: its members may come
-    /// anywhere later, so the archive is read to its end.
-    private var readsToEnd = false
 
     init(_ names: [Pathname]) {
         self.names = names.map { Self.normalised($0.bytes) }
@@ -256,18 +283,13 @@ struct MemberSelection {
             if path == name {
                 wanted = true
                 found[index] = true
-                if entry.kind == .directory { readsToEnd = true }
             } else if name.isEmpty || (path.count > name.count && path.starts(with: name) && path[name.count] == UInt8(ascii: "/")) {
                 wanted = true
                 found[index] = true
-                readsToEnd = true
             }
         }
         return wanted
     }
-
-    /// Whether every name was found as a single member: nothing more is wanted.
-    var isComplete: Bool { !readsToEnd && !found.contains(false) }
 
     /// The names no member matched, for messages.
     var namesNotFound: [String] {

@@ -58,6 +58,9 @@ extension Command {
                     for pattern in patterns where pattern.matches(entry.path) { pattern.found = true }
                     if output.writeError != nil { break }
                 }
+                if output.writeError == nil, let gzip = plain as? GzipInputStream {
+                    status = max(status, try readToGzipEnd(gzip, archiveName: operand.description))
+                }
             }
         } catch let reported as Reported {
             status = reported.status
