@@ -58,6 +58,20 @@ func extractedTree(at root: String) -> [String: ExtractedFile] {
     return entries
 }
 
+/// The Python prelude of the hand-made archives: `add(tar, name, …)` appends one member with a
+/// fixed mtime (Python's tarfile writes what GNU tar would refuse to).
+private let tarfilePrelude = """
+    import io, tarfile
+    def add(tar, name, kind=tarfile.REGTYPE, data=b"", target=""):
+        info = tarfile.TarInfo(name)
+        info.type = kind
+        info.size = len(data)
+        info.linkname = target
+        info.mtime = 1600000000
+        tar.addfile(info, io.BytesIO(data) if data else None)
+
+    """
+
 @Suite("gzstream unpack of tar members", .onDedicatedThreads)
 struct TarExtractionCLITests {
     /// A tree with what tar stores: long names, symbolic and hard links, directories with their
@@ -208,29 +222,22 @@ struct TarExtractionCLITests {
             try FileManager.default.createDirectory(atPath: scratch.path("outside"), withIntermediateDirectories: false)
             try scratch.write("outside/keep", "keep\n")
             try FileManager.default.createDirectory(atPath: scratch.path("out"), withIntermediateDirectories: false)
-            let script = """
-            import io, sys, tarfile
+            let script = tarfilePrelude + """
+            import sys
             outside = sys.argv[1]
             with tarfile.open("h.tar", "w", format=tarfile.PAX_FORMAT) as tar:
-                def add(name, kind=tarfile.REGTYPE, data=b"", target=""):
-                    info = tarfile.TarInfo(name)
-                    info.type = kind
-                    info.size = len(data)
-                    info.linkname = target
-                    info.mtime = 1600000000
-                    tar.addfile(info, io.BytesIO(data) if data else None)
-                add("../escape", data=b"x")
-                add("a/../../escape2", data=b"x")
-                add("/abs", data=b"absolute, kept inside")
-                add("up", tarfile.SYMTYPE, target=outside)
-                add("up/keep", data=b"overwritten")
-                add("dots", tarfile.SYMTYPE, target="..")
-                add("dots/outside/keep", data=b"overwritten")
-                add("inside", tarfile.SYMTYPE, target="abs")
-                add("hard", tarfile.LNKTYPE, target="inside")
-                add("hard2", tarfile.LNKTYPE, target="../outside/keep")
-                add("fifo", tarfile.FIFOTYPE)
-                add("ok", data=b"fine")
+                add(tar, "../escape", data=b"x")
+                add(tar, "a/../../escape2", data=b"x")
+                add(tar, "/abs", data=b"absolute, kept inside")
+                add(tar, "up", tarfile.SYMTYPE, target=outside)
+                add(tar, "up/keep", data=b"overwritten")
+                add(tar, "dots", tarfile.SYMTYPE, target="..")
+                add(tar, "dots/outside/keep", data=b"overwritten")
+                add(tar, "inside", tarfile.SYMTYPE, target="abs")
+                add(tar, "hard", tarfile.LNKTYPE, target="inside")
+                add(tar, "hard2", tarfile.LNKTYPE, target="../outside/keep")
+                add(tar, "fifo", tarfile.FIFOTYPE)
+                add(tar, "ok", data=b"fine")
             """
             let python = try run(Tool.python3.path!, ["-c", script, scratch.path("outside")], in: scratch)
             #expect(python.status == 0 && python.err == "", "\(python)")
@@ -267,21 +274,13 @@ struct TarExtractionCLITests {
                 try FileManager.default.createDirectory(atPath: scratch.path(directory), withIntermediateDirectories: false)
             }
             // As /usr/share holds them: links to /etc and to a sibling tree.
-            let script = """
-            import io, tarfile
+            let script = tarfilePrelude + """
             with tarfile.open("l.tar", "w", format=tarfile.GNU_FORMAT) as tar:
-                def add(name, kind=tarfile.REGTYPE, data=b"", target=""):
-                    info = tarfile.TarInfo(name)
-                    info.type = kind
-                    info.size = len(data)
-                    info.linkname = target
-                    info.mtime = 1600000000
-                    tar.addfile(info, io.BytesIO(data) if data else None)
-                add("d", tarfile.DIRTYPE)
-                add("d/site.py", tarfile.SYMTYPE, target="/etc/python3/site.py")
-                add("d/up", tarfile.SYMTYPE, target="../../elsewhere")
-                add("d/up/x", data=b"through the link")
-                add("d/ok", data=b"fine")
+                add(tar, "d", tarfile.DIRTYPE)
+                add(tar, "d/site.py", tarfile.SYMTYPE, target="/etc/python3/site.py")
+                add(tar, "d/up", tarfile.SYMTYPE, target="../../elsewhere")
+                add(tar, "d/up/x", data=b"through the link")
+                add(tar, "d/ok", data=b"fine")
             """
             let python = try run(Tool.python3.path!, ["-c", script], in: scratch)
             #expect(python.status == 0 && python.err == "", "\(python)")
