@@ -42,6 +42,35 @@ struct GzipIndexRecorderTests {
         }
     }
 
+    @Test("Lines counted where the bytes are written (GzipTrailerChecks): the same index, byte for byte, 1 and 4 members, text ending with and without a newline",
+          arguments: [GzipInputStream.Inflater.isal, .zlib], [1, 4])
+    func linesCountedOnWrite(inflater: GzipInputStream.Inflater, members: Int) throws {
+        for text in [Self.text, Self.text + Array("no newline at the end".utf8)] {
+            let pieces = (0..<members).map { Array(text[($0 * text.count / members)..<(($0 + 1) * text.count / members)]) }
+            let compressed = try pieces.flatMap { try pack($0, level: 6) }
+            for (readSize, chunkSize) in [(1 << 20, 64 << 10), (777, 1000)] {
+                let (_, inline) = try readRecording(compressed, span: 100_000, readSize: readSize, chunkSize: chunkSize,
+                                                    inflater: inflater)
+                let recorder = try GzipIndexRecorder(span: 100_000)
+                let checks = GzipTrailerChecks()
+                let stream = try GzipInputStream(wrapping: MemoryInputStream(bytes: compressed), chunkSize: chunkSize,
+                                                 inflater: inflater, indexRecorder: recorder, trailerChecks: checks)
+                let plain = MemoryOutputStream()
+                let output = GzipCheckingOutputStream(wrapping: plain, checks: checks)
+                try output.openOrThrow()
+                _ = try stream.copy(to: output, chunkSize: readSize)
+                try output.closeOrThrow()
+                let index = MemoryOutputStream()
+                let summary = try recorder.write(to: index)
+                let samePlain = [UInt8](plain.data) == text, sameIndex = [UInt8](index.data) == inline
+                #expect(samePlain)
+                #expect(sameIndex, "read \(readSize), chunk \(chunkSize)")
+                #expect(summary.lineCount == UInt64(text.count(where: { $0 == 0x0A }) + (text.last == 0x0A ? 0 : 1)))
+                #expect(try GzipIndex(gzidx: [UInt8](index.data)).points.count >= 8)
+            }
+        }
+    }
+
     @Test("Before the end of the input no index is written; a damaged input leaves none to write")
     func incomplete() throws {
         let compressed = try pack(Self.text, level: 6)

@@ -68,6 +68,8 @@ public final class GzipIndexRecorder {
     /// The last plain byte so far, to tell whether the data ends with a whole line.
     private var lastPlainByte: UInt8?
     private var lineTable: GzipLineTable?
+    /// Where the line table is counted instead, when the bytes are written on another thread.
+    private var linesCountedBy: GzipTrailerChecks?
 
     /// A recorder that puts a point about every `span` plain bytes, its windows' temporary file
     /// in `spillDirectory`.
@@ -101,9 +103,19 @@ public final class GzipIndexRecorder {
     }
 
     /// What was recorded, once the stream read its whole input (its end returned); `nil` before.
+    /// When the stream's trailer checks are made where its bytes are written
+    /// (``GzipTrailerChecks``), they count the line table too, and the line count is known
+    /// once ``write(to:)`` ran (0 before).
     public var completed: GzipIndexBuilder.Summary? { summary }
 
     // MARK: Called by the stream that decodes
+
+    /// Leaves the line table to `checks`, which count the bytes where they are written: the
+    /// decoding thread then only decodes. Called before the first byte.
+    func countLines(through checks: GzipTrailerChecks) {
+        checks.countLines()
+        linesCountedBy = checks
+    }
 
     /// A member's header was read; its deflate data starts at `position`.
     func memberStarted(_ member: Int, at position: Int64, plainOffset: Int64) {
@@ -148,7 +160,7 @@ public final class GzipIndexRecorder {
             addPoint(compressedOffset: start, bits: 0, plainOffset: plainEnd - Int64(count), windowed: false)
             memberStartPoint = nil
         }
-        if count > 0 {
+        if count > 0, linesCountedBy == nil {
             newlines += UInt64(NewlineCounter.count(in: UnsafeRawBufferPointer(start: bytes, count: count)))
             lastPlainByte = bytes[count - 1]
         }
@@ -172,14 +184,23 @@ public final class GzipIndexRecorder {
                                to: &header)
         table = header + table
         self.lastBytes = lastBytes
-        let lines = GzipLineTable(newlinesBefore: newlinesBefore, newlineCount: newlines,
-                                  lineCount: newlines + (lastPlainByte.map { $0 == 0x0A ? 0 : 1 } ?? 0))
-        lineTable = lines
         summary = GzipIndexBuilder.Summary(
             compressedSize: compressedSize, plainSize: plainSize, memberCount: memberCount, pointCount: pointCount,
             windowCount: windowCount,
             indexSize: Int64(table.count + GzipLineTable.encodedSize(pointCount: pointCount) + GzipIndexSeal.size) + spill.size,
-            trailingGarbage: trailingGarbage, endedWithZeroPadding: endedWithZeroPadding, lineCount: lines.lineCount)
+            trailingGarbage: trailingGarbage, endedWithZeroPadding: endedWithZeroPadding)
+        if linesCountedBy == nil { tallyLines() }
+    }
+
+    /// The line table from the counts, into ``completed``'s line count.
+    private func tallyLines() {
+        if let checks = linesCountedBy {
+            (newlinesBefore, newlines, lastPlainByte) = checks.lineCounts()
+        }
+        let lines = GzipLineTable(newlinesBefore: newlinesBefore, newlineCount: newlines,
+                                  lineCount: newlines + (lastPlainByte.map { $0 == 0x0A ? 0 : 1 } ?? 0))
+        lineTable = lines
+        summary?.lineCount = lines.lineCount
     }
 
     private var lastBytes: [UInt8] = []
@@ -197,6 +218,8 @@ public final class GzipIndexRecorder {
     ///   ``ByteStreamError`` when the windows cannot be read back from the temporary file.
     @discardableResult
     public func write(to output: ByteOutputStream) throws -> GzipIndexBuilder.Summary {
+        guard summary != nil else { throw ByteStreamError(.notOpen, operation: "write index") }
+        if lineTable == nil { tallyLines() }
         guard let summary else { throw ByteStreamError(.notOpen, operation: "write index") }
         if output.streamStatus == .notOpen { try output.openOrThrow() }
         try output.writeAll(table)
@@ -217,8 +240,12 @@ public final class GzipIndexRecorder {
         GzipIndex.appendPoint(compressedOffset: UInt64(compressedOffset), bitOffset: bits,
                               plainOffset: UInt64(plainOffset), hasWindow: windowed, to: &table)
         // Every plain byte before the point has been counted (record counts a call's bytes
-        // after a member start's point, before a boundary's).
-        newlinesBefore.append(newlines)
+        // after a member start's point, before a boundary's), or the writing side counts them.
+        if let linesCountedBy {
+            linesCountedBy.point(at: plainOffset)
+        } else {
+            newlinesBefore.append(newlines)
+        }
         pointCount += 1
         if windowed { windowCount += 1 }
         nextPointAt = plainOffset + Int64(span)

@@ -152,7 +152,9 @@ extension GzipInputStream {
             if given == 0 { throw error }
             pendingError = error
         }
-        member.crc32 = crc32(member.crc32, UnsafeRawBufferPointer(start: buffer, count: given))
+        if trailerChecks == nil {
+            member.crc32 = crc32(member.crc32, UnsafeRawBufferPointer(start: buffer, count: given))
+        }
         member.uncompressedSize += Int64(given)
         uncompressedByteCount += Int64(given)
         return given

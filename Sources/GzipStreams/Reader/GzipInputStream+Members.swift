@@ -41,7 +41,12 @@ extension GzipInputStream {
     /// Reads and checks CRC-32 and ISIZE (RFC 1952 §2.3.1).
     func readTrailer() throws {
         let (stored, offset) = try input.readTrailer(member: member.index)
-        try stored.check(crc32: member.crc32, plainSize: member.uncompressedSize, member: member.index, offset: offset)
+        if let trailerChecks, member.uncompressedSize > 0 {
+            trailerChecks.record(stored, plainEnd: uncompressedByteCount, member: member.index, offset: offset)
+            member.crc32 = stored.crc32
+        } else {
+            try stored.check(crc32: member.crc32, plainSize: member.uncompressedSize, member: member.index, offset: offset)
+        }
         memberCount += 1
         member.compressedSize = input.position - member.offset
         memberHandler?(member)

@@ -57,6 +57,8 @@ public final class GzipInputStream: ByteInputStream {
     public let inflater: Inflater
     /// Records a GZIDX index from the decode, if given.
     let indexRecorder: GzipIndexRecorder?
+    /// Where the members' trailers are checked when not on the reading thread (`nil`: here).
+    public let trailerChecks: GzipTrailerChecks?
 
     // MARK: The state machine (decodeSteps, below)
 
@@ -147,13 +149,19 @@ public final class GzipInputStream: ByteInputStream {
     ///     written once a read returned 0 (``GzipIndexRecorder/write(to:)``); default none.
     ///     The stream uses it from the thread that reads. Not with
     ///     ``TrailingGarbagePolicy/passThrough``: an index cannot describe bytes passed through.
+    ///   - trailerChecks: Checks each member's CRC-32 and ISIZE where the bytes are written
+    ///     (a ``GzipCheckingOutputStream``) instead of on the reading thread, which then does
+    ///     not compute the CRC-32; default none. The caller must write every byte read, in
+    ///     order, through that stream, and the data is tentative until
+    ///     ``GzipTrailerChecks/finish()`` returns. ``Member/crc32`` is then the stored one.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a
     ///   `chunkSize` or `maximumOutputSize` out of range, or an `indexRecorder` with
     ///   ``TrailingGarbagePolicy/passThrough``; nothing is allocated then.
     public convenience init(wrapping inner: ByteInputStream, chunkSize: Int = ByteStream.defaultChunkSize,
                             trailingGarbage: TrailingGarbagePolicy = .fail, maximumOutputSize: Int? = nil,
                             inflater: Inflater = .isal, closesInnerStream: Bool = true,
-                            indexRecorder: GzipIndexRecorder? = nil) throws(ByteStreamError) {
+                            indexRecorder: GzipIndexRecorder? = nil,
+                            trailerChecks: GzipTrailerChecks? = nil) throws(ByteStreamError) {
         let operation = "create GzipInputStream"
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: operation)
         if let maximumOutputSize {
@@ -166,15 +174,18 @@ public final class GzipInputStream: ByteInputStream {
         }
         self.init(checkedInner: inner, chunkSize: chunkSize, trailingGarbage: trailingGarbage,
                   maximumOutputSize: maximumOutputSize, inflater: inflater, closesInnerStream: closesInnerStream,
-                  indexRecorder: indexRecorder)
+                  indexRecorder: indexRecorder, trailerChecks: trailerChecks)
     }
 
     /// The initialiser behind the public one, for arguments already checked.
     private init(checkedInner inner: ByteInputStream, offset: Int64 = 0, chunkSize: Int,
                  trailingGarbage: TrailingGarbagePolicy, maximumOutputSize: Int?, inflater: Inflater,
-                 closesInnerStream: Bool, indexRecorder: GzipIndexRecorder? = nil) {
+                 closesInnerStream: Bool, indexRecorder: GzipIndexRecorder? = nil,
+                 trailerChecks: GzipTrailerChecks? = nil) {
         self.trailingGarbagePolicy = trailingGarbage
         self.indexRecorder = indexRecorder
+        self.trailerChecks = trailerChecks
+        if let indexRecorder, let trailerChecks { indexRecorder.countLines(through: trailerChecks) }
         self.maximumOutputSize = maximumOutputSize
         self.closesInnerStream = closesInnerStream
         self.inflater = inflater
