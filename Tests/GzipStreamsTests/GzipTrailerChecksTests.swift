@@ -115,6 +115,45 @@ struct GzipTrailerChecksTests {
         #expect(offset == Int64(crcOffset))
     }
 
+    @Test("Behind a WriteBehindOutputStream (checks on its worker while the reader inflates): the bytes, then member 3's error",
+          arguments: [false, true])
+    func behindWriteBehind(damaged: Bool) throws {
+        let pieces = (0..<6).map { textBytes(count: 300_000, seed: UInt64(40 + $0)) }
+        var file: [UInt8] = []
+        var thirdTrailer = 0
+        for (number, piece) in pieces.enumerated() {
+            file += try pack(piece, level: 1)
+            if number == 2 { thirdTrailer = file.count - 8 }
+        }
+        if damaged { file[thirdTrailer + 1] ^= 0x40 }
+        let checks = GzipTrailerChecks()
+        let reader = try GzipInputStream(wrapping: MemoryInputStream(bytes: file), chunkSize: 65536, trailerChecks: checks)
+        let memory = MemoryOutputStream()
+        let sink = try WriteBehindOutputStream(wrapping: GzipCheckingOutputStream(wrapping: memory, checks: checks),
+                                               chunkSize: 32768, bufferSize: 32768, bufferCount: 3)
+        try sink.openOrThrow()
+        var failure: (any Error)?
+        do {
+            _ = try reader.copy(to: sink, chunkSize: 10_000)
+            try sink.closeOrThrow()
+        } catch {
+            failure = error
+            sink.close()
+        }
+        if damaged {
+            guard case .crcMismatch(member: 3, _, _, offset: let offset)? = failure as? GzipError else {
+                Issue.record("expected member 3's CRC-32 mismatch, got \(String(describing: failure))")
+                return
+            }
+            #expect(offset == Int64(thirdTrailer))
+            #expect([UInt8](memory.data) == Array(pieces[0..<3].joined()))
+        } else {
+            #expect(failure == nil)
+            #expect([UInt8](memory.data) == Array(pieces.joined()))
+            #expect(checks.checkedCount == 6)
+        }
+    }
+
     @Test("Members with no plain bytes are checked by the reader: none waits")
     func emptyMembers() throws {
         let empty = try pack([])
