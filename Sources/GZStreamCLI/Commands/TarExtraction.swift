@@ -76,8 +76,13 @@ extension Command {
             let decoder: any GzipDecodingStream = try indexed ?? decodingStream(file, name: name)
             defer { decoder.close() }
             let reader = TarReader(decoder)
+            // The first header is read before anything is said: data that is not a tar is
+            // then one line, without a hint to index it.
+            var pending = try reader.next()
             let next: TarMemberSource = {
-                guard let member = try reader.next() else { return nil }
+                let taken = pending
+                pending = nil
+                guard let member = try taken ?? reader.next() else { return nil }
                 return (member.entry, { member.content })
             }
             if tar.toStandardOutput, let chosen = selection {
