@@ -31,4 +31,26 @@ struct TarInputCLITests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("out")).isEmpty)
         }
     }
+
+    /// A tar archive of `d/` and `d/a.txt`, made by GNU tar and gzip.
+    static let makeArchive = "mkdir -p tree/d && printf 'hello\\n' > tree/d/a.txt "
+        + "&& tar --format=gnu --mtime=@1700000000 -C tree -cf - d | gzip -n > a.tar.gz"
+
+    @Test("-C names a symbolic link to a directory: followed, as tar -C; a link inside the destination is not",
+          .requires(.tar))
+    func destinationThroughALink() throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeArchive + " && mkdir real other && ln -s real link", in: scratch).status == 0)
+            let result = try gzstream(["unpack", "--extract", "a.tar.gz", "-C", "link"], in: scratch)
+            #expect(result.status == 0 && result.out == "" && result.err == "", "\(result)")
+            #expect(try scratch.read("real/d/a.txt") == Array("hello\n".utf8))
+            #expect(try shell("rm -r real/d && ln -s ../other real/d", in: scratch).status == 0)
+            let inside = try gzstream(["unpack", "a.tar.gz", "-C", "link", "d/a.txt"], in: scratch)
+            #expect(inside.status == 1 && inside.err == "gzstream: a.tar.gz: read from the start, without a member index "
+                + "(run 'gzstream index a.tar.gz' to read members directly)\n"
+                + "gzstream: a.tar.gz: d/a.txt (tar member at byte 512): d on its path is a symbolic link, "
+                + "which is not followed; not extracted\n", "\(inside)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("other")).isEmpty)
+        }
+    }
 }

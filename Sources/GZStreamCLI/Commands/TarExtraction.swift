@@ -144,14 +144,17 @@ extension Command {
     }
 
     /// Extracts the members `next` gives that `selection` wants (every one when `nil`), into
-    /// `directory`.
+    /// `directory` (a symbolic link to a directory is followed: the user named it).
     private func extractMembers(next: TarMemberSource, selecting selection: inout MemberSelection?, into directory: Pathname?,
                                 linksOutside: Bool, archiveName name: String) throws -> ExitStatus {
         let destinationPath = directory ?? "."
         let destination: Int32
         do {
+            // The user's own -C operand is followed to the end, a symbolic link as its last
+            // component too, as GNU tar's chdir follows it; everything under it is opened from
+            // this descriptor by the extractor, one component at a time with O_NOFOLLOW.
             destination = try SystemCalls.open(destinationPath, in: SystemCalls.currentDirectory,
-                                               flags: SystemCalls.lookupDirectoryFlags | OpenFlag.noFollow,
+                                               flags: SystemCalls.lookupDirectoryFlags,
                                                target: destinationPath.description)
         } catch {
             throw Reported(status: reportError(destinationPath.description, describe(error)))

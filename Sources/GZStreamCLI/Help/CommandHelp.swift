@@ -76,7 +76,8 @@ Options:
 \(recursiveEntry)
   -S, --suffix SUF      also take FILE+SUF, and write FILE
   -C, --directory DIR   extract tar members into DIR (default: the current
-                        directory), which must exist
+                        directory), which must exist; a symbolic link to it is
+                        followed, as by tar -C
       --extract         extract every member of the tar archive FILE
       --links-outside   make symbolic links whose targets leave DIR (absolute,
                         or climbing out with ..) as stored, instead of refusing
