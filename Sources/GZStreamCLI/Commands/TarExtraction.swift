@@ -115,7 +115,7 @@ extension Command {
 
     /// The archive through its indexes, when the GZIDX (`FILE.gzidx`, or gztool's) is beside it
     /// and trusted, with the member index (`FILE.tarix`) already read; `nil` otherwise (a
-    /// refused one is said in one line by the readers).
+    /// refused one is said in one line by the readers). `-v` says which indexes were read.
     private func indexedArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
         -> (archive: IndexedTarArchive, plain: IndexedGzipInputStream)? {
         guard !startsWithBGZFMember(file), let location = indexLocation,
@@ -130,7 +130,19 @@ extension Command {
             noteIndexNotUsed(found.path, withRemedy(error))
             return nil
         }
+        if common.verbose, let input = currentInput {
+            // As a whole read through an index says it (IndexedUnpack.swift), with the member index.
+            diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): members read through "
+                + "\(escapingControlCharacters(input.path.appending(Self.tarIndexSuffix).description)) "
+                + "(\(counted(members.entries.count, "member"))) and \(escapingControlCharacters(found.path.description)) "
+                + "(\(counted(found.index.points.count, "access point")))\n")
+        }
         return (IndexedTarArchive(plain: plain, index: members), plain)
+    }
+
+    /// `count` and `noun`, with an `s` unless one: `1 member`, `3 members`.
+    private func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
 
     /// Says each MEMBER name that nothing matched. - Returns: `.error` if there was one.
