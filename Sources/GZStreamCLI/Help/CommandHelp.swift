@@ -26,7 +26,9 @@ Options:
       --tar             archive the FILEs and directories (with all under them)
                         as one tar (ustar, pax headers where needed) into
                         FILE.tar.gz beside the one FILE, -o ARCHIVE or -c
-      --mtime @SECONDS  with --tar: store this modification time for each member
+      --mtime TIME      with --tar: store this modification time for each
+                        member: @SECONDS, YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM]
+                        (local time without a zone), or the time of ./FILE
       --owner NAME[:ID] with --tar: store this owner for each member (NAME
                         alone: its ID on this system; a number alone: the ID)
       --group NAME[:ID] with --tar: store this group, as --owner
