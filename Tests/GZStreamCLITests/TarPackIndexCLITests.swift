@@ -100,6 +100,22 @@ struct TarPackIndexCLITests {
         }
     }
 
+    @Test("times with nanoseconds: the .tarix records the whole seconds the headers hold, as gzstream index reads them",
+          arguments: [[String]]([[]]))
+    func subsecondTimes(options: [String]) throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeTree + "\ntouch -d @1600000000.25 tree/a.txt tree/sub", in: scratch).status == 0)
+            let packed = try gzstream(["pack", "--tar", "--index", "-o", "x.tgz"] + options + ["tree"], in: scratch)
+            #expect(packed.status == 0 && packed.err == "", "\(packed)")
+            #expect(try shell("mkdir copy && cp -p x.tgz copy/", in: scratch).status == 0)
+            let indexed = try gzstream(["index", "copy/x.tgz"], in: scratch)
+            #expect(indexed.status == 0 && indexed.err == "", "\(indexed)")
+            let written = try scratch.read("x.tgz.tarix")
+            let rebuilt = try scratch.read("copy/x.tgz.tarix")
+            #expect(!written.isEmpty && written == rebuilt)
+        }
+    }
+
     @Test("replacing an archive removes its old .tarix with its GZIDX; --index keeps the two it writes")
     func staleMemberIndexRemoved() throws {
         try withScratch { scratch in
