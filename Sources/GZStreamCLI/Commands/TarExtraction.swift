@@ -117,8 +117,9 @@ extension Command {
     /// and trusted, with the member index (`FILE.tarix`) already read; `nil` otherwise (a
     /// refused one is said in one line by the readers). `-v` says which indexes were read.
     private func indexedArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
-        -> (archive: IndexedTarArchive, plain: IndexedGzipInputStream)? {
-        guard !startsWithBGZFMember(file), let location = indexLocation,
+        -> (archive: IndexedTarArchive, plain: any PlainRangeReading)? {
+        if startsWithBGZFMember(file) { return try indexedBGZFArchive(file, memberIndex: members) }
+        guard let location = indexLocation,
               let found = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false)
         else { return nil }
         let plain = try IndexedGzipInputStream(wrapping: file, index: found.index, threads: 1, inflater: inflaterChoice,
@@ -130,19 +131,51 @@ extension Command {
             noteIndexNotUsed(found.path, withRemedy(error))
             return nil
         }
-        if common.verbose, let input = currentInput {
-            // As a whole read through an index says it (IndexedUnpack.swift), with the member index.
-            diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): members read through "
-                + "\(escapingControlCharacters(input.path.appending(Self.tarIndexSuffix).description)) "
-                + "(\(counted(members.entries.count, "member"))) and \(escapingControlCharacters(found.path.description)) "
-                + "(\(counted(found.index.points.count, "access point")))\n")
-        }
+        noteMembersRead(file, members: members, indexPath: found.path, points: counted(found.index.points.count, "access point"))
         return (IndexedTarArchive(plain: plain, index: members), plain)
     }
 
-    /// `count` and `noun`, with an `s` unless one: `1 member`, `3 members`.
-    private func counted(_ count: Int, _ noun: String) -> String {
-        "\(count) \(noun)\(count == 1 ? "" : "s")"
+    /// A BGZF archive through its `.gzi` (bgzip's, `FILE.gzi` beside it under the trust rules of
+    /// every found index, or `--index PATH`) and the member index already read; `nil` when there
+    /// is none (a refused one is said in one line). Each member's start is checked against the
+    /// members before it as it is read (``IndexedBGZFInputStream/seek(toPlainOffset:)``).
+    private func indexedBGZFArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
+        -> (archive: IndexedTarArchive, plain: any PlainRangeReading)? {
+        guard let input = currentInput else { return nil }
+        let explicit = options.command.indexPath != nil
+        let indexPath = options.command.indexPath ?? input.path.appending(".gzi")
+        let index: BGZFIndex
+        do {
+            guard let opened = try openTrustedIndex(indexPath, name: explicit ? nil : input.name.appending(".gzi"),
+                                                    explicit: explicit) else { return nil }
+            defer { opened.close() }
+            let stream = try opened.stream()
+            defer { stream.close() }
+            index = try readBGZFIndex(stream, name: indexPath, found: !explicit, compressedSize: Int64(input.info.size))
+        } catch let refusal as IndexRefusal {
+            if explicit { throw Reported(status: reportError(indexPath.description, refusal.reason)) }
+            noteIndexNotUsed(indexPath, refusal.reason)
+            return nil
+        }
+        let plain = try IndexedBGZFInputStream(wrapping: file, index: index, threads: inflateThreads, chunkSize: common.chunkSize,
+                                               trailingGarbage: .ignore, inflater: inflaterChoice, closesInnerStream: false)
+        try plain.openOrThrow()
+        noteMembersRead(file, members: members, indexPath: indexPath, points: counted(index.entries.count, "entry", "entries"))
+        return (IndexedTarArchive(plain: plain, index: members), plain)
+    }
+
+    /// `-v`'s line for members read through the indexes, as a whole read through an index says
+    /// it (IndexedUnpack.swift): the member index with its members, the GZIDX or `.gzi` with `points`.
+    private func noteMembersRead(_ file: FileInputStream, members: TarIndex, indexPath: Pathname, points: String) {
+        guard common.verbose, let input = currentInput else { return }
+        diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): members read through "
+            + "\(escapingControlCharacters(input.path.appending(Self.tarIndexSuffix).description)) "
+            + "(\(counted(members.entries.count, "member"))) and \(escapingControlCharacters(indexPath.description)) (\(points))\n")
+    }
+
+    /// `count` and `noun`, plural unless one: `1 member`, `3 members`.
+    private func counted(_ count: Int, _ noun: String, _ plural: String? = nil) -> String {
+        "\(count) \(count == 1 ? noun : plural ?? noun + "s")"
     }
 
     /// Says each MEMBER name that nothing matched. - Returns: `.error` if there was one.

@@ -164,8 +164,8 @@ Usage: gzstream index [OPTIONS] FILE.gz ...
 
 Write FILE.gz.gzidx beside each FILE.gz: indexed_gzip's GZIDX index, through
 which unpack --offset and unpack -p read. For a BGZF file, write FILE.gz.gzi
-(bgzip's). When FILE.gz holds a tar archive, the same decode also writes its
-member index, FILE.gz.tarix, through which list --members reads.
+(bgzip's). When FILE.gz holds a tar archive, one decode also writes its member
+index, FILE.gz.tarix, through which list --members and unpack of members read.
 
 Options:
   -o, --output PATH     write the index to PATH, not beside FILE.gz (one FILE)
