@@ -157,11 +157,38 @@ extension Command {
             noteIndexNotUsed(indexPath, refusal.reason)
             return nil
         }
+        do {
+            try checkFits(index, file: file)
+        } catch let error as IndexedGzipError {
+            let output = explicit ? " -o \(indexPath.description)" : ""
+            let reason = "\(error); rebuild it with: gzstream index -f\(output) \(input.path.description)"
+            if explicit { throw Reported(status: reportError(indexPath.description, reason)) }
+            noteIndexNotUsed(indexPath, reason)
+            return nil
+        }
         let plain = try IndexedBGZFInputStream(wrapping: file, index: index, threads: inflateThreads, chunkSize: common.chunkSize,
                                                trailingGarbage: .ignore, inflater: inflaterChoice, closesInnerStream: false)
         try plain.openOrThrow()
         noteMembersRead(file, members: members, indexPath: indexPath, points: counted(index.entries.count, "entry", "entries"))
         return (IndexedTarArchive(plain: plain, index: members), plain)
+    }
+
+    /// Checks, before any member is read, that the `.gzi` is `file`'s: a BGZF member starts where
+    /// its last entry says, at the plain offset the members before it add up to
+    /// (``BGZFIndex/checkStart(membersBefore:descriptor:path:)``, a few reads per member, no
+    /// inflating). Another file's index is then refused as a GZIDX that does not fit is.
+    /// - Throws: ``IndexedGzipError`` `.pointMismatch`; ``ByteStreamError`` when reading fails.
+    private func checkFits(_ index: BGZFIndex, file: FileInputStream) throws {
+        guard let last = index.entries.last else { return }
+        var signature = [UInt8](repeating: 0, count: BGZFInputStream.signatureLength)
+        let count = try signature.withUnsafeMutableBytes {
+            try SystemCalls.read(file.fileDescriptor, $0.baseAddress!, $0.count, at: Int64(last.compressedOffset),
+                                 target: file.displayName)
+        }
+        guard count == signature.count, BGZFInputStream.startsWithBGZFMember(signature) else {
+            throw IndexedGzipError.pointMismatch(point: index.entries.count)
+        }
+        try index.checkStart(membersBefore: index.entries.count, descriptor: file.fileDescriptor, path: file.displayName)
     }
 
     /// `-v`'s line for members read through the indexes, as a whole read through an index says
