@@ -63,4 +63,19 @@ struct TarBGZFCLITests {
             #expect(off.status == 0 && off.err == "" && scratch.exists("b.tar.gz.gzi") && !scratch.exists("b.tar.gz.tarix"), "\(off)")
         }
     }
+
+    @Test("damaged deflate data in a BGZF tar: the .gzi as before (its walk inflates nothing), no member index, a warning")
+    func damaged() throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeArchive + " && cp b.tar.gz c.tar.gz && bgzip -r c.tar.gz", in: scratch).status == 0)
+            var bytes = try scratch.read("b.tar.gz")
+            bytes[bytes.count / 2] ^= 0xFF
+            try scratch.write("b.tar.gz", bytes)
+            let indexed = try gzstream(["index", "b.tar.gz"], in: scratch)
+            #expect(indexed.status == 2 && indexed.errLines.count == 1, "\(indexed)")
+            #expect(indexed.err.hasPrefix("gzstream: b.tar.gz: no member index: "), "\(indexed)")
+            #expect(try scratch.read("b.tar.gz.gzi") == scratch.read("c.tar.gz.gzi") && !scratch.exists("b.tar.gz.tarix"))
+            #expect(try scratch.listing().filter { $0.hasPrefix(".gzstream") }.isEmpty)
+        }
+    }
 }

@@ -175,11 +175,18 @@ extension Command {
         let tarIndex = try beginTarIndex(operand, inputInfo: opened.info, index: index, closingOnFailure: file)
         let scan: BGZFIndex.Scan
         var tail: [UInt8] = []
+        // Damaged data the walk does not see (it inflates nothing) leaves the .gzi as bgzip's
+        // would be, and no member index: a warning.
+        var tarFailure: (any Error)?
         do {
             defer { file.close() }
             scan = try BGZFIndex.scan(input, chunkSize: max(common.chunkSize, 64 << 10))
             if let tarIndex {
-                try collectTarMembers(file, index: scan.index, into: tarIndex)
+                do {
+                    try collectTarMembers(file, index: scan.index, into: tarIndex)
+                } catch {
+                    tarFailure = error
+                }
                 tail = try Self.compressedTail(of: descriptor, size: scan.compressedSize, path: operand.description)
             }
         } catch let error as GzipError {
@@ -195,6 +202,10 @@ extension Command {
         reportIndexWritten(operand, members: scan.memberCount, plainSize: scan.uncompressedSize, indexPath: indexPath,
                            detail: "\(scan.index.entries.count) entries")
         guard let tarIndex else { return .success }
+        if let tarFailure {
+            diagnostics.warning(operand.description, "no member index: \(describe(tarFailure))")
+            return .warning
+        }
         return try finishTarIndex(tarIndex, operand: operand, compressedSize: scan.compressedSize,
                                   plainSize: scan.uncompressedSize, inputInfo: opened.info, tail: tail)
     }
