@@ -2,9 +2,10 @@ import ByteStreams
 import GzipStreams
 
 /// A tar archive read through a member index (``TarIndex``) and a plain-range reader (for a
-/// `.tar.gz`, an `IndexedGzipInputStream` over its GZIDX): members found by path without
-/// reading the archive, and each member's data read from its own offset, decoding only from
-/// the access point before it.
+/// `.tar.gz`, an `IndexedGzipInputStream` over its GZIDX, or for a BGZF one an
+/// `IndexedBGZFInputStream` over its `.gzi`): members found by path without reading the
+/// archive, and each member's data read from its own offset, decoding only from the access
+/// point (or BGZF member) before it.
 ///
 /// An index is data from a file beside the archive, so before a record is used its member's
 /// headers are read again from the archive (``verifiedEntry(_:)``) and compared with the

@@ -13,6 +13,10 @@ public struct TarError: Error, Equatable, Sendable, CustomStringConvertible {
         case badNumber(field: String)
         /// The archive ended inside a header or inside a member's data.
         case truncated
+        /// The data is not a tar archive at all: its first 512-byte block is not a header (its
+        /// checksum is wrong), or the data ends before one whole block. Always at offset 0; what
+        /// GNU tar calls "This does not look like a tar archive".
+        case notTarArchive
         /// A PAX extended header record is malformed (`length keyword=value\n`, POSIX.1-2001
         /// pax "Extended Header Format"); `detail` says how.
         case badExtendedHeader(detail: String)
@@ -45,6 +49,8 @@ public struct TarError: Error, Equatable, Sendable, CustomStringConvertible {
             return "bad tar header at byte \(offset): the \(field) field is not a number"
         case .truncated:
             return "the tar archive ends early, inside the member at byte \(offset)"
+        case .notTarArchive:
+            return "the data is not a tar archive (no tar header at byte \(offset))"
         case .badExtendedHeader(let detail):
             return "bad pax extended header at byte \(offset): \(detail)"
         case .nulInName:

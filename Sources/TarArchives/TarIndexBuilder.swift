@@ -31,9 +31,16 @@ public struct TarIndexBuilder: Sendable {
         scanner = TarScanner(limits: limits)
     }
 
+    /// Whether more bytes can change the outcome: `false` once the data is known not to be a
+    /// tar (its first 512 bytes are not a header), once the archive failed, and after its
+    /// end-of-archive block. A decoder may then stop feeding it.
+    public var wantsMoreData: Bool {
+        failure == nil && !(decided && !isTar) && !scanner.hasEnded
+    }
+
     /// Takes the next plain bytes.
     public mutating func take(_ bytes: UnsafeRawBufferPointer) {
-        guard failure == nil, !(decided && !isTar), !scanner.hasEnded, bytes.count > 0 else { return }
+        guard wantsMoreData, bytes.count > 0 else { return }
         if !decided {
             let wanted = TarFormat.blockSize - firstBlock.count
             firstBlock += bytes.prefix(wanted)

@@ -114,8 +114,8 @@ public struct TarScanner: Sendable {
     /// - Returns: How many of `input`'s bytes were consumed (`0...input.count`) and the event
     ///   they completed, or `nil` with all of them consumed when they completed none. After
     ///   ``Event/end`` all further bytes are consumed without events.
-    /// - Throws: ``TarError`` for a malformed header (its offset is that header's) or a cap
-    ///   exceeded; sticky.
+    /// - Throws: ``TarError`` for a malformed header (its offset is that header's; a first
+    ///   block that is not a header is `.notTarArchive`) or a cap exceeded; sticky.
     public mutating func scan(_ input: UnsafeRawBufferPointer) throws(TarError) -> (consumed: Int, event: Event?) {
         if let failure { throw failure }
         do throws(TarError) {
@@ -127,7 +127,8 @@ public struct TarScanner: Sendable {
     }
 
     /// Says whether the bytes fed form a whole archive, at the end of the input.
-    /// - Throws: ``TarError`` `.truncated` at the offset of the member cut short.
+    /// - Throws: ``TarError`` `.truncated` at the offset of the member cut short;
+    ///   `.notTarArchive` when 1 to 511 bytes were fed in all (none is an empty archive).
     public mutating func finish() throws(TarError) {
         if let failure { throw failure }
         let cut: Int?
@@ -135,6 +136,10 @@ public struct TarScanner: Sendable {
         case .ended: cut = nil
         case .header where blockFill == 0 && memberStart == nil: cut = nil
         case .data, .padding: cut = currentMember
+        case .header where blockStart == 0 && memberStart == nil:
+            // Fewer than 512 bytes in all: no tar is that short.
+            failure = TarError(.notTarArchive, offset: 0)
+            throw failure!
         default: cut = memberStart ?? blockStart
         }
         if let cut {
@@ -233,6 +238,8 @@ public struct TarScanner: Sendable {
         let stored = TarFormat.number(in: UnsafeRawBufferPointer(rebasing: header[TarFormat.Field.checksum]))
         let computed = TarFormat.checksum(of: header)
         guard let stored, stored == Int64(computed) || stored == Int64(TarFormat.signedChecksum(of: header)) else {
+            // The very first block: the data was never a tar, rather than a damaged one.
+            if blockStart == 0 { throw TarError(.notTarArchive, offset: 0) }
             throw TarError(.badChecksum(stored: stored, computed: computed), offset: blockStart)
         }
         let typeflag = header[TarFormat.Field.typeflag]

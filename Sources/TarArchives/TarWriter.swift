@@ -14,7 +14,8 @@ import ByteStreams
 /// `.tar.gz`): ``TarEntry/headerOffset`` (its first header block, the PAX header when there is
 /// one) and ``TarEntry/dataOffset``: the value ``append(_:content:)`` returns, and
 /// ``writtenEntries`` when ``keepsWrittenEntries``, so that a member index can be built in the
-/// same pass.
+/// same pass. The entry reported is the member as a reader finds it: its time in whole seconds
+/// unless ``storesSubsecondTimes``.
 ///
 /// Bytes are gathered in a buffer of ``bufferSize`` bytes, allocated once, and written to the
 /// output when it is full (content is read straight into it), so that small members make few
@@ -151,6 +152,10 @@ public final class TarWriter {
         written.dataOffset = offset + header.count
         written.sparseMap = nil
         written.realSize = entry.size
+        // As a reader will find it: without a PAX time, the header holds whole seconds.
+        if !storesSubsecondTimes {
+            written.modificationTime = TarEntry.Timestamp(seconds: entry.modificationTime.seconds, nanoseconds: 0)
+        }
         var outcome = ContentOutcome(entry: written, bytesRead: 0, hadMore: false, readError: nil)
         try guarded {
             try header.withUnsafeBytes { try put($0) }

@@ -195,12 +195,39 @@ struct TarPackCLITests {
         }
     }
 
+    static let mtimeTakes = "--mtime takes @SECONDS, a date YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM] or a file named with a leading / or ./, "
+
+    @Test("--mtime takes what GNU tar's takes and reads one way: @SECONDS, ISO 8601 dates and times (local without a zone), ./FILE",
+          .requires(.tar), arguments: [
+        "@1234567890", "@-5", "2020-01-02", "2000-02-29", "2020-01-02 03:04", "2020-01-02T03:04:05", "2020-01-02T03:04:05Z",
+        "1969-12-31T23:59:59Z", "2020-01-02T03:04:05+02:00", "2020-01-02T03:04:05-07:30", "./stamp", "/usr/bin/env",
+    ])
+    func mtimeAsTarReadsIt(value: String) throws {
+        try withScratch { scratch in
+            // A zone without tzdata: 5:30 east of UTC, so that local time is not UTC.
+            let script = """
+                mkdir tree && printf 'x\\n' > tree/f && touch -d @1600000000.75 stamp && export TZ=IST-5:30
+                "$0" pack --tar -c --mtime="$1" tree | TZ=UTC tar --full-time -tvzf - tree/f
+                tar --mtime="$1" -cf - tree | TZ=UTC tar --full-time -tvf - tree/f
+                """
+            let result = try shell(script, [value], in: scratch)
+            let lines = result.out.split(separator: "\n").map { $0.split(separator: " ").dropFirst(3).joined(separator: " ") }
+            #expect(result.status == 0 && lines.count == 2 && lines[0] == lines[1] && result.err == "", "\(result)")
+        }
+    }
+
     @Test("Usage errors", arguments: [
         (["pack", "--tar"], "--tar needs the files and directories to archive (not standard input)"),
         (["pack", "--tar", "a", "b"], "--tar with several FILEs needs -o ARCHIVE or -c (one archive holds them all)"),
         (["pack", "--tar", "-r", "a"], "--tar walks the directories itself: -r does not apply"),
         (["pack", "--mtime=@5", "a"], "--mtime, --owner, --group and --numeric-owner apply to pack --tar"),
-        (["pack", "--tar", "--mtime=yesterday", "a"], "--mtime takes @SECONDS (seconds since 1970-01-01 UTC), not 'yesterday'"),
+        (["pack", "--tar", "--mtime=yesterday", "a"], Self.mtimeTakes + "not 'yesterday'"),
+        (["pack", "--tar", "--mtime=2021-02-29", "a"], Self.mtimeTakes + "not '2021-02-29'"),
+        (["pack", "--tar", "--mtime=2020-01-02T24:00", "a"], Self.mtimeTakes + "not '2020-01-02T24:00'"),
+        (["pack", "--tar", "--mtime=2020-01-02T03:04+2", "a"], Self.mtimeTakes + "not '2020-01-02T03:04+2'"),
+        (["pack", "--tar", "--mtime=2020-01-02Z", "a"], Self.mtimeTakes + "not '2020-01-02Z'"),
+        (["pack", "--tar", "--mtime=stamp", "a"], Self.mtimeTakes + "not 'stamp'"),
+        (["pack", "--tar", "--mtime=./missing", "a"], "--mtime './missing': no such file (a time from a file needs one)"),
         (["unpack", "--tar", "a"], "--tar applies to pack"),
     ])
     func usageErrors(arguments: [String], message: String) throws {

@@ -100,7 +100,48 @@ struct TarPackIndexCLITests {
         }
     }
 
-    @Test("an existing .tarix is not replaced without -f (nor the archive written); -c is refused; --bgzf writes none")
+    @Test("times with nanoseconds: the .tarix records the whole seconds the headers hold, as gzstream index reads them",
+          arguments: [[], ["--bgzf"]])
+    func subsecondTimes(options: [String]) throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeTree + "\ntouch -d @1600000000.25 tree/a.txt tree/sub", in: scratch).status == 0)
+            let packed = try gzstream(["pack", "--tar", "--index", "-o", "x.tgz"] + options + ["tree"], in: scratch)
+            #expect(packed.status == 0 && packed.err == "", "\(packed)")
+            #expect(try shell("mkdir copy && cp -p x.tgz copy/", in: scratch).status == 0)
+            let indexed = try gzstream(["index", "copy/x.tgz"], in: scratch)
+            #expect(indexed.status == 0 && indexed.err == "", "\(indexed)")
+            let written = try scratch.read("x.tgz.tarix")
+            let rebuilt = try scratch.read("copy/x.tgz.tarix")
+            #expect(!written.isEmpty && written == rebuilt)
+        }
+    }
+
+    @Test("replacing an archive removes its old .tarix with its GZIDX; --index keeps the two it writes")
+    func staleMemberIndexRemoved() throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeTree, in: scratch).status == 0)
+            let indexed = try gzstream(["pack", "--tar", "--index", "tree"], in: scratch)
+            #expect(indexed.status == 0 && indexed.err == "", "\(indexed)")
+            let replaced = try gzstream(["pack", "--tar", "-f", "tree"], in: scratch)
+            #expect(replaced.status == 0 && replaced.err == "", "\(replaced)")
+            #expect(try scratch.listing().filter { $0.hasPrefix("tree.") } == ["tree.tar.gz"])
+            let reindexed = try gzstream(["pack", "--tar", "--index", "-f", "tree"], in: scratch)
+            #expect(reindexed.status == 0 && reindexed.err == "", "\(reindexed)")
+            #expect(try scratch.listing().filter { $0.hasPrefix("tree.") } == ["tree.tar.gz", "tree.tar.gz.gzidx", "tree.tar.gz.tarix"])
+            let listed = try gzstream(["list", "--members", "tree.tar.gz"], in: scratch)
+            #expect(listed.status == 0 && listed.err == "" && listed.out.split(separator: "\n").count == 10, "\(listed)")
+            // gzip mode over the archive, and unpack to its name, remove it too.
+            #expect(try shell("cp tree.tar.gz t.tar && gzip -c tree.tar.gz > x.tar.gz.gz", in: scratch).status == 0)
+            try scratch.write("t.tar.gz.tarix", "stale")
+            try scratch.write("x.tar.gz.tarix", "stale")
+            let gzipMode = try gzstream(["-f", "-k", "t.tar"], in: scratch)
+            let unpacked = try gzstream(["unpack", "-k", "x.tar.gz.gz"], in: scratch)
+            #expect(gzipMode.status == 0 && gzipMode.err == "" && unpacked.status == 0 && unpacked.err == "", "\(gzipMode) \(unpacked)")
+            #expect(!scratch.exists("t.tar.gz.tarix") && !scratch.exists("x.tar.gz.tarix"))
+        }
+    }
+
+    @Test("an existing .tarix is not replaced without -f (nor the archive written); -c is refused; --bgzf writes it beside the .gzi")
     func refusals() throws {
         try withScratch { scratch in
             #expect(try shell(Self.makeTree, in: scratch).status == 0)
@@ -121,7 +162,7 @@ struct TarPackIndexCLITests {
 
             let bgzf = try gzstream(["pack", "--tar", "--index", "--bgzf", "-o", "t.bgz", "tree"], in: scratch)
             #expect(bgzf.status == 0 && bgzf.err == "", "\(bgzf)")
-            #expect(scratch.exists("t.bgz.gzi") && !scratch.exists("t.bgz.tarix"))
+            #expect(scratch.exists("t.bgz.gzi") && scratch.exists("t.bgz.tarix"))
         }
     }
 }

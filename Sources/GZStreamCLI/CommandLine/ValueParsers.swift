@@ -181,16 +181,6 @@ func parseDeadline(_ text: String) throws(UsageError) -> DeadlineOption {
     return DeadlineOption(duration: .seconds(value * scale), text: text)
 }
 
-/// `pack --tar --mtime=@SECONDS`: every member's modification time, in whole seconds since
-/// 1970-01-01 00:00 UTC (negative before it), as GNU tar's `--mtime=@SECONDS`. Dates are not
-/// taken: a script that wants one converts it (`date -d DATE +@%s`).
-func parseTarTime(_ text: String) throws(UsageError) -> Int64 {
-    guard text.hasPrefix("@"), let seconds = Int64(text.dropFirst()) else {
-        throw UsageError(message: "--mtime takes @SECONDS (seconds since 1970-01-01 UTC), not '\(text)'")
-    }
-    return seconds
-}
-
 /// `pack --tar --owner=NAME[:ID]` (and `--group`), as GNU tar reads them: `NAME:ID` stores
 /// both as given; a number alone is the ID (its name looked up when the archive is written,
 /// unless `--numeric-owner`); a name alone is looked up in the system's user (group) database

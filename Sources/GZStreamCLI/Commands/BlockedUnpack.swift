@@ -1,5 +1,6 @@
 import ByteStreams
 import GzipStreams
+import TarArchives
 
 // BGZF input, read by its .gzi index: `unpack --offset N --length M` reads a range through the .gzi
 // index, and `index` builds that index. (`unpack` and `test` decode BGZF on -p threads through
@@ -171,10 +172,23 @@ extension Command {
         }
         let indexPath = index.indexPath(of: operand, suffix: ".gzi")
         let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: opened.info, closingOnFailure: file)
+        let tarIndex = try beginTarIndex(operand, inputInfo: opened.info, index: index, closingOnFailure: file)
         let scan: BGZFIndex.Scan
+        var tail: [UInt8] = []
+        // Damaged data the walk does not see (it inflates nothing) leaves the .gzi as bgzip's
+        // would be, and no member index: a warning.
+        var tarFailure: (any Error)?
         do {
             defer { file.close() }
             scan = try BGZFIndex.scan(input, chunkSize: max(common.chunkSize, 64 << 10))
+            if let tarIndex {
+                do {
+                    try collectTarMembers(file, index: scan.index, into: tarIndex)
+                } catch {
+                    tarFailure = error
+                }
+                tail = try Self.compressedTail(of: descriptor, size: scan.compressedSize, path: operand.description)
+            }
         } catch let error as GzipError {
             let hint = error.kind == "not-bgzf" ? "; an index needs a file of BGZF members only (no zero padding or other members after them)" : ""
             throw Reported(status: reportError(operand.description, describe(error) + hint))
@@ -187,7 +201,34 @@ extension Command {
         try publishIndex(temporary, as: indexPath)
         reportIndexWritten(operand, members: scan.memberCount, plainSize: scan.uncompressedSize, indexPath: indexPath,
                            detail: "\(scan.index.entries.count) entries")
-        return .success
+        guard let tarIndex else { return .success }
+        if let tarFailure {
+            diagnostics.warning(operand.description, "no member index: \(describe(tarFailure))")
+            return .warning
+        }
+        return try finishTarIndex(tarIndex, operand: operand, compressedSize: scan.compressedSize,
+                                  plainSize: scan.uncompressedSize, inputInfo: opened.info, tail: tail)
+    }
+
+    /// Feeds a BGZF file's plain bytes to the member index being built: decoded through its
+    /// `.gzi` on -p threads from the first member, until the builder has what it needs (the
+    /// first 512 bytes show the data is not a tar, or the tar's end). The walk that built the
+    /// `.gzi` inflated nothing; this is the one decode a member index needs. `file` is left
+    /// open for its owner.
+    /// - Throws: The decoder's error (damaged data, a read that failed).
+    private func collectTarMembers(_ file: FileInputStream, index: BGZFIndex, into writing: TarIndexWriting) throws {
+        let plain = try IndexedBGZFInputStream(wrapping: file, index: index, threads: inflateThreads,
+                                               chunkSize: max(common.chunkSize, 64 << 10), trailingGarbage: .ignore,
+                                               inflater: inflaterChoice, closesInnerStream: false)
+        defer { plain.close() }
+        try plain.openOrThrow()
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        while writing.builder.wantsMoreData {
+            let count = buffer.withUnsafeMutableBufferPointer { plain.read($0.baseAddress!, maxLength: $0.count) }
+            if count < 0 { throw plain.streamErrorOrFallback(operation: "read") }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { writing.builder.take(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        }
     }
 
     /// Reads bgzip's `.gzi` index from `stream` (at most 1 GiB); a file that is not one is

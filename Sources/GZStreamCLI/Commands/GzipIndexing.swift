@@ -70,7 +70,8 @@ extension Command {
                            detail: "\(summary.pointCount) points, \(summary.indexSize) bytes")
         var status = ExitStatus.success
         if let tarIndex {
-            status = try finishTarIndex(tarIndex, operand: operand, summary: summary, inputInfo: inputInfo, tail: tail)
+            status = try finishTarIndex(tarIndex, operand: operand, compressedSize: summary.compressedSize,
+                                        plainSize: summary.plainSize, inputInfo: inputInfo, tail: tail)
         }
         if let garbage = summary.trailingGarbage { return max(status, try warnTrailingGarbage(operand.description, garbage)) }
         return status

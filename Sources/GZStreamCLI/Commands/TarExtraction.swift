@@ -76,8 +76,13 @@ extension Command {
             let decoder: any GzipDecodingStream = try indexed ?? decodingStream(file, name: name)
             defer { decoder.close() }
             let reader = TarReader(decoder)
+            // The first header is read before anything is said: data that is not a tar is
+            // then one line, without a hint to index it.
+            var pending = try reader.next()
             let next: TarMemberSource = {
-                guard let member = try reader.next() else { return nil }
+                let taken = pending
+                pending = nil
+                guard let member = try taken ?? reader.next() else { return nil }
                 return (member.entry, { member.content })
             }
             if tar.toStandardOutput, let chosen = selection {
@@ -110,10 +115,11 @@ extension Command {
 
     /// The archive through its indexes, when the GZIDX (`FILE.gzidx`, or gztool's) is beside it
     /// and trusted, with the member index (`FILE.tarix`) already read; `nil` otherwise (a
-    /// refused one is said in one line by the readers).
+    /// refused one is said in one line by the readers). `-v` says which indexes were read.
     private func indexedArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
-        -> (archive: IndexedTarArchive, plain: IndexedGzipInputStream)? {
-        guard !startsWithBGZFMember(file), let location = indexLocation,
+        -> (archive: IndexedTarArchive, plain: any PlainRangeReading)? {
+        if startsWithBGZFMember(file) { return try indexedBGZFArchive(file, memberIndex: members) }
+        guard let location = indexLocation,
               let found = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false)
         else { return nil }
         let plain = try IndexedGzipInputStream(wrapping: file, index: found.index, threads: 1, inflater: inflaterChoice,
@@ -125,7 +131,22 @@ extension Command {
             noteIndexNotUsed(found.path, withRemedy(error))
             return nil
         }
+        noteMembersRead(file, members: members, indexPath: found.path, points: counted(found.index.points.count, "access point"))
         return (IndexedTarArchive(plain: plain, index: members), plain)
+    }
+
+    /// `-v`'s line for members read through the indexes, as a whole read through an index says
+    /// it (IndexedUnpack.swift): the member index with its members, the GZIDX or `.gzi` with `points`.
+    func noteMembersRead(_ file: FileInputStream, members: TarIndex, indexPath: Pathname, points: String) {
+        guard common.verbose, let input = currentInput else { return }
+        diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): members read through "
+            + "\(escapingControlCharacters(input.path.appending(Self.tarIndexSuffix).description)) "
+            + "(\(counted(members.entries.count, "member"))) and \(escapingControlCharacters(indexPath.description)) (\(points))\n")
+    }
+
+    /// `count` and `noun`, plural unless one: `1 member`, `3 members`.
+    func counted(_ count: Int, _ noun: String, _ plural: String? = nil) -> String {
+        "\(count) \(count == 1 ? noun : plural ?? noun + "s")"
     }
 
     /// Says each MEMBER name that nothing matched. - Returns: `.error` if there was one.
@@ -139,14 +160,17 @@ extension Command {
     }
 
     /// Extracts the members `next` gives that `selection` wants (every one when `nil`), into
-    /// `directory`.
+    /// `directory` (a symbolic link to a directory is followed: the user named it).
     private func extractMembers(next: TarMemberSource, selecting selection: inout MemberSelection?, into directory: Pathname?,
                                 linksOutside: Bool, archiveName name: String) throws -> ExitStatus {
         let destinationPath = directory ?? "."
         let destination: Int32
         do {
+            // The user's own -C operand is followed to the end, a symbolic link as its last
+            // component too, as GNU tar's chdir follows it; everything under it is opened from
+            // this descriptor by the extractor, one component at a time with O_NOFOLLOW.
             destination = try SystemCalls.open(destinationPath, in: SystemCalls.currentDirectory,
-                                               flags: SystemCalls.lookupDirectoryFlags | OpenFlag.noFollow,
+                                               flags: SystemCalls.lookupDirectoryFlags,
                                                target: destinationPath.description)
         } catch {
             throw Reported(status: reportError(destinationPath.description, describe(error)))

@@ -42,13 +42,14 @@ extension Command {
         return TarIndexWriting(path: path, temporary: temporary)
     }
 
-    /// Once the GZIDX is in place: writes the member index when the plain data was a whole tar
-    /// archive, bound to the archive (`descriptor` gives its last bytes), with the GZIDX's owner
+    /// Once the GZIDX (or a BGZF file's `.gzi`) is in place: writes the member index when the
+    /// plain data was a whole tar archive, bound to the archive (`compressedSize` bytes, `tail`
+    /// its last bytes, `plainSize` bytes of tar), with the GZIDX's owner
     /// and mode rules; says so under `-v`. Not a tar: nothing. A damaged tar: a warning, no
     /// member index (the GZIDX stands).
     /// - Returns: `.success`, or `.warning` for a damaged tar.
     /// - Throws: ``Reported`` (said) when it cannot be written.
-    func finishTarIndex(_ writing: TarIndexWriting, operand: Pathname, summary: GzipIndexBuilder.Summary,
+    func finishTarIndex(_ writing: TarIndexWriting, operand: Pathname, compressedSize: Int64, plainSize: Int64,
                         inputInfo: FileInfo, tail: [UInt8]) throws -> ExitStatus {
         switch writing.builder.finish() {
         case .notTar:
@@ -57,8 +58,8 @@ extension Command {
             diagnostics.warning(operand.description, "no member index: \(error)")
             return .warning
         case .archive(let entries):
-            let binding = Self.tarIndexBinding(of: inputInfo, compressedSize: summary.compressedSize, tail: tail,
-                                               plainSize: summary.plainSize)
+            let binding = Self.tarIndexBinding(of: inputInfo, compressedSize: compressedSize, tail: tail,
+                                               plainSize: plainSize)
             let size = try writeTarIndex(entries, binding: binding, into: writing.temporary, path: writing.path,
                                          archive: inputInfo)
             try publishIndex(writing.temporary, as: writing.path)

@@ -38,10 +38,6 @@ extension Command {
                     for pattern in patterns where pattern.matches(entry.path) { pattern.found = true }
                 }
             } else {
-                if opened.info.isRegularFile && options.gzip == nil {
-                    diagnostics.warning(operand.description, "no member index: read whole; `gzstream index "
-                        + "\(operand.description)` makes listing it instant")
-                }
                 let file = try opened.stream()
                 defer { file.close() }
                 let start = try PeekingInputStream(peeking: file, length: 10)
@@ -51,7 +47,14 @@ extension Command {
                     : start
                 defer { plain.close() }
                 let reader = TarReader(plain)
-                while let member = try reader.next() {
+                // The first header is read before the hint: data that is not a tar is one line.
+                var pending = try reader.next()
+                if opened.info.isRegularFile && options.gzip == nil {
+                    diagnostics.warning(operand.description, "no member index: read whole; `gzstream index "
+                        + "\(operand.description)` makes listing it instant")
+                }
+                while let member = try pending ?? reader.next() {
+                    pending = nil
                     let entry = member.entry
                     guard patterns.isEmpty || patterns.contains(where: { $0.matches(entry.path) }) else { continue }
                     output.add(entry)

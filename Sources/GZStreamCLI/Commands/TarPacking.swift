@@ -10,10 +10,10 @@ import TarArchives
 /// output (OutputTargets.swift): beside its name, renamed into place, never replacing an
 /// existing file without `-f`.
 ///
-/// With `--index` (not `--bgzf`), the member index goes beside the GZIDX as `OUTPUT.tarix`,
-/// built from the members as they were written (no decode), and bound, owned and published as
-/// `gzstream index` writes it (TarIndexing.swift): ``writePackedTarIndex(_:archive:plainSize:into:path:)``.
-/// With `--bgzf` there is none, as `gzstream index` builds none beside a `.gzi`.
+/// With `--index`, the member index goes beside the GZIDX (or the `.gzi` of `--bgzf`) as
+/// `OUTPUT.tarix`, built from the members as they were written (no decode), and bound, owned
+/// and published as `gzstream index` writes it (TarIndexing.swift):
+/// ``writePackedTarIndex(_:archive:plainSize:into:path:)``.
 ///
 /// The gzip header holds no name and no time, as `tar -czf`'s, so that the same tree with the
 /// same `--mtime`, `--owner` and `--group` gives the same bytes. Problems with the files are
@@ -105,9 +105,9 @@ extension Command {
     }
 
     /// pack --tar --index: the member index beside `outputPath` (`OUTPUT.tarix`), `nil` for
-    /// any other pack, and with `--bgzf`.
+    /// any other pack.
     func packedTarIndexPath(of outputPath: Pathname) -> Pathname? {
-        guard let pack = options.command.pack, pack.tar != nil, pack.writeIndex, !pack.bgzf else { return nil }
+        guard let pack = options.command.pack, pack.tar != nil, pack.writeIndex else { return nil }
         return outputPath.appending(Self.tarIndexSuffix)
     }
 

@@ -234,7 +234,7 @@ extension Command {
                 var tarMembers: [TarEntry]?
                 do {
                     if let tar = pack.tar {
-                        let written = try writeTar(tar, into: packer, output: output, keepsMembers: pack.writeIndex && !pack.bgzf)
+                        let written = try writeTar(tar, into: packer, output: output, keepsMembers: pack.writeIndex)
                         status = max(status, written.status)
                         tarMembers = written.members
                     } else {

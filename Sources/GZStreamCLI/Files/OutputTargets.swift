@@ -199,7 +199,7 @@ extension Command {
             : (openedDirectory, outputPath.lastComponent)
         let besideInput = currentInput.map { $0.path.directoryPart == outputPath.directoryPart } ?? false
         let stale = removeStaleIndexes(of: staleName, in: staleDirectory, shownPath: shownPathname,
-                                       kept: indexPath?.lastComponent,
+                                       kept: [indexPath, tarIndexPath].compactMap { $0?.lastComponent },
                                        inputName: options.mode == .unpack && besideInput ? currentInput?.name : nil)
         return removeInputIfAsked(inputPath, inputInfo: inputInfo, status: max(outcome.status, stale))
     }

@@ -9,10 +9,11 @@ import GzipStreams
 
 extension Command {
     /// The indexes that may describe a gzip file named `name`, as each tool names them:
-    /// gzstream's and indexed_gzip's GZIDX (`name.gzidx`), bgzip's `.gzi` (`name.gzi`) and
-    /// gztool's (``gztoolIndexName(of:)``: `x.gz` → `x.gzi`).
+    /// gzstream's and indexed_gzip's GZIDX (`name.gzidx`), bgzip's `.gzi` (`name.gzi`),
+    /// gzstream's member index of a tar (`name.tarix`) and gztool's
+    /// (``gztoolIndexName(of:)``: `x.gz` → `x.gzi`).
     static func indexNames(of name: Pathname) -> [Pathname] {
-        var names = [name.appending(gzidxSuffix), name.appending(".gzi")]
+        var names = [name.appending(gzidxSuffix), name.appending(".gzi"), name.appending(tarIndexSuffix)]
         let gztool = gztoolIndexName(of: name)
         if !names.contains(gztool) { names.append(gztool) }
         return names
@@ -27,8 +28,8 @@ extension Command {
     }
 
     /// After the output `name` was published in `directory`: removes the indexes beside it
-    /// (``indexNames(of:)``) that described the file it replaced, all but `kept` (the index
-    /// this run wrote) and any of the input's own (`inputName`, when the input is in the
+    /// (``indexNames(of:)``) that described the file it replaced, all but `kept` (the indexes
+    /// this run wrote: the GZIDX or `.gzi`, and the member index of `pack --tar --index`) and any of the input's own (`inputName`, when the input is in the
     /// same directory). A name is removed only when it is a regular file (a symbolic link is
     /// not followed, nor removed) owned by the effective user or by root, and under gztool's
     /// name only with gztool's magic; anything else is left silently (no reader trusts it), and
@@ -40,11 +41,11 @@ extension Command {
     ///   a file left behind).
     /// Does not block. The corresponding C functions are `fstatat(2)` and `unlinkat(2)`.
     func removeStaleIndexes(of name: Pathname, in directory: OutputDirectory, shownPath: Pathname,
-                            kept: Pathname?, inputName: Pathname?) -> ExitStatus {
+                            kept: [Pathname], inputName: Pathname?) -> ExitStatus {
         guard writesIndexedKind(name) else { return .success }
         let inputIndexes = inputName.map { Self.indexNames(of: $0) } ?? []
         var status = ExitStatus.success
-        for indexName in Self.indexNames(of: name) where indexName != kept && !inputIndexes.contains(indexName) {
+        for indexName in Self.indexNames(of: name) where !kept.contains(indexName) && !inputIndexes.contains(indexName) {
             let indexPath = Pathname(bytes: shownPath.directoryPart.bytes + indexName.bytes)!
             guard let problem = removeIndex(indexName, in: directory, shownAs: indexPath) else { continue }
             diagnostics.warning(indexPath.description, "stale index of \(shownPath) not removed (\(problem)); "

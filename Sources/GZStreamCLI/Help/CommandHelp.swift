@@ -26,7 +26,9 @@ Options:
       --tar             archive the FILEs and directories (with all under them)
                         as one tar (ustar, pax headers where needed) into
                         FILE.tar.gz beside the one FILE, -o ARCHIVE or -c
-      --mtime @SECONDS  with --tar: store this modification time for each member
+      --mtime TIME      with --tar: store this modification time for each
+                        member: @SECONDS, YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM]
+                        (local time without a zone), or the time of ./FILE
       --owner NAME[:ID] with --tar: store this owner for each member (NAME
                         alone: its ID on this system; a number alone: the ID)
       --group NAME[:ID] with --tar: store this group, as --owner
@@ -76,7 +78,8 @@ Options:
 \(recursiveEntry)
   -S, --suffix SUF      also take FILE+SUF, and write FILE
   -C, --directory DIR   extract tar members into DIR (default: the current
-                        directory), which must exist
+                        directory), which must exist; a symbolic link to it is
+                        followed, as by tar -C
       --extract         extract every member of the tar archive FILE
       --links-outside   make symbolic links whose targets leave DIR (absolute,
                         or climbing out with ..) as stored, instead of refusing
@@ -161,8 +164,8 @@ Usage: gzstream index [OPTIONS] FILE.gz ...
 
 Write FILE.gz.gzidx beside each FILE.gz: indexed_gzip's GZIDX index, through
 which unpack --offset and unpack -p read. For a BGZF file, write FILE.gz.gzi
-(bgzip's). When FILE.gz holds a tar archive, the same decode also writes its
-member index, FILE.gz.tarix, through which list --members reads.
+(bgzip's). When FILE.gz holds a tar archive, one decode also writes its member
+index, FILE.gz.tarix, through which list --members and unpack of members read.
 
 Options:
   -o, --output PATH     write the index to PATH, not beside FILE.gz (one FILE)
