@@ -36,7 +36,7 @@ extension Command {
             var selection = tar.members.isEmpty ? nil : MemberSelection(tar.members)
             // Read (and bound to the archive) through the input's own descriptor, before the
             // stream takes it.
-            let memberIndex = selection == nil ? nil : trustedTarIndex(plainSize: nil)
+            let memberIndex = selection == nil ? nil : trustedMemberIndex()
             let file = try input.stream()
             defer { file.close() }
             if var chosen = selection, let memberIndex, let opened = try indexedArchive(file, memberIndex: memberIndex) {
@@ -108,14 +108,22 @@ extension Command {
         }
     }
 
-    /// The archive through its indexes, when the GZIDX (`FILE.gzidx`, or gztool's) is beside it
-    /// and trusted, with the member index (`FILE.tarix`) already read; `nil` otherwise (a
+    /// The archive through its indexes, with the member index (`FILE.tarix`, or ratarmount's
+    /// `FILE.index.sqlite`) already read: through the gzip index ratarmount's holds, else when
+    /// the GZIDX (`FILE.gzidx`, or gztool's) is beside it and trusted; `nil` otherwise (a
     /// refused one is said in one line by the readers).
-    private func indexedArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
+    private func indexedArchive(_ file: FileInputStream, memberIndex members: FoundMemberIndex) throws
         -> (archive: IndexedTarArchive, plain: IndexedGzipInputStream)? {
-        guard !startsWithBGZFMember(file), let location = indexLocation,
-              let found = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false)
-        else { return nil }
+        guard !startsWithBGZFMember(file) else { return nil }
+        let found: (index: GzipIndex, path: Pathname)
+        if let held = members.gzipIndex {
+            found = (held, members.path)
+        } else {
+            guard let location = indexLocation,
+                  let read = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false)
+            else { return nil }
+            found = read
+        }
         let plain = try IndexedGzipInputStream(wrapping: file, index: found.index, threads: 1, inflater: inflaterChoice,
                                                chunkSize: common.chunkSize, trailingGarbage: .ignore, closesInnerStream: false)
         do {
@@ -125,7 +133,7 @@ extension Command {
             noteIndexNotUsed(found.path, withRemedy(error))
             return nil
         }
-        return (IndexedTarArchive(plain: plain, index: members), plain)
+        return (IndexedTarArchive(plain: plain, index: members.members, pathKey: members.pathKey), plain)
     }
 
     /// Says each MEMBER name that nothing matched. - Returns: `.error` if there was one.
