@@ -21,10 +21,12 @@ final class SQLiteSnapshot {
     ///   - bytes: The file's bytes; copied.
     ///   - maximumLength: The largest string or blob a query may return, in bytes.
     /// - Throws: ``RatarmountIndexError`` when SQLite refuses the bytes or cannot allocate.
-    /// Wraps SQLite's `sqlite3_open_v2` (an empty in-memory database) and `sqlite3_deserialize`.
+    /// Wraps SQLite's `sqlite3_open_v2` (an empty in-memory database, `SQLITE_OPEN_READONLY`) and
+    /// `sqlite3_deserialize` (`SQLITE_DESERIALIZE_READONLY`).
     init(bytes: [UInt8], maximumLength: Int) throws(RatarmountIndexError) {
         var opened: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX
+        // Read-only from the start; the deserialized database is read-only too.
+        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(":memory:", &opened, flags, nil)
         guard status == SQLITE_OK, let opened else {
             if let opened { sqlite3_close_v2(opened) }
