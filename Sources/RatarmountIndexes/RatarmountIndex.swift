@@ -14,7 +14,8 @@ import TarArchives
 ///   `type` (the typeflag byte, as a 1-byte blob), `linkname` (text), `uid`, `gid`, `issparse`,
 ///   `isgenerated` (a parent folder ratarmount added, not a member: skipped) and
 ///   `recursiondepth` (1 for a `.tar.gz`'s members, ratarmount counting the gzip layer, 0 for
-///   a `.tar`'s; deeper for a member of an archive inside the archive).
+///   a `.tar`'s; one less for a parent folder it added, which ratarmount 1.3.0 does not mark
+///   `isgenerated`: skipped; deeper for a member of an archive inside the archive).
 /// - `metadata`: the key `tarstats`, the JSON of Python's `os.stat` of the archive when it was
 ///   indexed; its `st_size` must equal the archive's size. Without it the index is bound to
 ///   nothing; each member is still checked against its header before use (below).
@@ -80,12 +81,14 @@ public struct RatarmountIndex: Sendable {
     ///     trusts, at most ``maximumFileSize(compressedSize:)`` bytes.
     ///   - compressedSize: The archive file's size in bytes, which the index must record (when
     ///     it records one) and whose plain size bounds every offset.
+    ///   - compressed: Whether the archive is compressed (a `.tar.gz`, not a `.tar`): it says
+    ///     at which `recursiondepth` its members are.
     /// - Throws: ``RatarmountIndexError`` naming the table and row at fault: not an SQLite
     ///   database, not ratarmount's (no `files` table), made for a file of another size, a value
     ///   of the wrong type or out of range, two members at one offset, a member it cannot
     ///   describe (sparse, nested), or a gzip index `GzipIndexFile` refuses.
     /// Blocks while SQLite reads. Wraps SQLite through ``SQLiteSnapshot``.
-    public init(databaseBytes bytes: [UInt8], compressedSize: Int64) throws(RatarmountIndexError) {
+    public init(databaseBytes bytes: [UInt8], compressedSize: Int64, compressed: Bool = true) throws(RatarmountIndexError) {
         guard bytes.count <= Self.maximumFileSize(compressedSize: compressedSize) else {
             throw RatarmountIndexError(reason: "\(bytes.count) bytes, more than an index of a file of \(compressedSize) bytes can need")
         }
@@ -100,7 +103,7 @@ public struct RatarmountIndex: Sendable {
         }
         // deflate's ratio is at most 1032:1, so no plain offset of this archive is beyond this.
         let plainBound = compressedSize.multipliedReportingOverflow(by: 1032).overflow ? Int64.max : compressedSize * 1032 + 1024
-        let entries = try RatarmountRows.entries(database, plainBound: plainBound)
+        let entries = try RatarmountRows.entries(database, plainBound: plainBound, compressed: compressed)
         (gzipIndex, gzipIndexTable) = try Self.gzipIndex(database, compressedSize: compressedSize, byteBound: bytes.count)
         members = TarIndex(entries: entries, binding: TarIndex.Binding(
             compressedSize: compressedSize, modificationSeconds: 0, modificationNanoseconds: 0, compressedTail: [],

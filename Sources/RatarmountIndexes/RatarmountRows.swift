@@ -8,12 +8,19 @@ enum RatarmountRows {
 
     /// Every member of the `files` table, in archive order (by header offset); generated
     /// parent folders skipped.
-    /// - Parameter plainBound: No offset or member end may exceed it, in plain bytes.
+    /// - Parameters:
+    ///   - plainBound: No offset or member end may exceed it, in plain bytes.
+    ///   - compressed: Whether the archive is compressed: ratarmount counts the compression as
+    ///     a level, so its own members are at `recursiondepth` 1 (else 0), the parent folders
+    ///     it adds for members whose folders the archive lacks one level above (0, else -1;
+    ///     ratarmount 1.3.0 leaves `isgenerated` 0 on them), and members of an archive inside
+    ///     the archive below.
     /// - Throws: ``RatarmountIndexError`` naming the row of `files` at fault.
-    static func entries(_ database: SQLiteSnapshot, plainBound: Int64) throws(RatarmountIndexError) -> [TarEntry] {
+    static func entries(_ database: SQLiteSnapshot, plainBound: Int64, compressed: Bool)
+        throws(RatarmountIndexError) -> [TarEntry] {
+        let memberDepth: Int64 = compressed ? 1 : 0
         var entries: [TarEntry] = []
         var lastHeader: Int64 = -1
-        var archiveDepth: Int64?
         let query = """
             SELECT path, name, offsetheader, offset, size, mtime, mode, type, linkname, uid, gid,
                    issparse, isgenerated, recursiondepth
@@ -21,16 +28,12 @@ enum RatarmountRows {
             """
         try database.rows(query, table: "files") { row throws(RatarmountIndexError) in
             guard try flag(row, 12, "isgenerated") == false else { return }
-            // ratarmount counts the gzip layer as a level: the archive's own members are at depth 1
-            // in a .tar.gz and 0 in a .tar; deeper ones are in an archive inside it.
             let depth = try row.integer(13, "recursiondepth")
-            if archiveDepth == nil {
-                guard depth == 0 || depth == 1 else { throw row.fault("recursiondepth \(depth) for the first member") }
-                archiveDepth = depth
-            }
-            guard depth == archiveDepth else {
+            if depth == memberDepth - 1 { return }
+            guard depth <= memberDepth else {
                 throw row.fault("a member of an archive inside the archive (ratarmount --recursive), which gzstream does not read")
             }
+            guard depth == memberDepth else { throw row.fault("recursiondepth \(depth), not \(memberDepth) or \(memberDepth - 1)") }
             guard try flag(row, 11, "issparse") == false else {
                 throw row.fault("a sparse member, whose sparse map ratarmount does not keep")
             }

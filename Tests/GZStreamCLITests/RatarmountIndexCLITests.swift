@@ -217,6 +217,23 @@ struct RatarmountIndexCLITests {
         }
     }
 
+    @Test("the parent folders ratarmount adds (one level up, as 1.3.0 writes them for an archive without them) are not members; a nested archive's are refused")
+    func parentFolders() throws {
+        try withScratch { scratch in
+            try Self.copyFixture(in: scratch)
+            // As ratarmount 1.3.0 wrote for /work/tarbench/big.tar.gz, whose first member is usr/share/.
+            try Self.tamper("INSERT INTO files VALUES ('', 'usr', 0, 512, 0, 0.0, 16877, X'35', '', 0, 0, 0, 0, 0, 0)", in: scratch)
+            let tar = try shell("tar -tzf a.tar.gz", in: scratch)
+            let listed = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
+            #expect(listed.status == 0 && listed.out == tar.out && listed.err == "", "\(listed)")
+            try Self.tamper("UPDATE files SET recursiondepth = 2 WHERE name = 'README'", in: scratch)
+            let nested = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
+            #expect(nested.status == 0 && nested.out == tar.out && nested.err == "gzstream: a.tar.gz.index.sqlite: not used: "
+                + "ratarmount's index: table files, row 3: a member of an archive inside the archive (ratarmount --recursive), "
+                + "which gzstream does not read\n" + Self.listHint, "\(nested)")
+        }
+    }
+
     @Test("gzstream's own member index, when there, is used instead")
     func ownIndexFirst() throws {
         try withScratch { scratch in

@@ -56,9 +56,15 @@ extension Command {
             let stream = try opened.stream()
             defer { stream.close() }
             let bytes = try stream.readToEnd(limit: limit)
+            // The archive's first 10 bytes: a gzip member's header, or a plain tar's.
+            var start = [UInt8](repeating: 0, count: 10)
+            let count = try start.withUnsafeMutableBytes {
+                try SystemCalls.read(input.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: input.path.description)
+            }
+            start.removeSubrange(min(count, start.count)...)
             let index: RatarmountIndex
             do {
-                index = try RatarmountIndex(databaseBytes: bytes, compressedSize: size)
+                index = try RatarmountIndex(databaseBytes: bytes, compressedSize: size, compressed: start.isGzip)
             } catch {
                 throw IndexRefusal(reason: "ratarmount's index: \(error.description)")
             }
