@@ -2,7 +2,7 @@ import GzipStreams
 import TarArchives
 
 /// ratarmount's index of a `.tar.gz` (`F.tar.gz.index.sqlite`, an SQLite 3 database), read as
-/// untrusted input into gzstream's shapes: the members as a ``TarIndex`` and the gzip seek
+/// untrusted input into gzstream's shapes: the members as a `TarIndex` and the gzip seek
 /// index as a `GzipIndex`, so that an archive ratarmount has indexed can be listed and its
 /// members read without indexing it again.
 ///
@@ -87,7 +87,8 @@ public struct RatarmountIndex: Sendable {
     ///   database, not ratarmount's (no `files` table), made for a file of another size, a value
     ///   of the wrong type or out of range, two members at one offset, a member it cannot
     ///   describe (sparse, nested), or a gzip index `GzipIndexFile` refuses.
-    /// Blocks while SQLite reads. Wraps SQLite through ``SQLiteSnapshot``.
+    /// Blocks while SQLite reads. Wraps SQLite's `sqlite3_deserialize` (read-only, in memory)
+    /// and its queries.
     public init(databaseBytes bytes: [UInt8], compressedSize: Int64, compressed: Bool = true) throws(RatarmountIndexError) {
         guard bytes.count <= Self.maximumFileSize(compressedSize: compressedSize) else {
             throw RatarmountIndexError(reason: "\(bytes.count) bytes, more than an index of a file of \(compressedSize) bytes can need")
