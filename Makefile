@@ -41,12 +41,13 @@ fi
 endef
 
 # The C libraries' headers are all the build needs beyond the Swift toolchain: zlib (Debian:
-# zlib1g-dev), libdeflate (libdeflate-dev), ISA-L (libisal-dev) and libsodium (libsodium-dev, for
-# the SecretStreams module), found through pkg-config.
+# zlib1g-dev), libdeflate (libdeflate-dev), ISA-L (libisal-dev), libsodium (libsodium-dev, for
+# the SecretStreams module) and SQLite (libsqlite3-dev, for the RatarmountIndexes module, which
+# reads ratarmount's index), found through pkg-config.
 # A missing one is an error.
 deps:
 	@missing=""; \
-	for header in zlib.h:zlib1g-dev libdeflate.h:libdeflate-dev isa-l/igzip_lib.h:libisal-dev sodium.h:libsodium-dev; do \
+	for header in zlib.h:zlib1g-dev libdeflate.h:libdeflate-dev isa-l/igzip_lib.h:libisal-dev sodium.h:libsodium-dev sqlite3.h:libsqlite3-dev; do \
 	  [ -f /usr/include/$${header%%:*} ] || missing="$$missing $${header##*:}"; \
 	done; \
 	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
@@ -282,7 +283,8 @@ docs: deps
 # TestSupport, which imports Testing, of which the toolchain has no static library.
 # The Swift runtime is linked in (--static-swift-stdlib): the installed binary runs on machines
 # without the Swift toolchain, needing only libc, libstdc++, zlib, libdeflate, ISA-L's and
-# libsodium's shared libraries (Debian: zlib1g, libdeflate0, libisal2, libsodium23).
+# libsodium's and SQLite's shared libraries (Debian: zlib1g, libdeflate0, libisal2, libsodium23,
+# libsqlite3-0).
 # Beside it: the manual page (man/gzstream.1, mdoc) and the bash and zsh completions.
 # What make install writes and make uninstall removes: one list, so the two cannot drift apart.
 INSTALLED_BIN = $(DESTDIR)$(PREFIX)/bin/gzstream

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SecretStreams", targets: ["SecretStreams"]),
         .library(name: "StreamCache", targets: ["StreamCache"]),
         .library(name: "TarArchives", targets: ["TarArchives"]),
+        .library(name: "RatarmountIndexes", targets: ["RatarmountIndexes"]),
         .executable(name: "gzstream", targets: ["gzstream"]),
         .executable(name: "message-exchange", targets: ["MessageExchange"]),
         .executable(name: "async-message-exchange", targets: ["AsyncMessageExchange"]),
@@ -44,6 +45,12 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
         ),
+        // SQLite through pkg-config; Debian's package is libsqlite3-dev.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         .target(name: "ByteStreams"),
         .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate", "CIsal"]),
         // The only module that imports all of Foundation: run loops and Foundation's streams.
@@ -55,7 +62,11 @@ let package = Package(
         // tar archives: reading, writing, indexing members, and extracting safely; the indexed
         // archive reads a member through GzipStreams' range reads.
         .target(name: "TarArchives", dependencies: ["ByteStreams", "GzipStreams"]),
-        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "StreamCache", "TarArchives"]),
+        // ratarmount's `.index.sqlite` read as untrusted input; the only module that links SQLite,
+        // so TarArchives' users do not.
+        .target(name: "RatarmountIndexes", dependencies: ["ByteStreams", "GzipStreams", "TarArchives", "CSQLite"]),
+        .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "StreamCache", "TarArchives",
+                                                    "RatarmountIndexes"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),
@@ -77,6 +88,8 @@ let package = Package(
         // to use the byte streams.
         .testTarget(name: "GzipStreamsImportTests", dependencies: ["GzipStreams"]),
         .testTarget(name: "TarArchivesTests", dependencies: ["TarArchives", "GzipStreams", "ByteStreams", "TestSupport"]),
+        .testTarget(name: "RatarmountIndexesTests", dependencies: ["RatarmountIndexes", "TarArchives", "GzipStreams", "ByteStreams",
+                                                                 "TestSupport"]),
         .testTarget(name: "SecretStreamsTests", dependencies: ["SecretStreams", "ByteStreams", "GzipStreams", "CSodium", "TestSupport"]),
         .testTarget(name: "StreamCacheTests", dependencies: ["StreamCache", "SecretStreams", "ByteStreams", "GzipStreams", "TestSupport"]),
         // Also SecretStreams and StreamCache: one table checks every public error's

@@ -45,8 +45,8 @@ Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: gzstream
 Comment: This package holds the gzstream program, its manual page and its bash and
  zsh completions, built from the gzstream sources. The program links zlib,
- libdeflate, ISA-L and libsodium as shared libraries, whose packages carry their
- own copyright files. The Swift runtime (the standard library, Concurrency,
+ libdeflate, ISA-L, libsodium and SQLite as shared libraries, whose packages
+ carry their own copyright files. The Swift runtime (the standard library, Concurrency,
  Dispatch and FoundationEssentials) is linked into the program
  (--static-swift-stdlib); it is Copyright Apple Inc. and the Swift project
  authors, under the Apache License, Version 2.0 with the Runtime Library
@@ -108,7 +108,7 @@ absolute_binary=$(readlink -f "$binary")
 depends=$(cd "$shlibs" && dpkg-shlibdeps -O "$absolute_binary" 2>"$shlibs/log") || {
   cat "$shlibs/log" >&2; exit 1; }
 depends=${depends#shlibs:Depends=}
-for library in zlib1g libdeflate0 libisal2 libsodium23; do
+for library in zlib1g libdeflate0 libisal2 libsodium23 libsqlite3-0; do
   case ", $depends" in
     *", $library "*|*", $library,"*|*", $library") ;;
     *) echo "deb.sh: dpkg-shlibdeps does not name $library ($depends)" >&2; exit 1 ;;

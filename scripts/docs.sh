@@ -25,14 +25,15 @@ for tool in "$DOCC" "$EXTRACT" "$SWIFTC"; do
   [ -x "$tool" ] || { echo "docs.sh: $tool not found (it ships with the Swift toolchain)" >&2; exit 1; }
 done
 
-modules=(ByteStreams ByteStreamsFoundation GzipStreams SecretStreams StreamCache TarArchives)
+modules=(ByteStreams ByteStreamsFoundation GzipStreams SecretStreams StreamCache TarArchives RatarmountIndexes)
 out=.build/docs
 scratch=$out/build
-c_modules=(-I Sources/CZlib -I Sources/CLibdeflate -I Sources/CIsal -I Sources/CSodium)
+c_modules=(-I Sources/CZlib -I Sources/CLibdeflate -I Sources/CIsal -I Sources/CSodium -I Sources/CSQLite)
 
-# StreamCache depends on every other library module but ByteStreamsFoundation and TarArchives.
+# StreamCache depends on every other library module but ByteStreamsFoundation, TarArchives and
+# RatarmountIndexes (which builds TarArchives too).
 mkdir -p "$out"
-for target in StreamCache ByteStreamsFoundation TarArchives; do
+for target in StreamCache ByteStreamsFoundation RatarmountIndexes; do
   if ! "$SWIFT" build --scratch-path "$scratch" --target "$target" >"$out/build.log" 2>&1; then
     cat "$out/build.log" >&2
     echo "docs.sh: building $target failed" >&2

@@ -22,16 +22,23 @@ public final class IndexedTarArchive {
     public let index: TarIndex
     private let plain: any PlainRangeReading
     private let limits: TarScanner.Limits
+    private let pathKey: (@Sendable ([UInt8]) -> [UInt8])?
 
     /// An archive whose plain bytes `plain` reads and whose members `index` lists.
     /// - Parameters:
     ///   - plain: The tar stream's reader by plain offset; not closed by the archive.
     ///   - index: The member index, already bound to this archive (``TarIndex/init(decoding:expecting:)``).
     ///   - limits: The caps for re-reading headers.
-    public init(plain: any PlainRangeReading, index: TarIndex, limits: TarScanner.Limits = TarScanner.Limits()) {
+    ///   - pathKey: For an index that stores paths rewritten (ratarmount's stores them
+    ///     normalised: no leading `./` or `/`, no trailing `/`), the same rewriting: a header's
+    ///     path and a record's then agree when their keys are equal. `nil` (gzstream's own
+    ///     index): the bytes must be equal. The entry returned keeps the header's own path.
+    public init(plain: any PlainRangeReading, index: TarIndex, limits: TarScanner.Limits = TarScanner.Limits(),
+                pathKey: (@Sendable ([UInt8]) -> [UInt8])? = nil) {
         self.plain = plain
         self.index = index
         self.limits = limits
+        self.pathKey = pathKey
     }
 
     /// The member at `path` (the last one when several share it), checked against the archive.
@@ -69,7 +76,8 @@ public final class IndexedTarArchive {
         } catch is TarError {
             throw TarIndexError(.memberMismatch(offset: entry.headerOffset, field: "headers"))
         }
-        let field: String? = if found.path != entry.path { "path" }
+        let samePath = if let pathKey { pathKey(found.path) == pathKey(entry.path) } else { found.path == entry.path }
+        let field: String? = if !samePath { "path" }
             else if found.kind != entry.kind { "type" }
             else if found.size != entry.size { "size" }
             else if found.linkTarget != entry.linkTarget { "link target" }

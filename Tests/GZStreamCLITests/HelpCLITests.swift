@@ -84,7 +84,7 @@ struct HelpCLITests {
         try withScratch { scratch in
             var expected = "gzstream \(try PackageLocations.version())\n"
             for (name, module) in [("zlib", "zlib"), ("libdeflate", "libdeflate"), ("ISA-L", "libisal"),
-                                   ("libsodium", "libsodium")] {
+                                   ("libsodium", "libsodium"), ("SQLite", "sqlite3")] {
                 let declared = try run(pkgConfig, ["--modversion", module], in: scratch)
                 #expect(declared.status == 0, "\(declared)")
                 expected += "\(name) \(declared.out)"

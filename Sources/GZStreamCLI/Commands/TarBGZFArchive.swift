@@ -12,7 +12,7 @@ extension Command {
     /// every found index, or `--index PATH`) and the member index already read; `nil` when there
     /// is none (a refused one is said in one line). Each member's start is checked against the
     /// members before it as it is read (``IndexedBGZFInputStream/seek(toPlainOffset:)``).
-    func indexedBGZFArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
+    func indexedBGZFArchive(_ file: FileInputStream, memberIndex members: FoundMemberIndex) throws
         -> (archive: IndexedTarArchive, plain: any PlainRangeReading)? {
         guard let input = currentInput else { return nil }
         let explicit = options.command.indexPath != nil
@@ -43,7 +43,7 @@ extension Command {
                                                trailingGarbage: .ignore, inflater: inflaterChoice, closesInnerStream: false)
         try plain.openOrThrow()
         noteMembersRead(file, members: members, indexPath: indexPath, points: counted(index.entries.count, "entry", "entries"))
-        return (IndexedTarArchive(plain: plain, index: members), plain)
+        return (IndexedTarArchive(plain: plain, index: members.members), plain)
     }
 
     /// Checks, before any member is read, that the `.gzi` is `file`'s: a BGZF member starts where

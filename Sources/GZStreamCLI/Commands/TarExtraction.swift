@@ -36,7 +36,7 @@ extension Command {
             var selection = tar.members.isEmpty ? nil : MemberSelection(tar.members)
             // Read (and bound to the archive) through the input's own descriptor, before the
             // stream takes it.
-            let memberIndex = selection == nil ? nil : trustedTarIndex(plainSize: nil)
+            let memberIndex = selection == nil ? nil : trustedMemberIndex()
             let file = try input.stream()
             defer { file.close() }
             if var chosen = selection, let memberIndex, let opened = try indexedArchive(file, memberIndex: memberIndex) {
@@ -113,15 +113,28 @@ extension Command {
         }
     }
 
-    /// The archive through its indexes, when the GZIDX (`FILE.gzidx`, or gztool's) is beside it
-    /// and trusted, with the member index (`FILE.tarix`) already read; `nil` otherwise (a
-    /// refused one is said in one line by the readers). `-v` says which indexes were read.
-    private func indexedArchive(_ file: FileInputStream, memberIndex members: TarIndex) throws
+    /// The archive through its indexes, with the member index (`FILE.tarix`, or ratarmount's
+    /// `FILE.index.sqlite`) already read: through the gzip index ratarmount's holds, else when
+    /// the GZIDX (`FILE.gzidx`, or gztool's) or a BGZF file's `.gzi` is beside it and trusted;
+    /// `nil` otherwise (a refused one is said in one line by the readers). `-v` says which
+    /// indexes were read.
+    private func indexedArchive(_ file: FileInputStream, memberIndex members: FoundMemberIndex) throws
         -> (archive: IndexedTarArchive, plain: any PlainRangeReading)? {
-        if startsWithBGZFMember(file) { return try indexedBGZFArchive(file, memberIndex: members) }
-        guard let location = indexLocation,
-              let found = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false)
-        else { return nil }
+        if startsWithBGZFMember(file) {
+            // A BGZF archive is read through its .gzi with gzstream's own member index, whose
+            // paths are the headers' byte for byte.
+            guard members.pathKey == nil else { return nil }
+            return try indexedBGZFArchive(file, memberIndex: members)
+        }
+        let found: (index: GzipIndex, path: Pathname)
+        if let held = members.gzipIndex {
+            found = (held, members.path)
+        } else {
+            guard let location = indexLocation,
+                  let read = try readIndex(at: location, compressedSize: fileSize(file), bgzfData: false, checksBGZFIndex: false)
+            else { return nil }
+            found = read
+        }
         let plain = try IndexedGzipInputStream(wrapping: file, index: found.index, threads: 1, inflater: inflaterChoice,
                                                chunkSize: common.chunkSize, trailingGarbage: .ignore, closesInnerStream: false)
         do {
@@ -132,16 +145,17 @@ extension Command {
             return nil
         }
         noteMembersRead(file, members: members, indexPath: found.path, points: counted(found.index.points.count, "access point"))
-        return (IndexedTarArchive(plain: plain, index: members), plain)
+        return (IndexedTarArchive(plain: plain, index: members.members, pathKey: members.pathKey), plain)
     }
 
     /// `-v`'s line for members read through the indexes, as a whole read through an index says
     /// it (IndexedUnpack.swift): the member index with its members, the GZIDX or `.gzi` with `points`.
-    func noteMembersRead(_ file: FileInputStream, members: TarIndex, indexPath: Pathname, points: String) {
-        guard common.verbose, let input = currentInput else { return }
+    func noteMembersRead(_ file: FileInputStream, members: FoundMemberIndex, indexPath: Pathname, points: String) {
+        guard common.verbose else { return }
+        let through = members.path == indexPath ? "" : " and \(escapingControlCharacters(indexPath.description)) (\(points))"
         diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): members read through "
-            + "\(escapingControlCharacters(input.path.appending(Self.tarIndexSuffix).description)) "
-            + "(\(counted(members.entries.count, "member"))) and \(escapingControlCharacters(indexPath.description)) (\(points))\n")
+            + "\(escapingControlCharacters(members.path.description)) "
+            + "(\(counted(members.members.entries.count, "member")))\(through)\n")
     }
 
     /// `count` and `noun`, plural unless one: `1 member`, `3 members`.

@@ -32,7 +32,7 @@ extension Command {
             if opened.info.isDirectory {
                 throw Reported(status: reportError(operand.description, "is a directory, not a tar archive"))
             }
-            if let index = trustedTarIndex(plainSize: nil) {
+            if let index = trustedMemberIndex()?.members {
                 for entry in index.entries where patterns.isEmpty || patterns.contains(where: { $0.matches(entry.path) }) {
                     output.add(entry)
                     for pattern in patterns where pattern.matches(entry.path) { pattern.found = true }

@@ -1,4 +1,5 @@
 import GzipStreams
+import RatarmountIndexes
 import SecretStreams
 
 /// The program's version: a copy of the top-level `VERSION` file, the one place the version is
@@ -15,6 +16,7 @@ zlib \(zlibRuntimeVersion)
 libdeflate \(libdeflateVersion)
 ISA-L \(isalVersion)
 libsodium \(libsodiumVersion)
+SQLite \(sqliteVersion)
 
 """
 

@@ -1,0 +1,110 @@
+import ByteStreams
+import GzipStreams
+import RatarmountIndexes
+import TarArchives
+
+// ratarmount's index beside an archive (`F.tar.gz.index.sqlite`), used by list --members and
+// unpack of members when gzstream's own member index (`F.tar.gz.tarix`) is not there: found
+// under the same trust rules as gzstream's side files (IndexTrust.swift), no more readable
+// than the archive, read once through the descriptor those rules were checked on, with a size
+// bound, and handed to SQLite as bytes (RatarmountIndex): SQLite never opens a path, so the
+// file cannot be swapped after the checks, and no journal beside it is read.
+
+/// A member index found beside the current input: gzstream's `.tarix`, or ratarmount's
+/// `.index.sqlite` with the gzip index it holds.
+struct FoundMemberIndex {
+    /// The members.
+    let members: TarIndex
+    /// ratarmount's gzip seek index; `nil` for gzstream's (whose GZIDX is found on its own) or
+    /// a ratarmount index that holds none.
+    let gzipIndex: GzipIndex?
+    /// How the records' paths compare with the headers' (``RatarmountIndex/pathKey``); `nil`:
+    /// byte for byte.
+    let pathKey: (@Sendable ([UInt8]) -> [UInt8])?
+    /// The index file's name, for messages.
+    let path: Pathname
+}
+
+extension Command {
+    /// The suffix of ratarmount's index beside an archive: `F.tar.gz.index.sqlite`.
+    static let ratarmountIndexSuffix = Pathname(stringLiteral: RatarmountIndex.fileSuffix)
+
+    /// ratarmount's index beside the current input, when there is one it may trust: found as
+    /// ``openTrustedIndex(_:name:explicit:)`` finds side files (owner, not writable by others,
+    /// not older than the archive, never through a symbolic link, a directory no other user can
+    /// write), no more readable than the archive, at most
+    /// ``RatarmountIndex/maximumFileSize(compressedSize:)`` bytes read from that descriptor, and
+    /// valid (``RatarmountIndex``: every value checked, the archive size it records equal to
+    /// this archive's). One that fails is not used: one warning line and `nil`. Under `-v`, a
+    /// line says it is used.
+    func trustedRatarmountIndex() -> FoundMemberIndex? {
+        guard let input = currentInput, input.info.isRegularFile else { return nil }
+        let path = input.path.appending(Self.ratarmountIndexSuffix)
+        do {
+            guard let opened = try openTrustedIndex(path, name: input.name.appending(Self.ratarmountIndexSuffix), explicit: false)
+            else { return nil }
+            defer { opened.close() }
+            guard opened.info.permissions & 0o777 & ~(input.info.permissions & 0o777) == 0 else {
+                throw IndexRefusal(reason: "more readable than \(input.path.description) (mode "
+                    + "\(String(opened.info.permissions & 0o7777, radix: 8)))")
+            }
+            let size = Int64(input.info.size)
+            let limit = RatarmountIndex.maximumFileSize(compressedSize: size)
+            guard opened.info.size <= limit else {
+                throw IndexRefusal(reason: "\(opened.info.size) bytes, more than an index of this archive can need")
+            }
+            let stream = try opened.stream()
+            defer { stream.close() }
+            let bytes = try stream.readToEnd(limit: limit)
+            // The archive's first 10 bytes: a gzip member's header, or a plain tar's.
+            var start = [UInt8](repeating: 0, count: 10)
+            let count = try start.withUnsafeMutableBytes {
+                try SystemCalls.read(input.fileDescriptor, $0.baseAddress!, $0.count, at: 0, target: input.path.description)
+            }
+            start.removeSubrange(min(count, start.count)...)
+            let index: RatarmountIndex
+            do {
+                index = try RatarmountIndex(databaseBytes: bytes, compressedSize: size, compressed: start.isGzip)
+            } catch {
+                throw IndexRefusal(reason: "ratarmount's index: \(error.description)")
+            }
+            if common.verbose {
+                let gzip = index.gzipIndex.map { ", its gzip index (table \(index.gzipIndexTable ?? "")) with \($0.points.count) access points" }
+                diagnostics.write("gzstream: \(escapingControlCharacters(input.path.description)): members from "
+                    + "\(escapingControlCharacters(path.description)) (ratarmount's index, \(index.members.entries.count) members"
+                    + "\(gzip ?? ", no gzip index"))\n")
+            }
+            return FoundMemberIndex(members: index.members, gzipIndex: index.gzipIndex, pathKey: RatarmountIndex.pathKey, path: path)
+        } catch let refusal as IndexRefusal {
+            noteIndexNotUsed(path, refusal.reason)
+            return nil
+        } catch {
+            noteIndexNotUsed(path, describe(error))
+            return nil
+        }
+    }
+
+    /// The member index beside the current input: gzstream's (``trustedTarIndex(plainSize:)``)
+    /// when its file is there, else ratarmount's (``trustedRatarmountIndex()``).
+    func trustedMemberIndex() -> FoundMemberIndex? {
+        guard let input = currentInput, input.info.isRegularFile else { return nil }
+        let own = input.path.appending(Self.tarIndexSuffix)
+        if let index = trustedTarIndex(plainSize: nil) {
+            return FoundMemberIndex(members: index, gzipIndex: nil, pathKey: nil, path: own)
+        }
+        // gzstream's own is there but was refused (said): ratarmount's is not looked for.
+        if sideFileExists(input.name.appending(Self.tarIndexSuffix)) { return nil }
+        return trustedRatarmountIndex()
+    }
+
+    /// Whether `name` exists in the current input's directory (as a name: a symbolic link counts).
+    /// The corresponding C function is `fstatat(2)` with `AT_SYMLINK_NOFOLLOW`.
+    private func sideFileExists(_ name: Pathname) -> Bool {
+        guard let input = currentInput else { return false }
+        do {
+            return try SystemCalls.status(of: name, in: input.directory) != nil
+        } catch {
+            return true
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import CSQLite
+
+/// A read-only SQLite database held in memory, made from a file's bytes that the caller read
+/// itself (through a descriptor it checked, with a size bound): SQLite never opens a path, so
+/// the file cannot be swapped between the checks and the read, and no `-journal` or `-wal`
+/// file beside it is ever looked at or rolled back. The bytes are copied into SQLite's memory
+/// and deserialized read-only.
+///
+/// The database is treated as hostile, as SQLite's "Defense Against The Dark Arts"
+/// (sqlite.org/security.html) advises: defensive mode on, schema-borne SQL untrusted (a view
+/// or trigger may call only innocuous functions), every length bounded by `maximumLength`.
+/// Corrupt pages are SQLite's `SQLITE_CORRUPT`, reported as a ``RatarmountIndexError``.
+///
+/// Ownership: the snapshot owns its connection and closes it in `deinit`. Calls block while
+/// SQLite reads memory. Not thread-safe: one thread at a time.
+final class SQLiteSnapshot {
+    private let connection: OpaquePointer
+
+    /// A read-only database of `bytes` (a whole SQLite 3 database file).
+    /// - Parameters:
+    ///   - bytes: The file's bytes; copied.
+    ///   - maximumLength: The largest string or blob a query may return, in bytes.
+    /// - Throws: ``RatarmountIndexError`` when SQLite refuses the bytes or cannot allocate.
+    /// Wraps SQLite's `sqlite3_open_v2` (an empty in-memory database, `SQLITE_OPEN_READONLY`) and
+    /// `sqlite3_deserialize` (`SQLITE_DESERIALIZE_READONLY`).
+    init(bytes: [UInt8], maximumLength: Int) throws(RatarmountIndexError) {
+        var opened: OpaquePointer?
+        // Read-only from the start; the deserialized database is read-only too.
+        let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(":memory:", &opened, flags, nil)
+        guard status == SQLITE_OK, let opened else {
+            if let opened { sqlite3_close_v2(opened) }
+            throw RatarmountIndexError(reason: "SQLite cannot open a database (\(String(cString: sqlite3_errstr(status))))")
+        }
+        connection = opened
+        _ = csqlite_enable_defensive(connection)
+        _ = csqlite_distrust_schema(connection)
+        let bound = Int32(clamping: max(maximumLength, 1024))
+        sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, bound)
+        sqlite3_limit(connection, SQLITE_LIMIT_SQL_LENGTH, 1 << 20)
+        sqlite3_limit(connection, SQLITE_LIMIT_ATTACHED, 0)
+        guard !bytes.isEmpty, let buffer = sqlite3_malloc64(sqlite3_uint64(bytes.count)) else {
+            throw RatarmountIndexError(reason: bytes.isEmpty ? "an empty file, not an SQLite database"
+                : "SQLite cannot allocate \(bytes.count) bytes")
+        }
+        bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        // FREEONCLOSE: SQLite owns the buffer from here, also when this call fails.
+        let deserialize = sqlite3_deserialize(connection, "main", buffer.assumingMemoryBound(to: UInt8.self),
+                                              sqlite3_int64(bytes.count), sqlite3_int64(bytes.count),
+                                              UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY))
+        guard deserialize == SQLITE_OK else {
+            throw RatarmountIndexError(reason: "not an SQLite database (\(message(deserialize)))")
+        }
+        // The header is only read when the first statement runs: an unreadable file is said here.
+        try rows("SELECT count(*) FROM sqlite_schema", table: "sqlite_schema") { _ throws(RatarmountIndexError) in }
+    }
+
+    deinit {
+        sqlite3_close_v2(connection)
+    }
+
+    /// SQLite's text for `status` and the connection's last error.
+    private func message(_ status: Int32) -> String {
+        let detail = String(cString: sqlite3_errmsg(connection))
+        let name = String(cString: sqlite3_errstr(status))
+        return detail == name ? name : "\(name): \(detail)"
+    }
+
+    /// Whether `name` is a `"table"`, a `"view"` (or another schema object kind), or `nil`
+    /// when the database has nothing of that name.
+    /// - Parameter name: One of this module's table names (letters only: it is written into the query).
+    /// - Throws: ``RatarmountIndexError`` when the schema cannot be read or names it twice.
+    func kind(of name: String) throws(RatarmountIndexError) -> String? {
+        precondition(name.utf8.allSatisfy { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") })
+        var found: String?
+        try rows("SELECT type FROM sqlite_schema WHERE name = '\(name)'", table: "sqlite_schema") { row throws(RatarmountIndexError) in
+            guard found == nil else { throw row.fault("two schema objects named \(name)") }
+            found = try row.text(0, "type").map { String(decoding: $0, as: UTF8.self) }
+        }
+        return found
+    }
+
+    /// Runs `sql` (a query of this module's, never text from the database) and calls `body`
+    /// with each result row, in SQLite's order.
+    /// - Parameter table: The table named in errors.
+    /// - Throws: ``RatarmountIndexError`` naming `table` (and the row) for SQLite's failures
+    ///   (a missing table or column, corrupt pages, a value over the length limit) and what
+    ///   `body` throws.
+    /// Wraps SQLite's `sqlite3_prepare_v2`, `sqlite3_step` and `sqlite3_finalize`.
+    func rows(_ sql: String, table: String, _ body: (SQLiteRow) throws(RatarmountIndexError) -> Void)
+        throws(RatarmountIndexError) {
+        var statement: OpaquePointer?
+        let prepared = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
+        guard prepared == SQLITE_OK, let statement else {
+            throw RatarmountIndexError(reason: message(prepared), table: table)
+        }
+        defer { sqlite3_finalize(statement) }
+        var number = 0
+        while true {
+            let step = sqlite3_step(statement)
+            if step == SQLITE_DONE { return }
+            guard step == SQLITE_ROW else {
+                throw RatarmountIndexError(reason: message(step), table: table, row: number + 1)
+            }
+            number += 1
+            try body(SQLiteRow(statement: statement, table: table, number: number))
+        }
+    }
+}
+
+/// One result row of ``SQLiteSnapshot/rows(_:table:_:)``, valid only inside its call: each
+/// value read with its type checked (SQLite's columns take any type whatever they declare).
+struct SQLiteRow {
+    let statement: OpaquePointer
+    let table: String
+    /// The row's place in the result, from 1: what errors name.
+    let number: Int
+
+    /// An error at this row: `detail` says what is wrong.
+    func fault(_ detail: String) -> RatarmountIndexError {
+        RatarmountIndexError(reason: detail, table: table, row: number)
+    }
+
+    /// Whether column `index` is NULL.
+    func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }
+
+    /// The type's name for messages.
+    private func typeName(_ index: Int32) -> String {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: "an integer"
+        case SQLITE_FLOAT: "a real number"
+        case SQLITE_TEXT: "text"
+        case SQLITE_BLOB: "a blob"
+        default: "NULL"
+        }
+    }
+
+    /// Column `index` (named `name` in errors), which must be an INTEGER.
+    /// - Throws: ``RatarmountIndexError`` for any other type.
+    /// Wraps SQLite's `sqlite3_column_int64`.
+    func integer(_ index: Int32, _ name: String) throws(RatarmountIndexError) -> Int64 {
+        guard sqlite3_column_type(statement, index) == SQLITE_INTEGER else {
+            throw fault("\(name) is \(typeName(index)), not an integer")
+        }
+        return sqlite3_column_int64(statement, index)
+    }
+
+    /// Column `index`, an INTEGER or a REAL, as a `Double`.
+    /// Wraps SQLite's `sqlite3_column_double`.
+    func number(_ index: Int32, _ name: String) throws(RatarmountIndexError) -> Double {
+        let type = sqlite3_column_type(statement, index)
+        guard type == SQLITE_INTEGER || type == SQLITE_FLOAT else {
+            throw fault("\(name) is \(typeName(index)), not a number")
+        }
+        return sqlite3_column_double(statement, index)
+    }
+
+    /// Column `index`'s bytes when it is TEXT (UTF-8, as stored); `nil` for NULL.
+    /// - Throws: ``RatarmountIndexError`` for an integer, real or blob.
+    /// Wraps SQLite's `sqlite3_column_text` and `sqlite3_column_bytes`.
+    func text(_ index: Int32, _ name: String) throws(RatarmountIndexError) -> [UInt8]? {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_NULL: return nil
+        case SQLITE_TEXT:
+            guard let pointer = sqlite3_column_text(statement, index) else { return [] }
+            return Array(UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, index))))
+        default: throw fault("\(name) is \(typeName(index)), not text")
+        }
+    }
+
+    /// Column `index`'s bytes when it is a BLOB.
+    /// - Throws: ``RatarmountIndexError`` for any other type.
+    /// Wraps SQLite's `sqlite3_column_blob` and `sqlite3_column_bytes`.
+    func blob(_ index: Int32, _ name: String) throws(RatarmountIndexError) -> [UInt8] {
+        guard sqlite3_column_type(statement, index) == SQLITE_BLOB else {
+            throw fault("\(name) is \(typeName(index)), not a blob")
+        }
+        let count = Int(sqlite3_column_bytes(statement, index))
+        guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+}
