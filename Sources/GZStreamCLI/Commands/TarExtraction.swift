@@ -144,7 +144,10 @@ extension Command {
             noteIndexNotUsed(found.path, withRemedy(error))
             return nil
         }
-        noteMembersRead(file, members: members, indexPath: found.path, points: counted(found.index.points.count, "access point"))
+        // ratarmount's index was named under -v when it was read (trustedRatarmountIndex).
+        if members.pathKey == nil {
+            noteMembersRead(file, members: members, indexPath: found.path, points: counted(found.index.points.count, "access point"))
+        }
         return (IndexedTarArchive(plain: plain, index: members.members, pathKey: members.pathKey), plain)
     }
 
@@ -152,10 +155,9 @@ extension Command {
     /// it (IndexedUnpack.swift): the member index with its members, the GZIDX or `.gzi` with `points`.
     func noteMembersRead(_ file: FileInputStream, members: FoundMemberIndex, indexPath: Pathname, points: String) {
         guard common.verbose else { return }
-        let through = members.path == indexPath ? "" : " and \(escapingControlCharacters(indexPath.description)) (\(points))"
         diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): members read through "
             + "\(escapingControlCharacters(members.path.description)) "
-            + "(\(counted(members.members.entries.count, "member")))\(through)\n")
+            + "(\(counted(members.members.entries.count, "member"))) and \(escapingControlCharacters(indexPath.description)) (\(points))\n")
     }
 
     /// `count` and `noun`, plural unless one: `1 member`, `3 members`.
