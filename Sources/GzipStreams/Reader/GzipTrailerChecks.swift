@@ -1,5 +1,4 @@
 import ByteStreams
-import Synchronization
 
 /// The members' trailer checks (CRC-32 and ISIZE, RFC 1952 §2.3.1) of a ``GzipInputStream``,
 /// made where its plain bytes are written instead of on the thread that inflates: give one to
@@ -21,7 +20,7 @@ import Synchronization
 /// input ended well-formed. Memory: one record (about 40 bytes) per member waiting.
 ///
 /// Thread safety: safe to share; the reading thread records, the writing thread checks, and
-/// the state is kept under one lock.
+/// the state is kept behind one serial Dispatch queue (``QueueGuarded``).
 public final class GzipTrailerChecks: Sendable {
     /// A member's stored trailer, where its plain bytes end, and where the error would point.
     struct Pending {
@@ -64,6 +63,16 @@ public final class GzipTrailerChecks: Sendable {
             if head > 64, head * 2 > pending.count {
                 pending.removeFirst(head)
                 head = 0
+            }
+        }
+
+        /// ``checkReached()``'s failure, returned.
+        mutating func checkReachedFailure() -> GzipError? {
+            do {
+                try checkReached()
+                return nil
+            } catch {
+                return error
             }
         }
 
@@ -123,7 +132,7 @@ public final class GzipTrailerChecks: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = QueueGuarded(State(), label: "gzstream.trailer-checks")
 
     /// Checks with none recorded.
     public init() {}
@@ -178,7 +187,7 @@ public final class GzipTrailerChecks: Sendable {
     ///   ``GzipError/lengthMismatch(member:stored:computed:offset:)`` for the first member that
     ///   failed.
     public func finish() throws(GzipError) {
-        try state.withLock { state throws(GzipError) in try state.checkReached() }
+        if let failure = state.withLock({ $0.checkReachedFailure() }) { throw failure }
     }
 }
 
