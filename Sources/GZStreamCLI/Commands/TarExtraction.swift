@@ -160,16 +160,26 @@ extension Command {
             if case .skippedUnknownType = warning.reason { warnings.skipped = true }
             self.diagnostics.warning(name, warning.description)
         }
-        // The member being written sits under a temporary name until it is renamed into
-        // place: a SIGINT or SIGTERM meanwhile removes it (InterruptCleanup.swift).
-        final class PendingSlot { var slot: Int? }
-        let pending = PendingSlot()
+        // A member being written sits under a temporary name until it is renamed into place
+        // (a few at a time: files are published on a second thread): a SIGINT or SIGTERM
+        // meanwhile removes them (InterruptCleanup.swift).
+        final class PendingSlots { var slots: [(name: Pathname, slot: Int)] = [] }
+        let pending = PendingSlots()
         extractor.temporaryFileCreated = { directory, temporaryName, device, inode in
-            pending.slot = registerPendingTemporary(directory: directory, name: temporaryName, device: device, inode: inode)
+            if let slot = registerPendingTemporary(directory: directory, name: temporaryName, device: device, inode: inode) {
+                pending.slots.append((temporaryName, slot))
+            }
         }
-        extractor.temporaryFileEnded = {
-            if let slot = pending.slot { releasePendingTemporary(slot) }
-            pending.slot = nil
+        extractor.temporaryFileEnded = { temporaryName in
+            if let index = pending.slots.firstIndex(where: { $0.name == temporaryName }) {
+                releasePendingTemporary(pending.slots.remove(at: index).slot)
+            }
+        }
+        final class Failures { var any = false }
+        let failures = Failures()
+        extractor.deferredFailureHandler = { refused in
+            self.diagnostics.error(name, refused.description)
+            failures.any = true
         }
         var status = ExitStatus.success
         do {
@@ -192,6 +202,7 @@ extension Command {
             diagnostics.error(name, describe(error))
             status = .error
         }
+        if failures.any { status = .error }
         return max(status, warnings.skipped ? .warning : .success)
     }
 
