@@ -32,8 +32,6 @@ extension TarExtractor {
             if common == 0 { return destination }
             if let held = heldDirectories.last(where: { $0.depth == common }) { return held.descriptor }
         }
-        // A file being published on the second thread is renamed in its directory's descriptor.
-        if heldDirectories.last.map({ $0.depth > common }) == true { drainPublished() }
         while let last = heldDirectories.last, last.depth > common {
             heldDirectories.removeLast()
             try? SystemCalls.close(last.descriptor, target: "directory")

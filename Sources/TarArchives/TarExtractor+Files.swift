@@ -21,32 +21,18 @@ extension TarExtractor {
         let (descriptor, temporaryName) = try SystemCalls.createUniqueFile(in: parent, mode: 0o600, target: shown)
         var isOpen = true
         var created: FileInfo?
-        var handedOff = false
         // Runs after the rename or the removal below: until then a signal handler may need it.
-        defer { if created != nil && !handedOff { temporaryFileEnded?(temporaryName) } }
+        defer { if created != nil { temporaryFileEnded?() } }
         do {
             created = try SystemCalls.info(of: descriptor, target: shown)
             if let created, let announce = temporaryFileCreated {
                 announce(parent, temporaryName, created.device, created.inode)
             }
             try writeContent(of: entry, runs: runs, from: content, to: descriptor, shown: shown)
-            let job = TarFilePublisher.Job(
-                descriptor: descriptor, temporaryName: temporaryName, name: name, directory: parent, created: created!,
-                entry: entry, key: path.key, owner: ownerToApply(of: entry), permissions: permissions(of: entry),
-                modificationTime: modificationTime(of: entry), replacesOwnName: made[path.key] != nil,
-                overwritesExisting: options.overwritesExisting, shown: shown)
-            // From here the publisher owns the descriptor, and removes the file on an error.
+            try applyAttributes(to: descriptor, of: entry, shown: shown)
             isOpen = false
-            if let publisher {
-                // Recorded as made now; a failure told later puts the record back (reportPublished).
-                handedOff = true
-                reportPublished(publisher.collect())
-                publishing[path.key] = .some(made[path.key])
-                made[path.key] = Made(kind: .file, file: created!)
-                publisher.submit(job)
-                return
-            }
-            try TarFilePublisher.finish(job)
+            try SystemCalls.close(descriptor, target: shown)
+            try publish(temporaryName, as: name, in: parent, at: path, entry, shown: shown)
         } catch {
             if isOpen { try? SystemCalls.close(descriptor, target: shown) }
             // Removed only while the temporary name still is the file created: another user
@@ -59,37 +45,22 @@ extension TarExtractor {
         made[path.key] = Made(kind: .file, file: created!)
     }
 
-    /// Takes the files the publisher finished: each temporary name ended, each failure told to
-    /// ``deferredFailureHandler`` and the name's record put back as it was.
-    func reportPublished(_ finished: [TarFilePublisher.Finished]) {
-        for done in finished {
-            temporaryFileEnded?(done.job.temporaryName)
-            let before = publishing.removeValue(forKey: done.job.key) ?? nil
-            guard let error = done.error else { continue }
-            made[done.job.key] = before
-            let failure = (error as? ExtractionError)
-                ?? ExtractionError(.system(error as? ByteStreamError ?? ByteStreamError(.innerStreamFailed, operation: "publish")),
-                                   done.job.entry)
-            deferredFailureHandler?(failure)
+    /// Renames the finished temporary file onto `name`. A name this extraction made (a
+    /// duplicate member) is replaced; any other is first tried without replacing
+    /// (`renameat2(2)` with `RENAME_NOREPLACE` where the system has it, so that the usual case
+    /// costs no lookup), and what is found there replaced only when ``requireReplaceable(_:_:)``
+    /// allows it.
+    private func publish(_ temporaryName: Pathname, as name: Pathname, in parent: Int32, at path: ExtractionPath,
+                         _ entry: TarEntry, shown: String) throws {
+        if made[path.key] == nil {
+            switch try SystemCalls.renameWithoutReplacing(temporaryName, in: parent, to: name, in: parent, target: shown) {
+            case .some(true): return
+            case .some(false): try requireReplaceable(path, entry)
+            case .none:
+                if try SystemCalls.info(of: name, in: parent, target: shown) != nil { try requireReplaceable(path, entry) }
+            }
         }
-    }
-
-    /// Waits for every file handed to the publisher and takes them (``reportPublished(_:)``).
-    func drainPublished() {
-        guard let publisher, !publishing.isEmpty else { return }
-        reportPublished(publisher.drain())
-    }
-
-    /// Whether `path`, or a directory on it, is a name still being published: the member must
-    /// then wait for it, as it would have found the file there.
-    func dependsOnPublishing(_ path: ExtractionPath) -> Bool {
-        guard !publishing.isEmpty else { return false }
-        let key = path.key
-        for pending in publishing.keys {
-            if key == pending { return true }
-            if key.count > pending.count, key.starts(with: pending), key[pending.count] == UInt8(ascii: "/") { return true }
-        }
-        return false
+        try SystemCalls.rename(temporaryName, in: parent, to: name, in: parent, target: shown)
     }
 
     /// Where the member's stored bytes go in the file: its sparse map, checked, or one run of

@@ -101,28 +101,8 @@ public final class TarExtractor {
     /// its device and inode; so that a program can remove it when a signal ends the process in
     /// the middle of a member, which no `catch` here sees. Called on the extracting thread.
     public var temporaryFileCreated: ((_ directory: Int32, _ name: Pathname, _ device: UInt64, _ inode: UInt64) -> Void)?
-    /// Told that the temporary file of that name (announced by ``temporaryFileCreated``) is
-    /// gone: renamed into place or removed. Called on the extracting thread, also for files
-    /// published on the second thread (after they were), its directory still open.
-    public var temporaryFileEnded: ((_ name: Pathname) -> Void)?
-    /// When set (before the first member), a regular file's last steps (owner, mode, time,
-    /// close, rename) run on a second thread while the next member is written, and their
-    /// failures are told here, on the extracting thread, during a later ``extract(_:content:)``
-    /// or ``finish()``, instead of thrown by the call that wrote the file. A member that names
-    /// such a file, or a directory through it, or any hard link, first waits for what is
-    /// pending, so the outcome is the one of extracting in order. When `nil`, every step runs
-    /// in the call.
-    public var deferredFailureHandler: ((ExtractionError) -> Void)? {
-        didSet { publisher = deferredFailureHandler == nil ? nil : publisher ?? TarFilePublisher(depth: Self.publishingDepth) }
-    }
-    /// The second thread's queue, while ``deferredFailureHandler`` is set.
-    var publisher: TarFilePublisher?
-    /// The names handed to the publisher and not collected yet, with what ``made`` held for
-    /// them before.
-    var publishing: [[UInt8]: Made?] = [:]
-    /// Files handed over at most: with the one being written, three temporary files exist at a
-    /// time (a signal handler may hold only a few).
-    static let publishingDepth = 2
+    /// Told that the temporary file last announced is gone: renamed into place or removed.
+    public var temporaryFileEnded: (() -> Void)?
     /// The directories on the path of the last member's directory, held open from the
     /// destination down (members come grouped by directory, so the next member's directory is
     /// mostly this one or a near relative, reached without walking again from the top). Each
@@ -167,7 +147,6 @@ public final class TarExtractor {
     }
 
     deinit {
-        drainPublished()
         releaseHeldDirectories()
         if closesDestination { try? SystemCalls.close(destination, target: "destination") }
         buffer.deallocate()
@@ -182,16 +161,6 @@ public final class TarExtractor {
     /// - Throws: ``ExtractionError`` when the member is refused or a system call fails (nothing
     ///   of it is then left); the content stream's own error (unchanged) when reading it fails.
     public func extract(_ entry: TarEntry, content: ByteInputStream) throws {
-        do {
-            try extractInOrder(entry, content: content)
-        } catch {
-            // Failures of earlier members still being published are told first, in order.
-            drainPublished()
-            throw error
-        }
-    }
-
-    private func extractInOrder(_ entry: TarEntry, content: ByteInputStream) throws {
         let path: ExtractionPath
         do throws(ExtractionPath.Refusal) {
             let normalised = try ExtractionPath.normalising(entry.path)
@@ -203,7 +172,6 @@ public final class TarExtractor {
         } catch {
             throw ExtractionError(error.reason, entry)
         }
-        if !publishing.isEmpty && (entry.kind == .hardLink || dependsOnPublishing(path)) { drainPublished() }
         do {
             switch entry.kind {
             case .regular, .contiguous, .sparse: try writeFile(entry, at: path, content: content)
@@ -221,12 +189,10 @@ public final class TarExtractor {
     }
 
     /// Gives every directory member its mode, owner (when asked, as root) and time, each after
-    /// the directories under it; call once after the last member (files still being published
-    /// are waited for first). A directory no longer the one this extraction made (replaced
-    /// since) is left alone.
+    /// the directories under it; call once after the last member. A directory no longer the one this extraction
+    /// made (replaced since) is left alone.
     /// - Throws: The first ``ExtractionError`` met; the other directories are still done.
     public func finish() throws {
-        drainPublished()
         // In descending byte order of their names every directory comes before its parent
         // (a name sorts after each of its prefixes), and neighbours share most of their path,
         // so the held directories serve the walk.
@@ -247,13 +213,11 @@ public final class TarExtractor {
     }
 
     func warn(_ reason: ExtractionWarning.Reason, _ entry: TarEntry) {
-        drainPublished()
         warningHandler(ExtractionWarning(reason, memberName: entry.path, headerOffset: entry.headerOffset))
     }
 
     /// Closes every held directory.
     func releaseHeldDirectories() {
-        drainPublished()
         for held in heldDirectories { try? SystemCalls.close(held.descriptor, target: "directory") }
         heldDirectories = []
         heldPath = []

@@ -41,9 +41,6 @@ struct Outcome {
     var errors: [(any Error)?]
     var finishError: (any Error)?
     var warnings: [ExtractionWarning]
-    /// Every error and warning as told, in order: thrown ones when caught, deferred ones
-    /// (publishing behind) when the handler heard them.
-    var told: [String] = []
 
     /// The reason of member `index`'s ``ExtractionError``, if it had one.
     func reason(_ index: Int) -> ExtractionError.Reason? {
@@ -54,18 +51,12 @@ struct Outcome {
 }
 
 /// Extracts `members` in order into `destination` (one extractor, going on after errors),
-/// then finishes; with `publishingBehind`, files are published on the extractor's second
-/// thread (``TarExtractor/deferredFailureHandler`` set).
+/// then finishes.
 func extract(_ members: [Member], into destination: String,
-             options: TarExtractor.Options = TarExtractor.Options(creationMask: 0o022),
-             publishingBehind: Bool = false) throws -> Outcome {
-    final class Heard { var warnings: [ExtractionWarning] = []; var told: [String] = [] }
-    let heard = Heard()
-    let extractor = try TarExtractor(destinationPath: destination, options: options) {
-        heard.warnings.append($0)
-        heard.told.append($0.description)
-    }
-    if publishingBehind { extractor.deferredFailureHandler = { heard.told.append($0.description) } }
+             options: TarExtractor.Options = TarExtractor.Options(creationMask: 0o022)) throws -> Outcome {
+    final class Warnings { var list: [ExtractionWarning] = [] }
+    let warnings = Warnings()
+    let extractor = try TarExtractor(destinationPath: destination, options: options) { warnings.list.append($0) }
     var errors: [(any Error)?] = []
     for member in members {
         do {
@@ -73,12 +64,11 @@ func extract(_ members: [Member], into destination: String,
             errors.append(nil)
         } catch {
             errors.append(error)
-            heard.told.append("\(error)")
         }
     }
     var finishError: (any Error)?
     do { try extractor.finish() } catch { finishError = error }
-    return Outcome(errors: errors, finishError: finishError, warnings: heard.warnings, told: heard.told)
+    return Outcome(errors: errors, finishError: finishError, warnings: warnings.list)
 }
 
 /// A scratch directory holding `dest/` (the destination) and `outside/` (with one file,

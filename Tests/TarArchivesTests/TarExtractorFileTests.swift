@@ -171,33 +171,6 @@ import Glibc
         }
     }
 
-    /// Publishing files on a second thread changes nothing that can be seen: the same tree and
-    /// the same errors in the same order as extracting every step in its call, through
-    /// duplicates, a directory replacing a file, a path through a file, a file that was there
-    /// before, a hard link to a file just written, a special file and a refused name.
-    @Test func publishingBehindGivesWhatExtractingInOrderGives() throws {
-        var members: [Member] = [
-            .file("f", "one"), .file("f", "two"), .file("x", "file"), .directory("x", mode: 0o750), .file("x/in", "in"),
-            .file("y", "y"), .file("y/z", "under a file"), .file("pre", "new"), .hardLink("h", to: "f"),
-            .file("d/e", "e"), .symbolicLink("s", to: "f"), .file("s", "three"), .file("../bad", "out"),
-            Member(entry: TarEntry(path: Array("fifo".utf8), kind: .fifo)), .file("d/g", "g"), .file("last", "last"),
-        ]
-        for index in members.indices { members[index].entry.headerOffset = index * 512 }
-        var results: [(listing: [String], texts: [String?], told: [String])] = []
-        for behind in [false, true] {
-            try Sandbox.with { sandbox in
-                try Data("before".utf8).write(to: URL(fileURLWithPath: sandbox.destination + "/pre"))
-                let outcome = try extract(members, into: sandbox.destination, publishingBehind: behind)
-                let listing = sandbox.destinationListing()
-                results.append((listing, listing.map { sandbox.text($0) }, outcome.told))
-            }
-        }
-        #expect(results[0].told.count == 4, "\(results[0].told)")
-        #expect(results[1].listing == results[0].listing)
-        #expect(results[1].texts == results[0].texts)
-        #expect(results[1].told == results[0].told)
-    }
-
     @Test func timesKeepTheirNanoseconds() throws {
         try Sandbox.with { sandbox in
             let time = TarEntry.Timestamp(seconds: 1_600_000_000, nanoseconds: 123_456_789)

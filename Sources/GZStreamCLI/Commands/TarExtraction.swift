@@ -160,26 +160,16 @@ extension Command {
             if case .skippedUnknownType = warning.reason { warnings.skipped = true }
             self.diagnostics.warning(name, warning.description)
         }
-        // A member being written sits under a temporary name until it is renamed into place
-        // (a few at a time: files are published on a second thread): a SIGINT or SIGTERM
-        // meanwhile removes them (InterruptCleanup.swift).
-        final class PendingSlots { var slots: [(name: Pathname, slot: Int)] = [] }
-        let pending = PendingSlots()
+        // The member being written sits under a temporary name until it is renamed into
+        // place: a SIGINT or SIGTERM meanwhile removes it (InterruptCleanup.swift).
+        final class PendingSlot { var slot: Int? }
+        let pending = PendingSlot()
         extractor.temporaryFileCreated = { directory, temporaryName, device, inode in
-            if let slot = registerPendingTemporary(directory: directory, name: temporaryName, device: device, inode: inode) {
-                pending.slots.append((temporaryName, slot))
-            }
+            pending.slot = registerPendingTemporary(directory: directory, name: temporaryName, device: device, inode: inode)
         }
-        extractor.temporaryFileEnded = { temporaryName in
-            if let index = pending.slots.firstIndex(where: { $0.name == temporaryName }) {
-                releasePendingTemporary(pending.slots.remove(at: index).slot)
-            }
-        }
-        final class Failures { var any = false }
-        let failures = Failures()
-        extractor.deferredFailureHandler = { refused in
-            self.diagnostics.error(name, refused.description)
-            failures.any = true
+        extractor.temporaryFileEnded = {
+            if let slot = pending.slot { releasePendingTemporary(slot) }
+            pending.slot = nil
         }
         var status = ExitStatus.success
         do {
@@ -202,7 +192,6 @@ extension Command {
             diagnostics.error(name, describe(error))
             status = .error
         }
-        if failures.any { status = .error }
         return max(status, warnings.skipped ? .warning : .success)
     }
 
