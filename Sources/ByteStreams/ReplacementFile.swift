@@ -127,7 +127,12 @@ extension SystemCalls {
         let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var attempts = 0
         while true {
-            let suffix = (0..<6).map { _ in letters[Int(generator.next(upperBound: UInt(letters.count)))] }
+            // Six letters from one random draw (62^6 < 2^36): one getrandom(2) per name.
+            var bits = generator.next() as UInt64
+            let suffix = (0..<6).map { _ in
+                defer { bits /= UInt64(letters.count) }
+                return letters[Int(bits % UInt64(letters.count))]
+            }
             let name = Pathname(bytes: Array(".gzstream-".utf8) + suffix)!
             do {
                 let flags = OpenFlag.writeOnly | OpenFlag.create | OpenFlag.exclusive | OpenFlag.noFollow

@@ -143,7 +143,9 @@ public struct ExtractionWarning: Equatable, Sendable, CustomStringConvertible {
 /// A name for a message: valid UTF-8 as it is, other bytes as `\` and three octal digits, a NUL
 /// as `\000`.
 func displayText(_ bytes: [UInt8]) -> String {
-    bytes.split(separator: 0, omittingEmptySubsequences: false)
+    // The usual name, valid UTF-8 without NUL, as it is (checked in one pass).
+    if !bytes.contains(0), let text = String(validating: bytes, as: UTF8.self) { return text }
+    return bytes.split(separator: 0, omittingEmptySubsequences: false)
         .map { Pathname(bytes: $0)!.description }
         .joined(separator: "\\000")
 }

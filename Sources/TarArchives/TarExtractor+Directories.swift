@@ -5,16 +5,50 @@ import ByteStreams
 extension TarExtractor {
     /// The directory that holds `path`, opened from the destination one component at a time
     /// (missing ones made, mode 0777 less the umask, as GNU tar makes them); kept open for the
-    /// next member in the same directory.
+    /// next members.
     /// - Returns: A descriptor the extractor keeps owning, valid until the next call.
     func parentDirectory(of path: ExtractionPath, _ entry: TarEntry) throws -> Int32 {
-        if path.parent.isEmpty { return destination }
-        let key = Array(path.parent.joined(separator: [UInt8(ascii: "/")]))
-        if let cachedParent, cachedParent.key == key { return cachedParent.descriptor }
-        closeCachedParent()
-        let descriptor = try openDirectory(path.parent, creating: true, entry)
-        cachedParent = (key, descriptor)
-        return descriptor
+        try heldDirectory(path.parent, creating: true, entry)
+    }
+
+    /// The directory `components` under the destination (the destination itself for none),
+    /// reached from the deepest held directory on its path: the components below it opened one
+    /// at a time, each with `openat(2)` and `O_NOFOLLOW | O_DIRECTORY` from the one before
+    /// (``openComponent(_:in:creating:_:flags:)``), and held for the next calls; held
+    /// directories off the path are closed.
+    /// - Parameter creating: Whether a missing component is made (`mkdirat(2)`, mode 0777 less
+    ///   the umask).
+    /// - Returns: A lookup descriptor the extractor keeps owning, valid until the next call that
+    ///   holds directories.
+    /// - Throws: As ``openDirectory(_:creating:_:lastFlags:)``.
+    func heldDirectory(_ components: ArraySlice<[UInt8]>, creating: Bool, _ entry: TarEntry) throws -> Int32 {
+        var common = 0
+        while common < min(heldPath.count, components.count),
+              heldPath[common] == components[components.startIndex + common] {
+            common += 1
+        }
+        // An ancestor of the deepest held directory: taken as it is, the deeper ones kept.
+        if common == components.count {
+            if common == 0 { return destination }
+            if let held = heldDirectories.last(where: { $0.depth == common }) { return held.descriptor }
+        }
+        while let last = heldDirectories.last, last.depth > common {
+            heldDirectories.removeLast()
+            try? SystemCalls.close(last.descriptor, target: "directory")
+        }
+        var depth = heldDirectories.last?.depth ?? 0
+        heldPath.removeSubrange(depth...)
+        while depth < components.count {
+            let next = try openComponent(components.prefix(depth + 1), in: heldDirectories.last?.descriptor ?? destination,
+                                         creating: creating, entry, flags: SystemCalls.lookupDirectoryFlags)
+            if heldDirectories.count >= Self.maximumHeldDirectories, let replaced = heldDirectories.popLast() {
+                try? SystemCalls.close(replaced.descriptor, target: "directory")
+            }
+            heldDirectories.append((depth + 1, next))
+            heldPath.append(components[components.startIndex + depth])
+            depth += 1
+        }
+        return heldDirectories.last?.descriptor ?? destination
     }
 
     /// Opens the directory `components` under the destination, each component with `openat(2)`
@@ -48,7 +82,7 @@ extension TarExtractor {
     }
 
     /// Opens the last of `components`, a directory, in `directory`, never following a link.
-    private func openComponent(_ components: ArraySlice<[UInt8]>, in directory: Int32, creating: Bool,
+    func openComponent(_ components: ArraySlice<[UInt8]>, in directory: Int32, creating: Bool,
                                _ entry: TarEntry, flags: Int32) throws -> Int32 {
         let name = Pathname(bytes: components.last!)!
         let shown = displayText(Array(components.joined(separator: [UInt8(ascii: "/")])))
@@ -95,8 +129,8 @@ extension TarExtractor {
                 }
             }
         }
-        let descriptor = try openDirectory(path.components[...], creating: false, entry)
-        defer { try? SystemCalls.close(descriptor, target: shown) }
+        // Held: the members that follow are mostly inside it.
+        let descriptor = try heldDirectory(path.components[...], creating: false, entry)
         let file = try SystemCalls.info(of: descriptor, target: shown)
         made[path.key] = Made(kind: .directory, file: file)
         pendingDirectories[path.key] = PendingDirectory(entry: entry, path: path, file: file)
@@ -105,11 +139,13 @@ extension TarExtractor {
     /// Gives one directory its mode, owner and time, through a descriptor opened without
     /// following links and checked to be the directory made.
     func applyAttributes(of directory: PendingDirectory) throws {
-        let descriptor = try openDirectory(directory.path.components[...], creating: false, directory.entry,
-                                           lastFlags: OpenFlag.readOnly)
-        defer { try? SystemCalls.close(descriptor, target: displayText(directory.entry.path)) }
-        let file = try SystemCalls.info(of: descriptor, target: displayText(directory.entry.path))
+        let shown = displayText(directory.entry.path)
+        let parent = try heldDirectory(directory.path.parent, creating: false, directory.entry)
+        let descriptor = try openComponent(directory.path.components[...], in: parent, creating: false, directory.entry,
+                                           flags: OpenFlag.readOnly)
+        defer { try? SystemCalls.close(descriptor, target: shown) }
+        let file = try SystemCalls.info(of: descriptor, target: shown)
         guard file.isSameFile(as: directory.file) else { return }
-        try applyAttributes(to: descriptor, of: directory.entry)
+        try applyAttributes(to: descriptor, of: directory.entry, shown: shown)
     }
 }

@@ -17,8 +17,6 @@ extension TarExtractor {
         let parent = try parentDirectory(of: path, entry)
         let name = Pathname(bytes: path.name)!
         let shown = displayText(entry.path)
-        let replacing = try SystemCalls.info(of: name, in: parent, target: shown) != nil
-        if replacing { try requireReplaceable(path, entry) }
 
         let (descriptor, temporaryName) = try SystemCalls.createUniqueFile(in: parent, mode: 0o600, target: shown)
         var isOpen = true
@@ -30,11 +28,11 @@ extension TarExtractor {
             if let created, let announce = temporaryFileCreated {
                 announce(parent, temporaryName, created.device, created.inode)
             }
-            try writeContent(of: entry, runs: runs, from: content, to: descriptor)
-            try applyAttributes(to: descriptor, of: entry)
+            try writeContent(of: entry, runs: runs, from: content, to: descriptor, shown: shown)
+            try applyAttributes(to: descriptor, of: entry, shown: shown)
             isOpen = false
             try SystemCalls.close(descriptor, target: shown)
-            try publish(temporaryName, as: name, in: parent, replacing: replacing, entry)
+            try publish(temporaryName, as: name, in: parent, at: path, entry, shown: shown)
         } catch {
             if isOpen { try? SystemCalls.close(descriptor, target: shown) }
             // Removed only while the temporary name still is the file created: another user
@@ -47,18 +45,19 @@ extension TarExtractor {
         made[path.key] = Made(kind: .file, file: created!)
     }
 
-    /// Renames the finished temporary file onto `name`: over what is there when `replacing`,
-    /// else only if the name is still free (`renameat2(2)` with `RENAME_NOREPLACE` where the
-    /// system has it).
-    private func publish(_ temporaryName: Pathname, as name: Pathname, in parent: Int32, replacing: Bool,
-                         _ entry: TarEntry) throws {
-        let shown = displayText(entry.path)
-        if !replacing {
+    /// Renames the finished temporary file onto `name`. A name this extraction made (a
+    /// duplicate member) is replaced; any other is first tried without replacing
+    /// (`renameat2(2)` with `RENAME_NOREPLACE` where the system has it, so that the usual case
+    /// costs no lookup), and what is found there replaced only when ``requireReplaceable(_:_:)``
+    /// allows it.
+    private func publish(_ temporaryName: Pathname, as name: Pathname, in parent: Int32, at path: ExtractionPath,
+                         _ entry: TarEntry, shown: String) throws {
+        if made[path.key] == nil {
             switch try SystemCalls.renameWithoutReplacing(temporaryName, in: parent, to: name, in: parent, target: shown) {
             case .some(true): return
-            case .some(false): throw ExtractionError(.exists, entry)
+            case .some(false): try requireReplaceable(path, entry)
             case .none:
-                if try SystemCalls.info(of: name, in: parent, target: shown) != nil { throw ExtractionError(.exists, entry) }
+                if try SystemCalls.info(of: name, in: parent, target: shown) != nil { try requireReplaceable(path, entry) }
             }
         }
         try SystemCalls.rename(temporaryName, in: parent, to: name, in: parent, target: shown)
@@ -97,8 +96,7 @@ extension TarExtractor {
     /// - Throws: ``ExtractionError/Reason/contentLength(expected:actual:)`` when the stream
     ///   ends early or holds more; ``ContentFailure`` for the stream's own error.
     private func writeContent(of entry: TarEntry, runs: [TarEntry.SparseRegion], from content: ByteInputStream,
-                              to descriptor: Int32) throws {
-        let shown = displayText(entry.path)
+                              to descriptor: Int32, shown: String) throws {
         if content.streamStatus == .notOpen {
             do { try content.openOrThrow() } catch { throw ContentFailure(error: error) }
         }

@@ -19,14 +19,17 @@ extension TarExtractor {
         let parent = try parentDirectory(of: path, entry)
         let name = Pathname(bytes: path.name)!
         let shown = displayText(entry.path)
-        if try SystemCalls.info(of: name, in: parent, target: shown) != nil {
+        let linkTarget = Pathname(bytes: target)!
+        // Made where the name is free (the usual case, one call); else what is there is replaced
+        // when allowed.
+        if try !SystemCalls.makeSymbolicLink(name, in: parent, to: linkTarget, target: shown) {
             try requireReplaceable(path, entry)
             // The name itself goes (a link there is removed, not followed); a directory is not
             // removed, and makes this fail.
             try SystemCalls.unlink(name, in: parent, target: shown)
-        }
-        guard try SystemCalls.makeSymbolicLink(name, in: parent, to: Pathname(bytes: target)!, target: shown) else {
-            throw ExtractionError(.exists, entry)
+            guard try SystemCalls.makeSymbolicLink(name, in: parent, to: linkTarget, target: shown) else {
+                throw ExtractionError(.exists, entry)
+            }
         }
         if let ids = ownerToApply(of: entry) {
             try SystemCalls.changeOwner(of: name, in: parent, owner: ids.owner, group: ids.group, target: shown)

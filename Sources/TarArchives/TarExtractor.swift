@@ -5,8 +5,8 @@ import ByteStreams
 /// paths hand their members to.
 ///
 /// Call ``extract(_:content:)`` for each member in archive order, then ``finish()``, which
-/// gives directories their modes and times last, deepest first (as GNU tar does), so that a
-/// member can still be written into a directory whose stored mode is read-only, and writing
+/// gives directories their modes and times last, each after everything under it (as GNU tar
+/// does), so that a member can still be written into a directory whose stored mode is read-only, and writing
 /// into a directory does not spoil the time it was given.
 ///
 /// The rules (each one tested in TarExtractorTests):
@@ -103,8 +103,18 @@ public final class TarExtractor {
     public var temporaryFileCreated: ((_ directory: Int32, _ name: Pathname, _ device: UInt64, _ inode: UInt64) -> Void)?
     /// Told that the temporary file last announced is gone: renamed into place or removed.
     public var temporaryFileEnded: (() -> Void)?
-    /// The directory of the last member written, kept open: members come grouped by directory.
-    var cachedParent: (key: [UInt8], descriptor: Int32)?
+    /// The directories on the path of the last member's directory, held open from the
+    /// destination down (members come grouped by directory, so the next member's directory is
+    /// mostly this one or a near relative, reached without walking again from the top). Each
+    /// was opened from the one before it with `O_NOFOLLOW | O_DIRECTORY`. `depth` is the number
+    /// of components of `heldPath` the descriptor stands for; depths increase along the array,
+    /// by one until ``maximumHeldDirectories`` is reached, after which the last entry is
+    /// replaced rather than another one added (a path of thousands of components must not hold
+    /// thousands of descriptors).
+    var heldDirectories: [(depth: Int, descriptor: Int32)] = []
+    /// The components of the deepest held directory.
+    var heldPath: [[UInt8]] = []
+    static let maximumHeldDirectories = 32
     /// The copy buffer, allocated once.
     let buffer: UnsafeMutablePointer<UInt8>
     static let bufferSize = 64 * 1024
@@ -137,7 +147,7 @@ public final class TarExtractor {
     }
 
     deinit {
-        closeCachedParent()
+        releaseHeldDirectories()
         if closesDestination { try? SystemCalls.close(destination, target: "destination") }
         buffer.deallocate()
     }
@@ -178,18 +188,19 @@ public final class TarExtractor {
         }
     }
 
-    /// Gives every directory member its mode, owner (when asked, as root) and time, deepest
-    /// first; call once after the last member. A directory no longer the one this extraction
+    /// Gives every directory member its mode, owner (when asked, as root) and time, each after
+    /// the directories under it; call once after the last member. A directory no longer the one this extraction
     /// made (replaced since) is left alone.
     /// - Throws: The first ``ExtractionError`` met; the other directories are still done.
     public func finish() throws {
-        closeCachedParent()
-        let deepestFirst = pendingDirectories.values.sorted {
-            ($0.path.components.count, $1.entry.headerOffset) > ($1.path.components.count, $0.entry.headerOffset)
-        }
+        // In descending byte order of their names every directory comes before its parent
+        // (a name sorts after each of its prefixes), and neighbours share most of their path,
+        // so the held directories serve the walk.
+        let childrenFirst = pendingDirectories.sorted { $1.key.lexicographicallyPrecedes($0.key) }
         pendingDirectories = [:]
+        defer { releaseHeldDirectories() }
         var firstError: (any Error)?
-        for directory in deepestFirst {
+        for (_, directory) in childrenFirst {
             do {
                 try applyAttributes(of: directory)
             } catch let error as ByteStreamError {
@@ -205,9 +216,11 @@ public final class TarExtractor {
         warningHandler(ExtractionWarning(reason, memberName: entry.path, headerOffset: entry.headerOffset))
     }
 
-    func closeCachedParent() {
-        if let cachedParent { try? SystemCalls.close(cachedParent.descriptor, target: "directory") }
-        cachedParent = nil
+    /// Closes every held directory.
+    func releaseHeldDirectories() {
+        for held in heldDirectories { try? SystemCalls.close(held.descriptor, target: "directory") }
+        heldDirectories = []
+        heldPath = []
     }
 
     /// A content stream's failure, carried past the wrapping of system errors unchanged.
@@ -235,8 +248,8 @@ public final class TarExtractor {
     }
 
     /// Sets an open file's or directory's owner (first: `chown` clears set-user-ID), mode and time.
-    func applyAttributes(to fd: Int32, of entry: TarEntry) throws {
-        let target = displayText(entry.path)
+    func applyAttributes(to fd: Int32, of entry: TarEntry, shown: String) throws {
+        let target = shown
         if let ids = ownerToApply(of: entry) {
             try SystemCalls.changeOwner(of: fd, owner: ids.owner, group: ids.group, target: target)
         }

@@ -143,6 +143,34 @@ import Glibc
         }
     }
 
+    /// Members that go down a path deeper than the directories the extractor holds open, out to
+    /// a sibling and back down: every file lands where named, and every directory, a name
+    /// sorting between a directory and its children (`d0-x` beside `d0/…`) too, gets its own
+    /// mode and time at the end.
+    @Test func deepAndBranchingPathsAllGetTheirAttributes() throws {
+        try Sandbox.with { sandbox in
+            let depth = 40
+            let names = (0..<depth).map { index in (0...index).map { "d\($0)" }.joined(separator: "/") }
+            func time(_ index: Int) -> TarEntry.Timestamp { TarEntry.Timestamp(seconds: 1_000_000 + Int64(index), nanoseconds: 7) }
+            func mode(_ index: Int) -> UInt32 { index.isMultiple(of: 2) ? 0o700 : 0o751 }
+            var members = names.indices.map { Member.directory(names[$0], mode: mode($0), mtime: time($0)) }
+            members += [.file(names[depth - 1] + "/f", "deep"), .file(names[1] + "/f", "shallow"),
+                        .directory("d0-x", mode: 0o711, mtime: time(100)), .file("d0-x/f", "beside"),
+                        .file(names[depth - 1] + "/g", "deep again"), .file(names[20] + "/f", "middle"), .file("top", "top")]
+            let outcome = try extract(members, into: sandbox.destination)
+            #expect(outcome.allExtracted)
+            #expect(sandbox.text(names[depth - 1] + "/f") == "deep" && sandbox.text(names[depth - 1] + "/g") == "deep again")
+            #expect(sandbox.text(names[1] + "/f") == "shallow" && sandbox.text(names[20] + "/f") == "middle")
+            #expect(sandbox.text("d0-x/f") == "beside" && sandbox.text("top") == "top")
+            for (index, name) in names.enumerated() {
+                #expect(sandbox.status(name)?.mode.permissionBits == mode(index), "\(name)")
+                #expect(sandbox.status(name)?.modificationTime == FileInfo.Timestamp(seconds: 1_000_000 + index, nanoseconds: 7), "\(name)")
+            }
+            #expect(sandbox.status("d0-x")?.mode.permissionBits == 0o711)
+            #expect(sandbox.status("d0-x")?.modificationTime == FileInfo.Timestamp(seconds: 1_000_100, nanoseconds: 7))
+        }
+    }
+
     @Test func timesKeepTheirNanoseconds() throws {
         try Sandbox.with { sandbox in
             let time = TarEntry.Timestamp(seconds: 1_600_000_000, nanoseconds: 123_456_789)
