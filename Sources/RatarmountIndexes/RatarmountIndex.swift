@@ -105,6 +105,20 @@ public struct RatarmountIndex: Sendable {
         // deflate's ratio is at most 1032:1, so no plain offset of this archive is beyond this.
         let plainBound = compressedSize.multipliedReportingOverflow(by: 1032).overflow ? Int64.max : compressedSize * 1032 + 1024
         let entries = try RatarmountRows.entries(database, plainBound: plainBound, compressed: compressed)
+        // A record inside another member's data could point at a header there (a tar stored in
+        // the tar) that passes the header check: regular files' data ranges may not hold one.
+        var dataEnd = 0
+        var holder = 0
+        for entry in entries.sorted(by: { $0.headerOffset < $1.headerOffset }) {
+            guard entry.headerOffset >= dataEnd else {
+                throw RatarmountIndexError(reason: "the member at plain offset \(entry.headerOffset) lies inside the data "
+                    + "of the member at \(holder)", table: "files")
+            }
+            if entry.kind == .regular, entry.endOffset > dataEnd {
+                dataEnd = entry.endOffset
+                holder = entry.headerOffset
+            }
+        }
         (gzipIndex, gzipIndexTable) = try Self.gzipIndex(database, compressedSize: compressedSize, byteBound: bytes.count)
         members = TarIndex(entries: entries, binding: TarIndex.Binding(
             compressedSize: compressedSize, modificationSeconds: 0, modificationNanoseconds: 0, compressedTail: [],

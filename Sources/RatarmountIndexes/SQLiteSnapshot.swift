@@ -44,6 +44,14 @@ final class SQLiteSnapshot {
                 : "SQLite cannot allocate \(bytes.count) bytes")
         }
         bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        // A database in WAL mode (file format versions 2 at bytes 18-19, SQLite's file format
+        // §1.3.9) would need its -wal file, which is never opened: in this private read-only
+        // copy it is read as a rollback-journal database, whose pages are the same.
+        if bytes.count > 19, bytes[18] == 2, bytes[19] == 2 {
+            let header = buffer.assumingMemoryBound(to: UInt8.self)
+            header[18] = 1
+            header[19] = 1
+        }
         // FREEONCLOSE: SQLite owns the buffer from here, also when this call fails.
         let deserialize = sqlite3_deserialize(connection, "main", buffer.assumingMemoryBound(to: UInt8.self),
                                               sqlite3_int64(bytes.count), sqlite3_int64(bytes.count),
@@ -67,15 +75,32 @@ final class SQLiteSnapshot {
     }
 
     /// Whether `name` is a `"table"`, a `"view"` (or another schema object kind), or `nil`
-    /// when the database has nothing of that name.
+    /// when the database has nothing of that name. A table is one whose rows are stored: a
+    /// virtual table (its module's code runs on every read) or a column computed on each read
+    /// (a generated `VIRTUAL` column, `PRAGMA table_xinfo`'s hidden 1 or 2) is refused, since a
+    /// hostile schema could make each row's value cost seconds of CPU within every limit.
     /// - Parameter name: One of this module's table names (letters only: it is written into the query).
-    /// - Throws: ``RatarmountIndexError`` when the schema cannot be read or names it twice.
+    /// - Throws: ``RatarmountIndexError`` when the schema cannot be read, names it twice, or
+    ///   computes a table's rows or columns.
     func kind(of name: String) throws(RatarmountIndexError) -> String? {
         precondition(name.utf8.allSatisfy { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") })
         var found: String?
-        try rows("SELECT type FROM sqlite_schema WHERE name = '\(name)'", table: "sqlite_schema") { row throws(RatarmountIndexError) in
+        var isVirtual = false
+        try rows("SELECT type, sql FROM sqlite_schema WHERE name = '\(name)'", table: "sqlite_schema") { row throws(RatarmountIndexError) in
             guard found == nil else { throw row.fault("two schema objects named \(name)") }
             found = try row.text(0, "type").map { String(decoding: $0, as: UTF8.self) }
+            let sql = try row.text(1, "sql").map { String(decoding: $0, as: UTF8.self) } ?? ""
+            isVirtual = sql.split(whereSeparator: \.isWhitespace).prefix(2).map { $0.uppercased() } == ["CREATE", "VIRTUAL"]
+        }
+        guard found == "table" else { return found }
+        if isVirtual { throw RatarmountIndexError(reason: "a virtual table, whose rows are computed", table: name) }
+        try rows("PRAGMA table_xinfo(\(name))", table: name) { row throws(RatarmountIndexError) in
+            // Hidden 0: stored; 3: generated and stored (computed when written, read as stored).
+            let hidden = try row.integer(6, "hidden")
+            guard hidden == 0 || hidden == 3 else {
+                let column = try row.text(1, "name").map { String(decoding: $0, as: UTF8.self) } ?? "?"
+                throw row.fault("column \(column) is computed on every read")
+            }
         }
         return found
     }

@@ -41,21 +41,10 @@ extension Command {
         guard let input = currentInput, input.info.isRegularFile else { return nil }
         let path = input.path.appending(Self.ratarmountIndexSuffix)
         do {
-            guard let opened = try openTrustedIndex(path, name: input.name.appending(Self.ratarmountIndexSuffix), explicit: false)
-            else { return nil }
-            defer { opened.close() }
-            guard opened.info.permissions & 0o777 & ~(input.info.permissions & 0o777) == 0 else {
-                throw IndexRefusal(reason: "more readable than \(input.path.description) (mode "
-                    + "\(String(opened.info.permissions & 0o7777, radix: 8)))")
-            }
             let size = Int64(input.info.size)
-            let limit = RatarmountIndex.maximumFileSize(compressedSize: size)
-            guard opened.info.size <= limit else {
-                throw IndexRefusal(reason: "\(opened.info.size) bytes, more than an index of this archive can need")
-            }
-            let stream = try opened.stream()
-            defer { stream.close() }
-            let bytes = try stream.readToEnd(limit: limit)
+            guard let bytes = try readMemberSideFile(path, suffix: Self.ratarmountIndexSuffix, of: input,
+                                                     limit: Int64(RatarmountIndex.maximumFileSize(compressedSize: size)))
+            else { return nil }
             // The archive's first 10 bytes: a gzip member's header, or a plain tar's.
             var start = [UInt8](repeating: 0, count: 10)
             let count = try start.withUnsafeMutableBytes {

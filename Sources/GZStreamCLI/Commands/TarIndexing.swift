@@ -121,6 +121,30 @@ extension Command {
         return Array(tail[0..<done])
     }
 
+    /// The bytes of the member index `path` (`input`'s name and `suffix`) beside `input`, read
+    /// once from its descriptor: found under ``openTrustedIndex(_:name:explicit:)``'s rules
+    /// (owner, not writable by others, not older than the archive, never through a symbolic
+    /// link, a directory no other user can write), no more readable than the archive, at most
+    /// `limit` bytes; `nil` when there is none.
+    /// - Throws: ``IndexRefusal`` saying why it is not used (the mode's reason ends with
+    ///   `remedy`); the read's errors.
+    func readMemberSideFile(_ path: Pathname, suffix: Pathname, of input: OpenedInput, limit: Int64,
+                            remedy: String = "") throws -> [UInt8]? {
+        guard let opened = try openTrustedIndex(path, name: input.name.appending(suffix), explicit: false)
+        else { return nil }
+        defer { opened.close() }
+        guard opened.info.permissions & 0o777 & ~(input.info.permissions & 0o777) == 0 else {
+            throw IndexRefusal(reason: "more readable than \(input.path.description) (mode "
+                + "\(String(opened.info.permissions & 0o7777, radix: 8)))\(remedy)")
+        }
+        guard Int64(opened.info.size) <= limit else {
+            throw IndexRefusal(reason: "\(opened.info.size) bytes, more than a member index of this archive can need")
+        }
+        let stream = try opened.stream()
+        defer { stream.close() }
+        return try stream.readToEnd(limit: Int(limit))
+    }
+
     /// The member index beside the current input (`F.tar.gz.tarix`), when there is one it may
     /// trust: found under ``openTrustedIndex(_:name:explicit:)``'s rules (owner, not writable
     /// by others, not older than the archive, never through a symbolic link, a directory no
@@ -133,24 +157,14 @@ extension Command {
         guard let input = currentInput, input.info.isRegularFile else { return nil }
         let path = input.path.appending(Self.tarIndexSuffix)
         do {
-            guard let opened = try openTrustedIndex(path, name: input.name.appending(Self.tarIndexSuffix), explicit: false)
-            else { return nil }
-            defer { opened.close() }
-            guard opened.info.permissions & 0o777 & ~(input.info.permissions & 0o777) == 0 else {
-                throw IndexRefusal(reason: "more readable than \(input.path.description) (mode "
-                    + "\(String(opened.info.permissions & 0o7777, radix: 8))); rebuild it with: gzstream index -f \(input.path.description)")
-            }
             let size = input.info.size
-            let tail = try Self.compressedTail(of: input.fileDescriptor, size: Int64(size), path: input.path.description)
             // The plain size a gzip file of this size can hold: deflate's ratio is at most 1032:1.
             let plainBound = plainSize ?? Int64(size) * 1032 + 1024
             let limit = Int64(TarIndex.maximumFileSize(plainSize: plainBound))
-            guard Int64(opened.info.size) <= limit else {
-                throw IndexRefusal(reason: "\(opened.info.size) bytes, more than a member index of this archive can need")
-            }
-            let stream = try opened.stream()
-            defer { stream.close() }
-            let bytes = try stream.readToEnd(limit: Int(limit))
+            guard let bytes = try readMemberSideFile(path, suffix: Self.tarIndexSuffix, of: input, limit: limit,
+                                                     remedy: "; rebuild it with: gzstream index -f \(input.path.description)")
+            else { return nil }
+            let tail = try Self.compressedTail(of: input.fileDescriptor, size: Int64(size), path: input.path.description)
             let binding = Self.tarIndexBinding(of: input.info, compressedSize: Int64(size), tail: tail,
                                                plainSize: plainSize ?? -1)
             do {
