@@ -24,7 +24,7 @@ struct GzipIndexCLITests {
             let result = try gzstream(["index", "-v", "data.gz"], in: scratch)
             let (expected, summary) = try libraryIndex(packed, span: GzipIndexBuilder.defaultSpan)
             #expect(result.status == 0 && result.out == "", "\(result)")
-            #expect(result.err == "gzstream: data.gz: 1 members, \(Self.plain.count) bytes -> data.gz.gzidx "
+            #expect(result.err == "gzstream: data.gz: 1 member, \(Self.plain.count) bytes -> data.gz.gzidx "
                 + "(\(summary.pointCount) points, \(expected.count) bytes)\n")
             #expect(try scratch.read("data.gz.gzidx") == expected)
             let again = try gzstream(["index", "--span", "64K", "data.gz"], in: scratch)
@@ -68,7 +68,7 @@ struct GzipIndexCLITests {
             let written = try gzstream(["index", "-v", "-o", "indexes/data.idx", "data.gz"], in: scratch)
             let (expected, summary) = try libraryIndex(packed, span: GzipIndexBuilder.defaultSpan)
             #expect(written.status == 0 && written.out == "")
-            #expect(written.err == "gzstream: data.gz: 1 members, \(Self.plain.count) bytes -> indexes/data.idx "
+            #expect(written.err == "gzstream: data.gz: 1 member, \(Self.plain.count) bytes -> indexes/data.idx "
                 + "(\(summary.pointCount) points, \(expected.count) bytes)\n")
             #expect(try scratch.read("indexes/data.idx") == expected)
             let bgzf = try gzstream(["index", "--output", "indexes/data.bgz.idx", "data.bgz"], in: scratch)

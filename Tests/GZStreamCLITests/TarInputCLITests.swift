@@ -32,6 +32,27 @@ struct TarInputCLITests {
         }
     }
 
+    @Test("The hint to index names a command that works: none for a plain tar (only gzip data has indexes), -f when a stale index is there",
+          .requires(.tar))
+    func indexHint() throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeArchive + " && gzip -dc a.tar.gz > a.tar", in: scratch).status == 0)
+            let plain = try gzstream(["list", "--members", "a.tar"], in: scratch)
+            #expect(plain.status == 0 && plain.out == "d/\nd/a.txt\n" && plain.err == "", "\(plain)")
+            let fresh = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
+            #expect(fresh.err == "gzstream: a.tar.gz: no member index: read whole; `gzstream index a.tar.gz` makes listing it instant\n",
+                    "\(fresh)")
+            #expect(try gzstream(["index", "a.tar.gz"], in: scratch).status == 0)
+            // The archive rewritten after its indexes: they are stale, and index needs -f.
+            #expect(try shell("sleep 1.1 && touch a.tar.gz", in: scratch).status == 0)
+            let stale = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
+            #expect(stale.status == 0 && stale.out == "d/\nd/a.txt\n", "\(stale)")
+            #expect(stale.errLines.last == "gzstream: a.tar.gz: no member index: read whole; `gzstream index -f a.tar.gz` makes listing it instant",
+                    "\(stale)")
+            #expect(try gzstream(["index", "-f", "a.tar.gz"], in: scratch).status == 0)
+        }
+    }
+
     /// A tar archive of `d/` and `d/a.txt`, made by GNU tar and gzip.
     static let makeArchive = "mkdir -p tree/d && printf 'hello\\n' > tree/d/a.txt "
         + "&& tar --format=gnu --mtime=@1700000000 -C tree -cf - d | gzip -n > a.tar.gz"

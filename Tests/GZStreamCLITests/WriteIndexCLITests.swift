@@ -33,7 +33,7 @@ struct WriteIndexCLITests {
             #expect(result.status == 0 && result.out == "", "\(result)")
             let lines = result.err.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             #expect(lines.count == 3 && lines[2] == "", "\(result.err)")
-            #expect(lines.first == "gzstream: data.gz: 1 members, \(Self.plain.count) bytes -> data.gz.gzidx "
+            #expect(lines.first == "gzstream: data.gz: 1 member, \(Self.plain.count) bytes -> data.gz.gzidx "
                 + "(\(index.points.count) points, \(indexSize) bytes)")
             #expect(lines.count > 1 && lines[1].hasPrefix("gzstream: data.gz: \(packed.count) -> \(Self.plain.count) bytes, ")
                 && lines[1].hasSuffix("% saved -> data"), "\(result.err)")

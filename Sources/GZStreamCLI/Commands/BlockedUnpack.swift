@@ -289,10 +289,11 @@ extension Command {
     /// The longest file name Linux file systems take, in bytes (`NAME_MAX`).
     static let longestName = 255
 
-    /// With `-v`, the line that says an index was written: `FILE: N members, S bytes -> INDEX (detail)`.
+    /// With `-v`, the line that says an index was written: `FILE: N members, S bytes -> INDEX (detail)`
+    /// (`1 member`).
     func reportIndexWritten(_ operand: Pathname, members: Int, plainSize: Int64, indexPath: Pathname, detail: String) {
         guard common.verbose else { return }
-        diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(members) members, "
+        diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(counted(members, "member")), "
             + "\(plainSize) bytes -> \(escapingControlCharacters(indexPath.description)) (\(detail))\n")
     }
 }

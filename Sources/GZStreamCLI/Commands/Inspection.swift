@@ -245,7 +245,7 @@ final class MemberListing: Listing {
         if json {
             emit("\n]\n")
         } else if totals.files > 1 {
-            emit("\nall \(totals.files) files: \(totals.members) members, \(totals.compressed) -> "
+            emit("\nall \(totals.files) files: \(totals.members) member\(totals.members == 1 ? "" : "s"), \(totals.compressed) -> "
                  + "\(totals.uncompressed) bytes, \(percentSaved(packed: totals.compressed, plain: totals.uncompressed, whenEmpty: "-")) saved\n")
         }
     }

@@ -88,7 +88,17 @@ extension Command {
 
     /// Whether `name` exists in the current input's directory (as a name: a symbolic link counts).
     /// The corresponding C function is `fstatat(2)` with `AT_SYMLINK_NOFOLLOW`.
-    private func sideFileExists(_ name: Pathname) -> Bool {
+    /// The command that writes the current input's indexes, for a hint: with `-f` when one of
+    /// them is there already (stale or refused, said before), which `gzstream index` would not
+    /// replace without it.
+    func indexCommand(for operand: Pathname) -> String {
+        guard let input = currentInput else { return "gzstream index \(operand.description)" }
+        let present = sideFileExists(input.name.appending(Self.gzidxSuffix))
+            || sideFileExists(input.name.appending(Self.tarIndexSuffix))
+        return "gzstream index \(present ? "-f " : "")\(operand.description)"
+    }
+
+    func sideFileExists(_ name: Pathname) -> Bool {
         guard let input = currentInput else { return false }
         do {
             return try SystemCalls.status(of: name, in: input.directory) != nil

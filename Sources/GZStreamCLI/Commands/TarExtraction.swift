@@ -100,7 +100,7 @@ extension Command {
             }
             if selection != nil {
                 diagnostics.warning(name, "read from the start, without a member index "
-                    + "(run 'gzstream index \(name)' to read members directly)")
+                    + "(run '\(indexCommand(for: archive))' to read members directly)")
             }
             var status = try extractMembers(next: next, selecting: &selection, into: tar.directory, linksOutside: tar.allowsLinksOutside, archiveName: name)
             status = max(status, try readToGzipEnd(decoder, archiveName: name))

@@ -49,9 +49,10 @@ extension Command {
                 let reader = TarReader(plain)
                 // The first header is read before the hint: data that is not a tar is one line.
                 var pending = try reader.next()
-                if opened.info.isRegularFile && options.gzip == nil {
-                    diagnostics.warning(operand.description, "no member index: read whole; `gzstream index "
-                        + "\(operand.description)` makes listing it instant")
+                // Only gzip data has indexes: a plain tar gets no hint.
+                if opened.info.isRegularFile && options.gzip == nil && start.peekedBytes.isGzip {
+                    diagnostics.warning(operand.description, "no member index: read whole; `\(indexCommand(for: operand))` "
+                        + "makes listing it instant")
                 }
                 while let member = try pending ?? reader.next() {
                     pending = nil
