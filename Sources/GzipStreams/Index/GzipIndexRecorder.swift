@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// Collects a GZIDX index (``GzipIndex``, version 1) from the decode a ``GzipInputStream`` does
-/// anyway: give one to ``GzipInputStream/init(wrapping:chunkSize:trailingGarbage:maximumOutputSize:inflater:closesInnerStream:indexRecorder:)``,
+/// anyway: give one to ``GzipInputStream/init(wrapping:chunkSize:trailingGarbage:maximumOutputSize:inflater:closesInnerStream:indexRecorder:trailerChecks:)``,
 /// read the stream to its end, then ``write(to:)`` the index. ``GzipIndexBuilder`` is this over
 /// a stream whose bytes it drops; `gzstream unpack --write-index` keeps them.
 ///

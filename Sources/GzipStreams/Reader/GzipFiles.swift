@@ -7,7 +7,7 @@ extension GzipInputStream {
     /// A stream that inflates the gzip file at `path`, which it opens read-only on
     /// ``ByteStream/open()`` (following symbolic links, as ``FileInputStream`` does) and closes
     /// on ``ByteStream/close()``; the other parameters are those of
-    /// ``init(wrapping:chunkSize:trailingGarbage:maximumOutputSize:inflater:closesInnerStream:indexRecorder:)``.
+    /// ``init(wrapping:chunkSize:trailingGarbage:maximumOutputSize:inflater:closesInnerStream:indexRecorder:trailerChecks:)``.
     /// A missing or unreadable file puts the stream in `.error` when it opens, with a
     /// ``ByteStreamError`` carrying `errno` (``ByteStream/openOrThrow()`` throws it).
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a

@@ -20,7 +20,7 @@ import ByteStreams
 /// input ended well-formed. Memory: one record (about 40 bytes) per member waiting.
 ///
 /// Thread safety: safe to share; the reading thread records, the writing thread checks, and
-/// the state is kept behind one serial Dispatch queue (``QueueGuarded``).
+/// the state is kept behind one serial Dispatch queue (`QueueGuarded`).
 public final class GzipTrailerChecks: Sendable {
     /// A member's stored trailer, where its plain bytes end, and where the error would point.
     struct Pending {
