@@ -62,11 +62,9 @@ public final class GzipIndexRecorder {
     /// A later member's first deflate byte, which becomes a point once the member gives a byte.
     private var memberStartPoint: Int64?
     private var summary: GzipIndexBuilder.Summary?
-    /// The `\n` bytes in the plain data so far, and before each point (the line table).
-    private var newlines: UInt64 = 0
-    private var newlinesBefore: [UInt64] = []
-    /// The last plain byte so far, to tell whether the data ends with a whole line.
-    private var lastPlainByte: UInt8?
+    /// The line table's counts (the `\n` bytes before each point), kept here unless
+    /// `linesCountedBy` counts them where the bytes are written.
+    private var lines = GzipTrailerChecks.LineTally()
     private var lineTable: GzipLineTable?
     /// Where the line table is counted instead, when the bytes are written on another thread.
     private var linesCountedBy: GzipTrailerChecks?
@@ -161,8 +159,7 @@ public final class GzipIndexRecorder {
             memberStartPoint = nil
         }
         if count > 0, linesCountedBy == nil {
-            newlines += UInt64(NewlineCounter.count(in: UnsafeRawBufferPointer(start: bytes, count: count)))
-            lastPlainByte = bytes[count - 1]
+            lines.count(UnsafeRawBufferPointer(start: bytes, count: count), from: plainEnd - Int64(count))
         }
         if plainEnd > nextPointAt - Int64(Self.windowSize) {
             keep(bytes, count: count)
@@ -194,13 +191,12 @@ public final class GzipIndexRecorder {
 
     /// The line table from the counts, into ``completed``'s line count.
     private func tallyLines() {
-        if let checks = linesCountedBy {
-            (newlinesBefore, newlines, lastPlainByte) = checks.lineCounts()
-        }
-        let lines = GzipLineTable(newlinesBefore: newlinesBefore, newlineCount: newlines,
-                                  lineCount: newlines + (lastPlainByte.map { $0 == 0x0A ? 0 : 1 } ?? 0))
-        lineTable = lines
-        summary?.lineCount = lines.lineCount
+        let (newlinesBefore, newlines, lastByte) = linesCountedBy?.lineCounts()
+            ?? lines.finish(at: summary?.plainSize ?? 0)
+        let table = GzipLineTable(newlinesBefore: newlinesBefore, newlineCount: newlines,
+                                  lineCount: newlines + (lastByte.map { $0 == 0x0A ? 0 : 1 } ?? 0))
+        lineTable = table
+        summary?.lineCount = table.lineCount
     }
 
     private var lastBytes: [UInt8] = []
@@ -239,12 +235,12 @@ public final class GzipIndexRecorder {
     private func addPoint(compressedOffset: Int64, bits: UInt8, plainOffset: Int64, windowed: Bool) {
         GzipIndex.appendPoint(compressedOffset: UInt64(compressedOffset), bitOffset: bits,
                               plainOffset: UInt64(plainOffset), hasWindow: windowed, to: &table)
-        // Every plain byte before the point has been counted (record counts a call's bytes
-        // after a member start's point, before a boundary's), or the writing side counts them.
+        // Its count is taken when the bytes before it have been counted (here by record, or
+        // where they are written).
         if let linesCountedBy {
             linesCountedBy.point(at: plainOffset)
         } else {
-            newlinesBefore.append(newlines)
+            lines.points.append(plainOffset)
         }
         pointCount += 1
         if windowed { windowCount += 1 }

@@ -107,7 +107,8 @@ public final class GzipTrailerChecks: Sendable {
     }
 
     /// The `\n` bytes of the plain data, and of the bytes before each access point of an index
-    /// being recorded (``GzipLineTable``), counted where the bytes are written.
+    /// being recorded (``GzipLineTable``): counted here where the bytes are written, or by
+    /// ``GzipIndexRecorder`` on the reading thread.
     struct LineTally {
         /// Points whose counts are not yet known, ascending plain offsets, from `pointHead`.
         var points: [Int64] = []
@@ -129,6 +130,13 @@ public final class GzipTrailerChecks: Sendable {
             }
             newlines += UInt64(NewlineCounter.count(in: UnsafeRawBufferPointer(rebasing: piece[start...])))
             if let last = piece.last { lastByte = last }
+        }
+
+        /// The counts once every byte up to plain offset `end` was counted: the `\n` bytes
+        /// before each point (points at `end` count them all), in all, and the last byte.
+        mutating func finish(at end: Int64) -> (newlinesBefore: [UInt64], newlines: UInt64, lastByte: UInt8?) {
+            count(UnsafeRawBufferPointer(start: nil, count: 0), from: end)
+            return (newlinesBefore, newlines, lastByte)
         }
     }
 
@@ -163,9 +171,9 @@ public final class GzipTrailerChecks: Sendable {
     func lineCounts() -> (newlinesBefore: [UInt64], newlines: UInt64, lastByte: UInt8?) {
         state.withLock { state in
             guard var lines = state.lines else { return ([], 0, nil) }
-            lines.count(UnsafeRawBufferPointer(start: nil, count: 0), from: state.passed)
+            let counts = lines.finish(at: state.passed)
             state.lines = lines
-            return (lines.newlinesBefore, lines.newlines, lines.lastByte)
+            return counts
         }
     }
 
@@ -223,13 +231,7 @@ public final class GzipCheckingOutputStream: ByteOutputStream {
     /// time), or those up to the end of a member that failed, then throws its error.
     override public func writeBytes(from buffer: UnsafePointer<UInt8>, maxLength: Int) throws -> Int {
         let (count, failure) = checks.pass(UnsafeRawBufferPointer(start: buffer, count: maxLength))
-        var written = 0
-        while written < count {
-            let step = inner.write(buffer + written, maxLength: count - written)
-            if step < 0 { throw inner.streamErrorOrFallback(operation: "write") }
-            if step == 0 { throw ByteStreamError(.noSpaceAvailable, operation: "write") }
-            written += step
-        }
+        try inner.writeAll(UnsafeRawBufferPointer(start: buffer, count: count))
         if let failure { throw failure }
         return count
     }
