@@ -103,12 +103,7 @@ struct ProcessControlTests {
                                        errorPath: errPath)
             defer { stop(packer) }
 
-            let deadline = Date().addingTimeInterval(20)
-            var temporaries: [String] = []
-            while temporaries.count < temporaryCount && packer.isRunning && Date() < deadline {
-                temporaries = try scratch.listing().filter { $0.hasPrefix(temporaryPrefix) }
-                if temporaries.count < temporaryCount { usleep(10_000) }
-            }
+            let temporaries = awaitTemporaries(in: scratch.path(""), prefix: temporaryPrefix, count: temporaryCount, of: packer)
             let listing = try scratch.listing()
             try #require(temporaries.count == temporaryCount, "not every temporary file appeared: \(listing)")
             usleep(300_000) // let some data through
@@ -146,12 +141,7 @@ struct ProcessControlTests {
             let errPath = scratch.ioPath("stderr")
             let extractor = try startGzstream(["unpack", "--extract", "-f", "a.tar.gz", "-C", "d"], in: scratch, errorPath: errPath)
             defer { stop(extractor) }
-            let deadline = Date().addingTimeInterval(20)
-            var temporaries: [String] = []
-            while temporaries.isEmpty && extractor.isRunning && Date() < deadline {
-                temporaries = try FileManager.default.contentsOfDirectory(atPath: scratch.path("d")).filter { $0.hasPrefix(".gzstream-") }
-                if temporaries.isEmpty { usleep(10_000) }
-            }
+            let temporaries = awaitTemporaries(in: scratch.path("d"), prefix: ".gzstream-", of: extractor)
             try #require(temporaries.count == 1, "no temporary file appeared")
             usleep(300_000) // let some data through
             #expect(extractor.isRunning)
@@ -175,12 +165,7 @@ struct ProcessControlTests {
             let errPath = scratch.ioPath("stderr")
             let putter = try startGzstream(["cache", "put", "--dir", cacheDirectory, "key", fifo], in: scratch, errorPath: errPath)
             defer { stop(putter) }
-            let deadline = Date().addingTimeInterval(20)
-            var temporaries: [String] = []
-            while temporaries.isEmpty && putter.isRunning && Date() < deadline {
-                temporaries = ((try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory)) ?? []).filter { $0.hasPrefix(".tmp-") }
-                if temporaries.isEmpty { usleep(10_000) }
-            }
+            let temporaries = awaitTemporaries(in: cacheDirectory, prefix: ".tmp-", of: putter)
             try #require(temporaries.count == 1, "no temporary entry appeared")
             usleep(300_000) // let some data through
             #expect(putter.isRunning)
@@ -255,5 +240,17 @@ struct ProcessControlTests {
             let message = try String(contentsOfFile: err, encoding: .utf8)
             #expect(!message.contains("terminal"), "\(message)")
         }
+    }
+}
+
+/// The names in `directory` that start with `prefix`, polled every 10 ms until there are
+/// `count` of them, `process` has ended, or 20 s have passed (a directory not made yet counts
+/// as empty).
+private func awaitTemporaries(in directory: String, prefix: String, count: Int = 1, of process: Process) -> [String] {
+    let deadline = Date().addingTimeInterval(20)
+    while true {
+        let found = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix(prefix) }
+        if found.count >= count || !process.isRunning || Date() >= deadline { return found }
+        usleep(10_000)
     }
 }
