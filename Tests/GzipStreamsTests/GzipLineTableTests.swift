@@ -52,6 +52,16 @@ struct GzipLineTableTests {
         }
     }
 
+    @Test("NewlineCounter's lane counters do not overflow: runs of newlines past 255 rounds of 64 bytes",
+          arguments: [64 * 255 - 1, 64 * 255, 64 * 255 + 1, 64 * 256, 64 * 255 * 3 + 77])
+    func counterLongRuns(count: Int) {
+        let newlines = [UInt8](repeating: 0x0A, count: count)
+        newlines.withUnsafeBytes { raw in
+            #expect(NewlineCounter.count(in: raw) == count)
+            #expect(NewlineCounter.count(in: UnsafeRawBufferPointer(rebasing: raw[3...])) == count - 3)
+        }
+    }
+
     @Test("LineRangeSelector gives sed's lines, whatever the pieces the data comes in",
           arguments: [(1, 1), (1, nil), (2, 3), (5, 5), (7, nil), (9, 40), (40, 41)] as [(Int, Int?)])
     func selector(first: Int, last: Int?) {
