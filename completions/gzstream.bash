@@ -14,7 +14,8 @@ _gzstream_pack_options="-c --stdout -o --output -f --force -r --recursive -S --s
     --progress --no-progress --tar --mtime --owner --group --numeric-owner"
 _gzstream_unpack_options="-c --stdout -o --output -f --force -r --recursive -S --suffix
     --chunk-size -p --threads --max-output --strict --offset --length --whole-lines --lines --index --write-index
-    -N --name -n --no-name --rm -k --keep --synchronous --progress --no-progress -C --directory --extract --links-outside"
+    -N --name -n --no-name --rm -k --keep --synchronous --progress --no-progress -C --directory --extract --links-outside
+    --same-owner --no-same-owner"
 _gzstream_test_options="-f --force -r --recursive -S --suffix --chunk-size -p --threads
     --max-output --index --write-index --progress --no-progress"
 _gzstream_list_options="--json --members -f --force -r --recursive -S --suffix --max-output"

@@ -52,6 +52,8 @@ struct CompletionTests {
             #expect(try candidates(["gzstream", "un"], in: scratch) == ["unpack"])
             #expect(try candidates(["gzstream", "re"], in: scratch) == ["receive"])
             #expect(try candidates(["gzstream", "unpack", "--st"], in: scratch) == ["--stdout", "--strict"])
+            #expect(try candidates(["gzstream", "unpack", "--no-"], in: scratch) == ["--no-name", "--no-progress", "--no-same-owner"])
+            #expect(try candidates(["gzstream", "unpack", "--sa"], in: scratch) == ["--same-owner"])
             #expect(try candidates(["gzstream", "pack", "--r"], in: scratch) == ["--recursive", "--rm", "--rsyncable"])
             #expect(try candidates(["gzstream", "list", "--"], in: scratch)
                     == ["--force", "--help", "--json", "--license", "--max-output", "--members", "--quiet", "--recursive",

@@ -61,6 +61,36 @@ struct TarListCLITests {
         }
     }
 
+    /// GNU tar removes trailing `/` from a member's name and from the pattern before matching,
+    /// and a pattern also matches a leading directory of a name: `dir/*` lists what `dir/`
+    /// holds, not `dir/`; `d?r` lists `dir/` with all it holds.
+    @Test("patterns choose what tar -t --wildcards chooses, from one pass and from the index alike, -v too")
+    func patternsMatchTar() throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeArchive, in: scratch).status == 0)
+            let patterns = ["dir/*", "dir/*/", "d?r", "d?r/", "*/", "dir/s*", "*/sub", "di[r]", "dir", "dir/", "dir/sub/",
+                            "*numbers", "a.txt", "*.txt"]
+            for pass in ["one pass", "index"] {
+                if pass == "index" { #expect(try gzstream(["index", "a.tar.gz"], in: scratch).status == 0) }
+                for pattern in patterns {
+                    let tar = try run(Tool.tar.path!, ["-tzf", "a.tar.gz", "--wildcards", pattern], in: scratch)
+                    let chosen = try gzstream(["list", "--members", "-q", "a.tar.gz", pattern], in: scratch)
+                    #expect(tar.status == 0 && !tar.out.isEmpty, "\(pattern): \(tar)")
+                    #expect(chosen.status == 0 && chosen.out == tar.out && chosen.err == "", "\(pass), \(pattern): \(chosen)")
+                }
+                // -v's long lines (-q would turn -v off): the same either way, as tar -tv's.
+                let long = try shell("TZ=UTC \"$0\" list --members -v a.tar.gz 'dir/*'", in: scratch)
+                let tarLong = try shell("TZ=UTC tar -tvzf a.tar.gz --wildcards 'dir/*'", in: scratch)
+                let hint = pass == "index" ? "" : "gzstream: a.tar.gz: no member index: read whole; `gzstream index a.tar.gz` makes listing it instant\n"
+                #expect(long.status == 0 && long.out == tarLong.out && long.err == hint, "\(pass): \(long) / \(tarLong)")
+            }
+            // What tar finds nowhere, gzstream neither.
+            let missing = try gzstream(["list", "--members", "a.tar.gz", "dir/x*", "x?"], in: scratch)
+            #expect(missing.status == 1 && missing.out == "", "\(missing)")
+            #expect(missing.err == "gzstream: a.tar.gz: dir/x*: not found in the archive\ngzstream: a.tar.gz: x?: not found in the archive\n")
+        }
+    }
+
     @Test("--json: one array of objects, from the index and from one pass alike")
     func json() throws {
         try withScratch { scratch in

@@ -143,6 +143,8 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "whole-lines": try flag(); options.wholeLines = true; given.append(.wholeLines)
             case "extract": try flag(); options.extractsArchive = true; given.append(.tarExtraction)
             case "links-outside": try flag(); options.linksOutside = true; given.append(.tarExtraction)
+            case "same-owner": try flag(); options.sameOwner = true; given.append(.tarExtraction)
+            case "no-same-owner": try flag(); options.sameOwner = false; given.append(.tarExtraction)
             case "directory":
                 options.extractionDirectory = try pathname(try scanner.value(for: "--directory"))
                 given.append(.tarExtraction)

@@ -257,6 +257,11 @@ struct TarExtractionOptions: Equatable {
     /// destination are made as stored (as GNU tar does) instead of refused; gzstream itself
     /// still never follows a link while extracting.
     var allowsLinksOutside = false
+    /// `--same-owner`: as root, each file, directory and symbolic link extracted gets the
+    /// owner and group IDs stored in its header (numeric; the names stored are not looked up,
+    /// as `tar --numeric-owner`); refused when not root. Default (`--no-same-owner`): what is
+    /// extracted belongs to whoever runs gzstream, root included.
+    var preservesOwner = false
 
     /// Whether `name` names a compressed tar archive by its suffix: `.tar.gz` or `.tgz`, in
     /// any case, as tar and gzip name them.

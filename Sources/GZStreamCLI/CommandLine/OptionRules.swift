@@ -80,6 +80,7 @@ extension ParsedValues {
         if extractionDirectory?.bytes.isEmpty == true { throw UsageError(message: "-C needs a directory, not an empty one") }
         guard extractsTarMembers else {
             if linksOutside { throw UsageError(message: "--links-outside applies to extracting tar members (--extract or MEMBER names)") }
+            if sameOwner { throw UsageError(message: "--same-owner applies to extracting tar members (--extract or MEMBER names)") }
             return
         }
         if files.isEmpty || files[0] == "-" {

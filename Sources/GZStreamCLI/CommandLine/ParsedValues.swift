@@ -51,6 +51,8 @@ struct ParsedValues: Equatable {
     var extractsArchive = false
     /// unpack's `--links-outside` (``TarExtractionOptions/allowsLinksOutside``).
     var linksOutside = false
+    /// unpack's `--same-owner`, `--no-same-owner` (``TarExtractionOptions/preservesOwner``).
+    var sameOwner = false
     /// unpack's `-C DIR` (``TarExtractionOptions/directory``).
     var extractionDirectory: Pathname?
     var synchronous = false
@@ -127,7 +129,7 @@ extension ParsedValues {
         guard network == nil, extractsTarMembers else { return nil }
         return TarExtractionOptions(members: Array(files.dropFirst()), wholeArchive: extractsArchive,
                                     directory: extractionDirectory, toStandardOutput: toStandardOutput,
-                                    allowsLinksOutside: linksOutside)
+                                    allowsLinksOutside: linksOutside, preservesOwner: sameOwner)
     }
 }
 

@@ -13,8 +13,14 @@ import TarArchives
 /// name replaces the earlier (an archive appended to holds the newer version last), and the
 /// gzip trailers, which are the only check of the data, are at the end.
 ///
-/// Errors: a member refused is said (`gzstream: ARCHIVE: MEMBER (tar member at byte N): …`)
-/// and the others still extracted, exit 1; a name found nowhere is said at the end, exit 1; a
+/// `-v` writes each member's name as stored (quoted as `list --members` shows it) once it is
+/// extracted, one a line on standard output, as `tar -xv` does; with `-c` on standard error
+/// before the member's content, as `tar -xvO`. `--same-owner` (as root) gives members the
+/// owner and group IDs stored.
+///
+/// Errors: `-C DIR` that cannot be opened as a directory, and `--same-owner` when not root, are
+/// one line before anything is read or written. A member refused is said (`gzstream: ARCHIVE:
+/// MEMBER (tar member at byte N): …`) and the others still extracted, exit 1; a name found nowhere is said at the end, exit 1; a
 /// damaged archive or gzip data stops the run, exit 1. Skipped devices and FIFOs are warnings
 /// (exit 2 unless something failed). Directories get their modes and times at the end, also
 /// after an error.
@@ -25,6 +31,12 @@ extension Command {
     /// Runs a tar extraction of `archive`.
     func extractTar(_ tar: TarExtractionOptions, archive: Pathname) -> ExitStatus {
         let name = displayName(archive)
+        if tar.preservesOwner && !tar.toStandardOutput && SystemCalls.effectiveUserID != 0 {
+            // GNU tar tries, and fails on every member with exit 2 after writing them all;
+            // here it is known before anything is written that the owners cannot be given.
+            return reportError("--same-owner", "only root can give files other owners "
+                + "(this is user ID \(SystemCalls.effectiveUserID)); nothing extracted")
+        }
         do {
             let input = try openOperand(archive)
             currentInput = input
@@ -33,6 +45,8 @@ extension Command {
                 input.close()
             }
             if input.info.isDirectory { throw refuseInput(archive, "is a directory") }
+            // -C is opened before anything is read or said: a wrong one is one line.
+            let extraction = tar.toStandardOutput ? nil : try openExtraction(tar, archiveName: name)
             var selection = tar.members.isEmpty ? nil : MemberSelection(tar.members)
             // Read (and bound to the archive) through the input's own descriptor, before the
             // stream takes it.
@@ -67,7 +81,7 @@ extension Command {
                     return (entry, { try archiveIndex.content(of: entry) })
                 }
                 var all: MemberSelection? = nil
-                let status = try extractMembers(next: next, selecting: &all, into: tar.directory, linksOutside: tar.allowsLinksOutside, archiveName: name)
+                let status = try extractMembers(next: next, selecting: &all, into: extraction!, archiveName: name)
                 return max(status, reportMissing(chosen, archiveName: name))
             }
             // Sequentially; --extract reads every span, through the GZIDX on threads when there is one.
@@ -102,7 +116,7 @@ extension Command {
                 diagnostics.warning(name, "read from the start, without a member index "
                     + "(run '\(indexCommand(for: archive))' to read members directly)")
             }
-            var status = try extractMembers(next: next, selecting: &selection, into: tar.directory, linksOutside: tar.allowsLinksOutside, archiveName: name)
+            var status = try extractMembers(next: next, selecting: &selection, into: extraction!, archiveName: name)
             status = max(status, try readToGzipEnd(decoder, archiveName: name))
             return max(status, selection.map { reportMissing($0, archiveName: name) } ?? .success)
         } catch let reported as Reported {
@@ -175,11 +189,23 @@ extension Command {
         return status
     }
 
-    /// Extracts the members `next` gives that `selection` wants (every one when `nil`), into
-    /// `directory` (a symbolic link to a directory is followed: the user named it).
-    private func extractMembers(next: TarMemberSource, selecting selection: inout MemberSelection?, into directory: Pathname?,
-                                linksOutside: Bool, archiveName name: String) throws -> ExitStatus {
-        let destinationPath = directory ?? "."
+    /// The extractor of one run, and what its handlers record: whether a device, FIFO or
+    /// unknown type was skipped (a warning), and the slot of the temporary file being written,
+    /// which a SIGINT or SIGTERM removes (InterruptCleanup.swift).
+    struct TarExtraction {
+        final class Record {
+            var skipped = false
+            var pendingSlot: Int?
+        }
+        let extractor: TarExtractor
+        let record: Record
+    }
+
+    /// Opens the destination, `-C DIR` or the current directory (a symbolic link to a directory
+    /// is followed: the user named it), and makes the extractor that writes under it.
+    /// - Throws: ``Reported`` after one line, `gzstream: -C DIR: No such file or directory`.
+    private func openExtraction(_ tar: TarExtractionOptions, archiveName name: String) throws -> TarExtraction {
+        let destinationPath = tar.directory ?? "."
         let destination: Int32
         do {
             // The user's own -C operand is followed to the end, a symbolic link as its last
@@ -189,28 +215,40 @@ extension Command {
                                                flags: SystemCalls.lookupDirectoryFlags,
                                                target: destinationPath.description)
         } catch {
-            throw Reported(status: reportError(destinationPath.description, describe(error)))
+            // Named as given, as tar names its -C operand: `-C nosuch: No such file or directory`.
+            let reason = (error as? ByteStreamError).flatMap { $0.errno != nil ? $0.reason : nil } ?? describe(error)
+            let subject = tar.directory.map { "-C \($0.description)" } ?? destinationPath.description
+            throw Reported(status: reportError(subject, reason))
         }
-        final class Warnings { var skipped = false }
-        let warnings = Warnings()
-        let extractor = TarExtractor(destination: destination, closesDestination: true,
-                                     options: TarExtractor.Options(overwritesExisting: common.force,
-                                                                   allowsLinksOutsideDestination: linksOutside)) { warning in
-            if case .skippedSpecialFile = warning.reason { warnings.skipped = true }
-            if case .skippedUnknownType = warning.reason { warnings.skipped = true }
+        let options = TarExtractor.Options(overwritesExisting: common.force, preservesOwner: tar.preservesOwner,
+                                           allowsLinksOutsideDestination: tar.allowsLinksOutside)
+        let record = TarExtraction.Record()
+        let extractor = TarExtractor(destination: destination, closesDestination: true, options: options) { warning in
+            if case .skippedSpecialFile = warning.reason { record.skipped = true }
+            if case .skippedUnknownType = warning.reason { record.skipped = true }
             self.diagnostics.warning(name, warning.description)
         }
         // The member being written sits under a temporary name until it is renamed into
-        // place: a SIGINT or SIGTERM meanwhile removes it (InterruptCleanup.swift).
-        final class PendingSlot { var slot: Int? }
-        let pending = PendingSlot()
+        // place: a SIGINT or SIGTERM meanwhile removes it.
         extractor.temporaryFileCreated = { directory, temporaryName, device, inode in
-            pending.slot = registerPendingTemporary(directory: directory, name: temporaryName, device: device, inode: inode)
+            record.pendingSlot = registerPendingTemporary(directory: directory, name: temporaryName, device: device, inode: inode)
         }
         extractor.temporaryFileEnded = {
-            if let slot = pending.slot { releasePendingTemporary(slot) }
-            pending.slot = nil
+            if let slot = record.pendingSlot { releasePendingTemporary(slot) }
+            record.pendingSlot = nil
         }
+        return TarExtraction(extractor: extractor, record: record)
+    }
+
+    /// Extracts the members `next` gives that `selection` wants (every one when `nil`) with
+    /// `extraction`'s extractor; under `-v`, each one's name on standard output once it is
+    /// extracted.
+    /// - Throws: ``Reported`` when standard output fails (a closed pipe ends the run, as it
+    ///   ends tar's); errors of `next` (damaged data). Directories get their modes and times
+    ///   either way.
+    private func extractMembers(next: TarMemberSource, selecting selection: inout MemberSelection?, into extraction: TarExtraction,
+                                archiveName name: String) throws -> ExitStatus {
+        let extractor = extraction.extractor
         var status = ExitStatus.success
         do {
             while let member = try next() {
@@ -220,7 +258,9 @@ extension Command {
                 } catch let refused as ExtractionError {
                     diagnostics.error(name, refused.description)
                     status = .error
+                    continue
                 }
+                if common.verbose { try sayExtracted(member.entry) }
             }
         } catch {
             try? extractor.finish()
@@ -232,7 +272,23 @@ extension Command {
             diagnostics.error(name, describe(error))
             status = .error
         }
-        return max(status, warnings.skipped ? .warning : .success)
+        return max(status, extraction.record.skipped ? .warning : .success)
+    }
+
+    /// `-v`'s line for a member extracted: its name as stored, quoted as `list --members` and
+    /// `tar -xv` show it, on standard output.
+    /// - Throws: ``Reported`` after saying a write error (a closed pipe is said at the end).
+    private func sayExtracted(_ entry: TarEntry) throws {
+        do {
+            try environment.standardOutput.writeAll(TarMemberFormat.quotedName(entry.path) + [UInt8(ascii: "\n")])
+        } catch {
+            if isSystemError(error, Errno.brokenPipe) {
+                closedPipe = "standard output"
+            } else {
+                diagnostics.error("standard output", describe(error))
+            }
+            throw Reported(status: .error)
+        }
     }
 
     /// Reads `decoder` to its end after the tar archive's end: the gzip trailers (CRC-32 and
@@ -258,6 +314,8 @@ extension Command {
         guard entry.kind.holdsFileContent else {
             return reportError(name, "\(entry.pathString): not a regular file; -c writes a file's content")
         }
+        // As tar -xvO: the name on standard error, standard output holding the content.
+        if common.verbose { diagnostics.write(String(decoding: TarMemberFormat.quotedName(entry.path), as: UTF8.self) + "\n") }
         do {
             try copyContent(of: entry, from: try content(), to: environment.standardOutput)
         } catch where isSystemError(error, Errno.brokenPipe) {
@@ -298,57 +356,5 @@ extension Command {
             position = run.offset + run.length
         }
         try writeZeros(max(0, entry.realSize - position))
-    }
-}
-
-/// The MEMBER names of `unpack ARCHIVE MEMBER...`: a member is wanted when its name is one of
-/// them, or lies under one (as tar takes a directory's name for all it holds). Names are
-/// compared without leading `/` and `./` and without trailing `/`, as stored names vary.
-struct MemberSelection {
-    /// The names, normalised.
-    let names: [[UInt8]]
-    /// Which names matched a member.
-    private var found: [Bool]
-
-    init(_ names: [Pathname]) {
-        self.names = names.map { Self.normalised($0.bytes) }
-        found = Array(repeating: false, count: names.count)
-    }
-
-    /// Whether `entry` is wanted; records which names it matched.
-    mutating func wants(_ entry: TarEntry) -> Bool {
-        let path = Self.normalised(entry.path)
-        var wanted = false
-        for (index, name) in names.enumerated() {
-            if path == name {
-                wanted = true
-                found[index] = true
-            } else if name.isEmpty || (path.count > name.count && path.starts(with: name) && path[name.count] == UInt8(ascii: "/")) {
-                wanted = true
-                found[index] = true
-            }
-        }
-        return wanted
-    }
-
-    /// The names no member matched, for messages.
-    var namesNotFound: [String] {
-        zip(names, found).filter { !$0.1 }.map { Pathname(bytes: $0.0)?.description ?? "" }
-    }
-
-    /// `path` without leading `/` and `./`, and without trailing `/`.
-    static func normalised(_ path: [UInt8]) -> [UInt8] {
-        var bytes = path[...]
-        while true {
-            if bytes.first == UInt8(ascii: "/") {
-                bytes = bytes.dropFirst()
-            } else if bytes.starts(with: [UInt8(ascii: "."), UInt8(ascii: "/")]) {
-                bytes = bytes.dropFirst(2)
-            } else {
-                break
-            }
-        }
-        while bytes.last == UInt8(ascii: "/") { bytes = bytes.dropLast() }
-        return Array(bytes)
     }
 }

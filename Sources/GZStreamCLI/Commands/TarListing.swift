@@ -90,13 +90,18 @@ extension Command {
     }
 }
 
-/// A member pattern given after the archive: with `*`, `?` or `[`, a shell pattern matched
-/// against the whole path by `fnmatch(3)` without `FNM_PATHNAME` (a `*` also matches `/`, as
-/// GNU tar's member wildcards do); otherwise a path that chooses itself and, as a directory,
-/// everything under it (`dir` and `dir/` choose `dir/` and `dir/x`).
+/// A member pattern given after the archive, matched as GNU tar matches member names (its
+/// default `--anchored --wildcards-match-slash --recursion`): with `*`, `?` or `[`, a shell
+/// pattern matched by `fnmatch(3)` without `FNM_PATHNAME` (a `*` also matches `/`) against the
+/// whole path or against a leading part of it that ends before a `/` (`d?r` chooses `dir/` and
+/// `dir/x`); otherwise a path that chooses itself and, as a directory, everything under it
+/// (`dir` and `dir/` choose `dir/` and `dir/x`). Trailing `/` are removed from the pattern and
+/// from the member's path before matching, as tar does: `dir/*` chooses what `dir/` holds, not
+/// `dir/` itself.
 final class TarMemberPattern {
     let bytes: [UInt8]
     private let isGlob: Bool
+    /// The pattern without its trailing `/` (one is kept when it is nothing else), NUL-terminated.
     private let cPattern: [CChar]
     /// Whether it chose a member.
     var found = false
@@ -104,19 +109,33 @@ final class TarMemberPattern {
     init(_ pathname: Pathname) {
         bytes = pathname.bytes
         isGlob = bytes.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[") }
-        cPattern = bytes.map { CChar(bitPattern: $0) } + [0]
+        cPattern = Self.withoutTrailingSlashes(bytes).map { CChar(bitPattern: $0) } + [0]
     }
 
     /// Whether the member `path` is chosen. The corresponding C function is `fnmatch(3)`.
     func matches(_ path: [UInt8]) -> Bool {
+        let path = Self.withoutTrailingSlashes(path)
         if isGlob {
-            let cPath = path.map { CChar(bitPattern: $0) } + [0]
-            return fnmatch(cPattern, cPath, 0) == 0
+            // The whole path, then each leading part that ends before a `/` (GNU's
+            // FNM_LEADING_DIR, spelled out: not every C library has it).
+            var cPath = path.map { CChar(bitPattern: $0) } + [0]
+            if fnmatch(cPattern, cPath, 0) == 0 { return true }
+            for index in path.indices.reversed() where index > 0 && path[index] == UInt8(ascii: "/") {
+                cPath[index] = 0
+                if fnmatch(cPattern, cPath, 0) == 0 { return true }
+            }
+            return false
         }
-        var directory = bytes
-        while directory.count > 1, directory.last == UInt8(ascii: "/") { directory.removeLast() }
+        let directory = Self.withoutTrailingSlashes(bytes)
         if path == directory { return true }
         return path.count > directory.count && path.starts(with: directory) && path[directory.count] == UInt8(ascii: "/")
+    }
+
+    /// `path` without its trailing `/`, but `/` itself kept.
+    private static func withoutTrailingSlashes(_ path: [UInt8]) -> [UInt8] {
+        var path = path
+        while path.count > 1, path.last == UInt8(ascii: "/") { path.removeLast() }
+        return path
     }
 }
 

@@ -83,6 +83,10 @@ Options:
       --extract         extract every member of the tar archive FILE
       --links-outside   make symbolic links whose targets leave DIR (absolute,
                         or climbing out with ..) as stored, instead of refusing
+      --same-owner      as root, give what is extracted the owner and group IDs
+                        stored (not the names); an error when not root
+      --no-same-owner   what is extracted belongs to the user running gzstream,
+                        root too (the default)
   -p, --threads N       inflate BGZF input, or a file with an index, on N
                         threads (default: every core available)
 \(maximumOutputEntry)
@@ -106,7 +110,10 @@ Options:
   -N, --name            restore the name and modification time from the header
   -n, --no-name         do not restore them (the default)
 \(keepOrRemoveEntries)
-\(quietVerboseEntries)
+  -q, --quiet           no warnings, and no progress unless --progress is given
+  -v, --verbose         one line per file on standard error: sizes, space saved;
+                        for tar members, each name once extracted, on standard
+                        output (with -c, standard error), as tar -xv
 \(progressEntries)
 \(helpEntry)
 
