@@ -139,25 +139,37 @@ extension Command {
         return Array(bytes[0..<done])
     }
 
-    /// The bytes of the member index `path` (`input`'s name and `suffix`) beside `input`, read
-    /// once from its descriptor: found under ``openTrustedIndex(_:name:explicit:)``'s rules
-    /// (owner, not writable by others, not older than the archive, never through a symbolic
-    /// link, a directory no other user can write), no more readable than the archive, at most
-    /// `limit` bytes; `nil` when there is none.
+    /// The member index `path` (`input`'s name and `suffix`) beside `input`, opened once: found
+    /// under ``openTrustedIndex(_:name:explicit:)``'s rules (owner, not writable by others, not
+    /// older than the archive, never through a symbolic link, a directory no other user can
+    /// write), no more readable than the archive, at most `limit` bytes; `nil` when there is
+    /// none. The caller reads it from this descriptor and closes it.
     /// - Throws: ``IndexRefusal`` saying why it is not used (the mode's reason ends with
-    ///   `remedy`); the read's errors.
-    func readMemberSideFile(_ path: Pathname, suffix: Pathname, of input: OpenedInput, limit: Int64,
-                            remedy: String = "") throws -> [UInt8]? {
+    ///   `remedy`); the open's errors.
+    func openMemberSideFile(_ path: Pathname, suffix: Pathname, of input: OpenedInput, limit: Int64,
+                            remedy: String = "") throws -> OpenedInput? {
         guard let opened = try openTrustedIndex(path, name: input.name.appending(suffix), explicit: false)
         else { return nil }
-        defer { opened.close() }
         guard opened.info.permissions & 0o777 & ~(input.info.permissions & 0o777) == 0 else {
+            opened.close()
             throw IndexRefusal(reason: "more readable than \(input.path.description) (mode "
                 + "\(String(opened.info.permissions & 0o7777, radix: 8)))\(remedy)")
         }
         guard Int64(opened.info.size) <= limit else {
+            opened.close()
             throw IndexRefusal(reason: "\(opened.info.size) bytes, more than a member index of this archive can need")
         }
+        return opened
+    }
+
+    /// The bytes of the member index ``openMemberSideFile(_:suffix:of:limit:remedy:)`` opens,
+    /// read once from its descriptor, at most `limit` bytes; `nil` when there is none.
+    /// - Throws: As ``openMemberSideFile(_:suffix:of:limit:remedy:)``; the read's errors.
+    func readMemberSideFile(_ path: Pathname, suffix: Pathname, of input: OpenedInput, limit: Int64,
+                            remedy: String = "") throws -> [UInt8]? {
+        guard let opened = try openMemberSideFile(path, suffix: suffix, of: input, limit: limit, remedy: remedy)
+        else { return nil }
+        defer { opened.close() }
         let stream = try opened.stream()
         defer { stream.close() }
         return try stream.readToEnd(limit: Int(limit))
