@@ -52,7 +52,8 @@ public struct RatarmountIndex: Sendable {
     /// The members, in archive order, bound to the archive's size.
     public let members: TarIndex
     /// The gzip seek index, or `nil` when the database holds none (ratarmount writes none for a
-    /// file too small for a second seek point, or for a plain `.tar`).
+    /// file too small for a second seek point, or for a plain `.tar`) or one without access
+    /// points (which could only say to decode from the start).
     public let gzipIndex: GzipIndex?
     /// The table the gzip index came from (`"gztoolindex"`, `"gzipindex"`...), for messages.
     public let gzipIndexTable: String?
@@ -179,7 +180,8 @@ public struct RatarmountIndex: Sendable {
 
     /// The gzip index in the first table present of `gztoolindex`, `gzipindexes`, `gzipindex`:
     /// its blobs joined in rowid order (at most `byteBound` bytes in all) and read as gztool's
-    /// format or GZIDX, with no more access points than the archive can need.
+    /// format or GZIDX, with no more access points than the archive can need; `nil` for none,
+    /// an empty table, or an index without access points.
     private static func gzipIndex(_ database: SQLiteSnapshot, compressedSize: Int64, byteBound: Int)
         throws(RatarmountIndexError) -> (GzipIndex?, String?) {
         for table in ["gztoolindex", "gzipindexes", "gzipindex"] {
@@ -198,7 +200,10 @@ public struct RatarmountIndex: Sendable {
             } catch {
                 throw RatarmountIndexError(reason: error.description, table: table)
             }
-            guard case .accessPoints(let index) = file else { return (nil, nil) }
+            // Without access points an index offers no place to start decoding but the file's
+            // start: taken as none, so a reader looks for another (a GZIDX beside the archive)
+            // or decodes from the start without a word about an index it could not have used.
+            guard case .accessPoints(let index) = file, !index.points.isEmpty else { return (nil, nil) }
             let maximum = GzipIndex.maximumPointCount(compressedSize: compressedSize)
             guard index.points.count <= maximum else {
                 throw RatarmountIndexError(reason: "\(index.points.count) access points, more than the \(maximum) "
