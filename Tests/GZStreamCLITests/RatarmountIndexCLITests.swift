@@ -264,7 +264,27 @@ struct RatarmountIndexCLITests {
             #expect(symlink("elsewhere.sqlite", scratch.path("a.tar.gz.index.sqlite")) == 0)
             let linked = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
             #expect(linked.status == 0 && linked.err == prefix + "a symbolic link (an index beside a file is never followed; "
-                + "name it with --index)\n" + Self.listHint, "\(linked)")
+                + "put the index itself there)\n" + Self.listHint, "\(linked)")
+        }
+    }
+
+    @Test("in a directory other users can write: not used, and the line says what can be done (--index takes no member index)")
+    func hostileDirectory() throws {
+        try withScratch { scratch in
+            try FileManager.default.createDirectory(atPath: scratch.path("pub"), withIntermediateDirectories: false)
+            try scratch.copyFixture("ratarmount/ratarmount.tar.gz", as: "pub/a.tar.gz")
+            try scratch.copyFixture("ratarmount/ratarmount.tar.gz.index.sqlite", as: "pub/a.tar.gz.index.sqlite")
+            #expect(chmod(scratch.path("pub/a.tar.gz"), 0o644) == 0 && chmod(scratch.path("pub/a.tar.gz.index.sqlite"), 0o644) == 0)
+            setModificationTime(scratch.path("pub/a.tar.gz"), seconds: 1_000_000_000)
+            #expect(chmod(scratch.path("pub"), 0o1777) == 0)
+            let tar = try shell("tar -tzf pub/a.tar.gz", in: scratch)
+            let listed = try gzstream(["list", "--members", "pub/a.tar.gz"], in: scratch)
+            #expect(listed.status == 0 && listed.out == tar.out, "\(listed)")
+            #expect(listed.err == "gzstream: pub/a.tar.gz.index.sqlite: not used: its directory is writable by other users "
+                + "(mode 1777); move the archive and its index to a directory only you can write to use it\n"
+                + "gzstream: pub/a.tar.gz: no member index: read whole; `gzstream index pub/a.tar.gz` makes listing it instant\n",
+                "\(listed)")
+            #expect(chmod(scratch.path("pub"), 0o755) == 0)
         }
     }
 

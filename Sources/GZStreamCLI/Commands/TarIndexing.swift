@@ -148,7 +148,8 @@ extension Command {
     ///   `remedy`); the open's errors.
     func openMemberSideFile(_ path: Pathname, suffix: Pathname, of input: OpenedInput, limit: Int64,
                             remedy: String = "") throws -> OpenedInput? {
-        guard let opened = try openTrustedIndex(path, name: input.name.appending(suffix), explicit: false)
+        // --index takes no member index: a refusal says what to do instead.
+        guard let opened = try openTrustedIndex(path, name: input.name.appending(suffix), explicit: false, namable: false)
         else { return nil }
         guard opened.info.permissions & 0o777 & ~(input.info.permissions & 0o777) == 0 else {
             opened.close()
