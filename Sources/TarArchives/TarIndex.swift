@@ -190,7 +190,7 @@ public struct TarIndexError: Error, Equatable, Sendable, CustomStringConvertible
         /// size and time alone, so it may describe another archive.
         case weakBinding
         /// Its binding differs from the archive's: `field` names what (`"size"`, `"modification time"`,
-        /// `"data"`: ``Binding/compressedTail``, `"plain size"`).
+        /// `"data"`: ``TarIndex/Binding/compressedTail``, `"plain size"`).
         case boundToAnotherFile(field: String)
         /// Its declared counts or sizes exceed what an archive of its plain size can need.
         case tooLarge(detail: String)
