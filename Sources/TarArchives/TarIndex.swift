@@ -213,7 +213,8 @@ public struct TarIndexError: Error, Equatable, Sendable, CustomStringConvertible
         case .notATarIndex: "not a gzstream member index"
         case .unsupportedVersion(let version): "a member index of version \(version), which this gzstream does not read"
         case .boundToAnotherFile(let field): "made for another file (its \(field) differs)"
-        case .weakBinding: "made by an older gzstream, which bound it to this BGZF archive by size and time alone"
+        case .weakBinding: "made by an older gzstream, which bound it to this archive by size and time alone "
+            + "(its last 8 bytes are zeros, as in every BGZF file)"
         case .tooLarge(let detail): "larger than its archive can need (\(detail))"
         case .damaged(let detail): "damaged member index: \(detail)"
         case .memberMismatch(let offset, let field):
