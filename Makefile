@@ -293,19 +293,43 @@ INSTALLED_BASH_COMPLETION = $(DESTDIR)$(PREFIX)/share/bash-completion/completion
 ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
 INSTALLED_ZSH_COMPLETION = $(DESTDIR)$(ZSH_COMPLETION_DIR)/_gzstream
 INSTALLED_FILES = $(INSTALLED_BIN) $(INSTALLED_MAN) $(INSTALLED_BASH_COMPLETION) $(INSTALLED_ZSH_COMPLETION)
+# The directories make install created (each one that did not exist before it, one a line),
+# kept in the checkout, not in the installed tree (a .deb would ship it): make uninstall
+# removes only those, and only when empty.
+INSTALL_RECORD = .build/installed-directories
 
 install: deps version-check
 	$(SWIFT) build -c release --static-swift-stdlib --product gzstream
+	@mkdir -p $(dir $(INSTALL_RECORD)); \
+	for file in $(INSTALLED_FILES); do \
+	  dir=$$(dirname "$$file"); \
+	  while [ ! -d "$$dir" ]; do echo "$$dir"; dir=$$(dirname "$$dir"); done; \
+	done | sort -u >> $(INSTALL_RECORD)
 	install -d $(dir $(INSTALLED_FILES))
 	install -m 755 $(RELEASE_BIN) $(INSTALLED_BIN)
 	install -m 644 man/gzstream.1 $(INSTALLED_MAN)
 	install -m 644 completions/gzstream.bash $(INSTALLED_BASH_COMPLETION)
 	install -m 644 completions/_gzstream $(INSTALLED_ZSH_COMPLETION)
 
-# Removes the four files `make install` installs (same DESTDIR and PREFIX), and nothing else:
-# the directories stay, as other programs' files may be in them.
+# Removes the four files `make install` installs (same DESTDIR and PREFIX); then, walking up
+# from each file's directory, each directory that make install created (INSTALL_RECORD) and is
+# now empty: share/man/man1, the completion directories and their parents when the install
+# made them (a $(PREFIX)/share that was not there before it, under a DESTDIR or a new PREFIX).
+# Never $(PREFIX) itself or $(PREFIX)/bin, nor a directory that was there before the install
+# (it may be another package's, as Debian's zsh owns /usr/local/share/zsh/site-functions), nor
+# one holding anything. Without the record (make clean) the directories stay.
 uninstall:
 	rm -f $(INSTALLED_FILES)
+	@for file in $(INSTALLED_FILES); do \
+	  dir=$$(dirname "$$file"); \
+	  while [ "$$dir" != "$(DESTDIR)$(PREFIX)" ] && [ "$$dir" != "$(DESTDIR)$(PREFIX)/bin" ] \
+	      && [ -f $(INSTALL_RECORD) ] && grep -Fqx -- "$$dir" $(INSTALL_RECORD) \
+	      && [ -d "$$dir" ] && [ -z "$$(ls -A "$$dir")" ]; do \
+	    rmdir "$$dir" && echo "rmdir $$dir" || exit 1; \
+	    grep -Fvx -- "$$dir" $(INSTALL_RECORD) > $(INSTALL_RECORD).new; mv $(INSTALL_RECORD).new $(INSTALL_RECORD); \
+	    dir=$$(dirname "$$dir"); \
+	  done; \
+	done
 
 # The Debian package, gzstream_<VERSION>-<DEB_REVISION>_<arch>.deb in the checkout, from a tree
 # that `make install` stages (DESTDIR, PREFIX=/usr, the zsh completion where Debian's zsh looks):

@@ -52,7 +52,8 @@ public struct RatarmountIndex: Sendable {
     /// The members, in archive order, bound to the archive's size.
     public let members: TarIndex
     /// The gzip seek index, or `nil` when the database holds none (ratarmount writes none for a
-    /// file too small for a second seek point, or for a plain `.tar`).
+    /// file too small for a second seek point, or for a plain `.tar`) or one without access
+    /// points (which could only say to decode from the start).
     public let gzipIndex: GzipIndex?
     /// The table the gzip index came from (`"gztoolindex"`, `"gzipindex"`...), for messages.
     public let gzipIndexTable: String?
@@ -90,10 +91,43 @@ public struct RatarmountIndex: Sendable {
     /// Blocks while SQLite reads. Wraps SQLite's `sqlite3_deserialize` (read-only, in memory)
     /// and its queries.
     public init(databaseBytes bytes: [UInt8], compressedSize: Int64, compressed: Bool = true) throws(RatarmountIndexError) {
-        guard bytes.count <= Self.maximumFileSize(compressedSize: compressedSize) else {
-            throw RatarmountIndexError(reason: "\(bytes.count) bytes, more than an index of a file of \(compressedSize) bytes can need")
+        try Self.checkSize(bytes.count, compressedSize: compressedSize)
+        try self.init(database: SQLiteSnapshot(bytes: bytes, maximumLength: bytes.count), byteCount: bytes.count,
+                      compressedSize: compressedSize, compressed: compressed)
+    }
+
+    /// Reads ratarmount's index from its database file, open as `descriptor`: its `byteCount`
+    /// bytes (its size as `fstat(2)` gave it) go straight into one buffer SQLite owns, so the
+    /// file is held in memory once (a 1 GiB index takes 1 GiB, not 2).
+    /// - Parameters:
+    ///   - descriptor: The `.index.sqlite` file, opened and checked by the caller (owner, mode,
+    ///     no symbolic link), read with `pread(2)` from byte 0; not closed.
+    ///   - byteCount: Its size in bytes, at most ``maximumFileSize(compressedSize:)``; a file
+    ///     that has since grown is read to this size, one that shrank as it is.
+    ///   - path: Its name, for read errors.
+    ///   - compressedSize: As in ``init(databaseBytes:compressedSize:compressed:)``.
+    ///   - compressed: As in ``init(databaseBytes:compressedSize:compressed:)``.
+    /// - Throws: ``RatarmountIndexError`` as ``init(databaseBytes:compressedSize:compressed:)``
+    ///   does (checked before anything is read: the size bound); `ByteStreamError` when reading
+    ///   fails.
+    /// Blocks while it reads and SQLite reads. Wraps `pread(2)`, SQLite's `sqlite3_malloc64`
+    /// and `sqlite3_deserialize` (read-only, `SQLITE_DESERIALIZE_FREEONCLOSE`) and its queries.
+    public init(databaseDescriptor descriptor: Int32, byteCount: Int, path: String, compressedSize: Int64,
+                compressed: Bool = true) throws {
+        try Self.checkSize(byteCount, compressedSize: compressedSize)
+        let database = try SQLiteSnapshot(descriptor: descriptor, count: byteCount, path: path, maximumLength: byteCount)
+        try self.init(database: database, byteCount: byteCount, compressedSize: compressedSize, compressed: compressed)
+    }
+
+    /// Refuses a database file of `count` bytes, more than an index of this archive can need.
+    private static func checkSize(_ count: Int, compressedSize: Int64) throws(RatarmountIndexError) {
+        guard count <= Self.maximumFileSize(compressedSize: compressedSize) else {
+            throw RatarmountIndexError(reason: "\(count) bytes, more than an index of a file of \(compressedSize) bytes can need")
         }
-        let database = try SQLiteSnapshot(bytes: bytes, maximumLength: bytes.count)
+    }
+
+    /// The index in `database`, a file of `byteCount` bytes (the bound of its gzip index's blobs).
+    private init(database: SQLiteSnapshot, byteCount: Int, compressedSize: Int64, compressed: Bool) throws(RatarmountIndexError) {
         guard try database.kind(of: "files") == "table" else {
             throw RatarmountIndexError(reason: "no table files: not an index ratarmount wrote")
         }
@@ -119,7 +153,7 @@ public struct RatarmountIndex: Sendable {
                 holder = entry.headerOffset
             }
         }
-        (gzipIndex, gzipIndexTable) = try Self.gzipIndex(database, compressedSize: compressedSize, byteBound: bytes.count)
+        (gzipIndex, gzipIndexTable) = try Self.gzipIndex(database, compressedSize: compressedSize, byteBound: byteCount)
         members = TarIndex(entries: entries, binding: TarIndex.Binding(
             compressedSize: compressedSize, modificationSeconds: 0, modificationNanoseconds: 0, compressedTail: [],
             plainSize: gzipIndex.map { Int64(clamping: $0.plainSize) } ?? -1))
@@ -146,7 +180,8 @@ public struct RatarmountIndex: Sendable {
 
     /// The gzip index in the first table present of `gztoolindex`, `gzipindexes`, `gzipindex`:
     /// its blobs joined in rowid order (at most `byteBound` bytes in all) and read as gztool's
-    /// format or GZIDX, with no more access points than the archive can need.
+    /// format or GZIDX, with no more access points than the archive can need; `nil` for none,
+    /// an empty table, or an index without access points.
     private static func gzipIndex(_ database: SQLiteSnapshot, compressedSize: Int64, byteBound: Int)
         throws(RatarmountIndexError) -> (GzipIndex?, String?) {
         for table in ["gztoolindex", "gzipindexes", "gzipindex"] {
@@ -165,7 +200,10 @@ public struct RatarmountIndex: Sendable {
             } catch {
                 throw RatarmountIndexError(reason: error.description, table: table)
             }
-            guard case .accessPoints(let index) = file else { return (nil, nil) }
+            // Without access points an index offers no place to start decoding but the file's
+            // start: taken as none, so a reader looks for another (a GZIDX beside the archive)
+            // or decodes from the start without a word about an index it could not have used.
+            guard case .accessPoints(let index) = file, !index.points.isEmpty else { return (nil, nil) }
             let maximum = GzipIndex.maximumPointCount(compressedSize: compressedSize)
             guard index.points.count <= maximum else {
                 throw RatarmountIndexError(reason: "\(index.points.count) access points, more than the \(maximum) "

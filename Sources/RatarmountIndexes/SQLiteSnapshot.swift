@@ -1,10 +1,12 @@
+import ByteStreams
 import CSQLite
 
 /// A read-only SQLite database held in memory, made from a file's bytes that the caller read
-/// itself (through a descriptor it checked, with a size bound): SQLite never opens a path, so
-/// the file cannot be swapped between the checks and the read, and no `-journal` or `-wal`
-/// file beside it is ever looked at or rolled back. The bytes are copied into SQLite's memory
-/// and deserialized read-only.
+/// itself or that are read from a descriptor the caller opened and checked (with a size bound):
+/// SQLite never opens a path, so the file cannot be swapped between the checks and the read,
+/// and no `-journal` or `-wal` file beside it is ever looked at or rolled back. The bytes go
+/// into one buffer from `sqlite3_malloc64`, which SQLite then owns, and are deserialized
+/// read-only: a file read from a descriptor is held once, never also as a Swift array.
 ///
 /// The database is treated as hostile, as SQLite's "Defense Against The Dark Arts"
 /// (sqlite.org/security.html) advises: defensive mode on, schema-borne SQL untrusted (a view
@@ -23,7 +25,47 @@ final class SQLiteSnapshot {
     /// - Throws: ``RatarmountIndexError`` when SQLite refuses the bytes or cannot allocate.
     /// Wraps SQLite's `sqlite3_open_v2` (an empty in-memory database, `SQLITE_OPEN_READONLY`) and
     /// `sqlite3_deserialize` (`SQLITE_DESERIALIZE_READONLY`).
-    init(bytes: [UInt8], maximumLength: Int) throws(RatarmountIndexError) {
+    convenience init(bytes: [UInt8], maximumLength: Int) throws(RatarmountIndexError) {
+        do {
+            try self.init(count: bytes.count, maximumLength: maximumLength) { buffer in
+                bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+                return bytes.count
+            }
+        } catch let error as RatarmountIndexError {
+            throw error
+        } catch {
+            // The copy above throws nothing.
+            throw RatarmountIndexError(reason: "\(error)")
+        }
+    }
+
+    /// A read-only database of the file `descriptor` (a whole SQLite 3 database file of `count`
+    /// bytes, as `fstat(2)` gave it), read with `pread(2)` from byte 0 straight into SQLite's
+    /// memory. A file that is shorter by then is taken as it is; bytes past `count` are not read.
+    /// - Parameters:
+    ///   - descriptor: Open for reading; not closed (the caller owns it); its offset is not used.
+    ///   - path: The file's name, for read errors.
+    ///   - maximumLength: The largest string or blob a query may return, in bytes.
+    /// - Throws: ``RatarmountIndexError`` when SQLite refuses the bytes or cannot allocate;
+    ///   `ByteStreamError` when the read fails.
+    /// Blocks while it reads. Wraps `pread(2)`, SQLite's `sqlite3_malloc64`, `sqlite3_open_v2`
+    /// and `sqlite3_deserialize`.
+    convenience init(descriptor: Int32, count: Int, path: String, maximumLength: Int) throws {
+        try self.init(count: count, maximumLength: maximumLength) { buffer in
+            var done = 0
+            while done < count {
+                let read = try SystemCalls.read(descriptor, buffer + done, count - done, at: Int64(done), target: path)
+                if read == 0 { break }
+                done += read
+            }
+            return done
+        }
+    }
+
+    /// Opens an empty read-only connection, fills a `count`-byte buffer from `sqlite3_malloc64`
+    /// with `fill` (which returns how many bytes it wrote) and hands the buffer to SQLite
+    /// (`SQLITE_DESERIALIZE_FREEONCLOSE`: freed here when `fill` throws, by SQLite from then on).
+    private init(count: Int, maximumLength: Int, fill: (UnsafeMutableRawPointer) throws -> Int) throws {
         var opened: OpaquePointer?
         // Read-only from the start; the deserialized database is read-only too.
         let flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX
@@ -39,22 +81,31 @@ final class SQLiteSnapshot {
         sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, bound)
         sqlite3_limit(connection, SQLITE_LIMIT_SQL_LENGTH, 1 << 20)
         sqlite3_limit(connection, SQLITE_LIMIT_ATTACHED, 0)
-        guard !bytes.isEmpty, let buffer = sqlite3_malloc64(sqlite3_uint64(bytes.count)) else {
-            throw RatarmountIndexError(reason: bytes.isEmpty ? "an empty file, not an SQLite database"
-                : "SQLite cannot allocate \(bytes.count) bytes")
+        guard count > 0, let buffer = sqlite3_malloc64(sqlite3_uint64(count)) else {
+            throw RatarmountIndexError(reason: count == 0 ? "an empty file, not an SQLite database"
+                : "SQLite cannot allocate \(count) bytes")
         }
-        bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        let length: Int
+        do {
+            length = try fill(buffer)
+        } catch {
+            sqlite3_free(buffer)
+            throw error
+        }
+        guard length > 0 else {
+            sqlite3_free(buffer)
+            throw RatarmountIndexError(reason: "an empty file, not an SQLite database")
+        }
         // A database in WAL mode (file format versions 2 at bytes 18-19, SQLite's file format
         // §1.3.9) would need its -wal file, which is never opened: in this private read-only
         // copy it is read as a rollback-journal database, whose pages are the same.
-        if bytes.count > 19, bytes[18] == 2, bytes[19] == 2 {
-            let header = buffer.assumingMemoryBound(to: UInt8.self)
+        let header = buffer.assumingMemoryBound(to: UInt8.self)
+        if length > 19, header[18] == 2, header[19] == 2 {
             header[18] = 1
             header[19] = 1
         }
         // FREEONCLOSE: SQLite owns the buffer from here, also when this call fails.
-        let deserialize = sqlite3_deserialize(connection, "main", buffer.assumingMemoryBound(to: UInt8.self),
-                                              sqlite3_int64(bytes.count), sqlite3_int64(bytes.count),
+        let deserialize = sqlite3_deserialize(connection, "main", header, sqlite3_int64(length), sqlite3_int64(count),
                                               UInt32(SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY))
         guard deserialize == SQLITE_OK else {
             throw RatarmountIndexError(reason: "not an SQLite database (\(message(deserialize)))")

@@ -44,7 +44,7 @@ extension TarIndex {
         for index in nameOrder { records.fixed(UInt64(UInt32(index)), width: 4) }
         let fields = Self.fields(binding, count: entries.count, recordsSize: records.bytes.count)
         let payload = try (fields + records.bytes).gzipped(level: 1)
-        return Self.magic + Self.little(UInt64(Self.version), width: 4) + fields + payload
+        return Self.magic + Self.little(binding.tailIsSampled ? 2 : 1, width: 4) + fields + payload
     }
 
     /// Reads an index file's bytes.
@@ -57,7 +57,7 @@ extension TarIndex {
         guard bytes.count >= Self.headerSize, Array(bytes[0..<8]) == Self.magic else { throw TarIndexError(.notATarIndex) }
         var header = TarIndexReader(bytes: bytes[8..<Self.headerSize])
         let version = UInt32(try header.fixed(width: 4))
-        guard version == Self.version else { throw TarIndexError(.unsupportedVersion(version)) }
+        guard version == 1 || version == Self.version else { throw TarIndexError(.unsupportedVersion(version)) }
         let compressedSize = Int64(bitPattern: try header.fixed(width: 8))
         let seconds = Int64(bitPattern: try header.fixed(width: 8))
         let nanoseconds = Int32(truncatingIfNeeded: try header.fixed(width: 4))
@@ -67,11 +67,18 @@ extension TarIndex {
         let count = try header.fixed(width: 8)
         let recordsSize = try header.fixed(width: 8)
         let binding = Binding(compressedSize: compressedSize, modificationSeconds: seconds, modificationNanoseconds: nanoseconds,
-                              compressedTail: tail, plainSize: plainSize)
+                              compressedTail: tail, tailIsSampled: version == 2, plainSize: plainSize)
         if let expected {
             let field: String? = if expected.compressedSize != compressedSize { "size" }
                 else if (expected.modificationSeconds, expected.modificationNanoseconds) != (seconds, nanoseconds) { "modification time" }
-                else if Self.paddedTail(expected.compressedTail) != tail { "last bytes" }
+                // An older writer's index of an archive whose last bytes are zeros holds those
+                // zeros: nothing of the archive's data is bound.
+                else if expected.tailIsSampled && version == 1 && Binding.needsSampledTail(lastBytes: tail) {
+                    throw TarIndexError(.weakBinding)
+                }
+                else if expected.tailIsSampled != binding.tailIsSampled || Self.paddedTail(expected.compressedTail) != tail {
+                    "data"
+                }
                 else if expected.plainSize >= 0 && expected.plainSize != plainSize { "plain size" }
                 else { nil }
             if let field { throw TarIndexError(.boundToAnotherFile(field: field)) }

@@ -100,6 +100,38 @@ struct RatarmountIndexCLITests {
         }
     }
 
+    @Test("a gzip index without access points is taken as none: no warning on every run, a GZIDX beside the archive used, one actionable line when members are read from the start")
+    func gzipIndexWithoutPoints() throws {
+        try withScratch { scratch in
+            try Self.copyFixture(in: scratch)
+            // indexed_gzip's flavour holding a GZIDX header of this archive and no points.
+            let made = try shell("""
+                python3 -c 'import gzip, os, sqlite3, struct, sys; c = sqlite3.connect(sys.argv[1]); \
+                header = b"GZIDX\\x01\\x00" + struct.pack("<QQIII", os.path.getsize("a.tar.gz"), len(gzip.open("a.tar.gz").read()), 1 << 20, 32768, 0); \
+                c.execute("DROP TABLE gztoolindex"); c.execute("CREATE TABLE gzipindex ( data BLOB )"); \
+                c.execute("INSERT INTO gzipindex VALUES (?)", (header,)); c.commit()' a.tar.gz.index.sqlite
+                """, in: scratch)
+            try #require(made.status == 0, "\(made)")
+            let used = "gzstream: a.tar.gz: members from a.tar.gz.index.sqlite (ratarmount's index, 8 members, no gzip index)\n"
+            let listed = try gzstream(["list", "--members", "-v", "a.tar.gz"], in: scratch)
+            #expect(listed.status == 0 && listed.out.split(separator: "\n").count == 8 && listed.err == used, "\(listed)")
+            let member = Self.files[3]
+            let expected = try shell("tar -xzOf a.tar.gz \"$1\"", [member], in: scratch)
+            let toStdout = try gzstream(["unpack", "-c", "a.tar.gz", member], in: scratch)
+            #expect(toStdout.status == 0 && toStdout.stdout == expected.stdout && toStdout.err == "", "\(toStdout)")
+            try FileManager.default.createDirectory(atPath: scratch.path("out"), withIntermediateDirectories: false)
+            let toFiles = try gzstream(["unpack", "-C", "out", "a.tar.gz", member, Self.files[0]], in: scratch)
+            #expect(toFiles.status == 0 && toFiles.err == "gzstream: a.tar.gz: read from the start, without a gzip index to reach "
+                + "its members (run 'gzstream index a.tar.gz' to read members directly)\n", "\(toFiles)")
+            #expect(try scratch.read("out/" + member) == expected.stdout)
+            // A GZIDX beside it (not shadowed by the empty one): the members read through both, silently.
+            try #require(try gzstream(["index", "--no-tar", "--span", "32K", "a.tar.gz"], in: scratch).status == 0)
+            let indexed = try gzstream(["unpack", "-f", "-C", "out", "a.tar.gz", member, Self.files[0]], in: scratch)
+            #expect(indexed.status == 0 && indexed.err == "", "\(indexed)")
+            #expect(try scratch.read("out/" + member) == expected.stdout)
+        }
+    }
+
     @Test("a record pointing into another member's data (where a tar stored in the tar could hold a header that passes the header check): the index is not used, the member read from the start, tar's bytes")
     func recordInsideData() throws {
         try withScratch { scratch in
@@ -233,7 +265,27 @@ struct RatarmountIndexCLITests {
             #expect(symlink("elsewhere.sqlite", scratch.path("a.tar.gz.index.sqlite")) == 0)
             let linked = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
             #expect(linked.status == 0 && linked.err == prefix + "a symbolic link (an index beside a file is never followed; "
-                + "name it with --index)\n" + Self.listHint, "\(linked)")
+                + "put the index itself there)\n" + Self.listHint, "\(linked)")
+        }
+    }
+
+    @Test("in a directory other users can write: not used, and the line says what can be done (--index takes no member index)")
+    func hostileDirectory() throws {
+        try withScratch { scratch in
+            try FileManager.default.createDirectory(atPath: scratch.path("pub"), withIntermediateDirectories: false)
+            try scratch.copyFixture("ratarmount/ratarmount.tar.gz", as: "pub/a.tar.gz")
+            try scratch.copyFixture("ratarmount/ratarmount.tar.gz.index.sqlite", as: "pub/a.tar.gz.index.sqlite")
+            #expect(chmod(scratch.path("pub/a.tar.gz"), 0o644) == 0 && chmod(scratch.path("pub/a.tar.gz.index.sqlite"), 0o644) == 0)
+            setModificationTime(scratch.path("pub/a.tar.gz"), seconds: 1_000_000_000)
+            #expect(chmod(scratch.path("pub"), 0o1777) == 0)
+            let tar = try shell("tar -tzf pub/a.tar.gz", in: scratch)
+            let listed = try gzstream(["list", "--members", "pub/a.tar.gz"], in: scratch)
+            #expect(listed.status == 0 && listed.out == tar.out, "\(listed)")
+            #expect(listed.err == "gzstream: pub/a.tar.gz.index.sqlite: not used: its directory is writable by other users "
+                + "(mode 1777); move the archive and its index to a directory only you can write to use it\n"
+                + "gzstream: pub/a.tar.gz: no member index: read whole; `gzstream index pub/a.tar.gz` makes listing it instant\n",
+                "\(listed)")
+            #expect(chmod(scratch.path("pub"), 0o755) == 0)
         }
     }
 

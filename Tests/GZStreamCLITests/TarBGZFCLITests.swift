@@ -1,4 +1,5 @@
 import Foundation
+import TarArchives
 import Testing
 import TestSupport
 
@@ -51,6 +52,40 @@ struct TarBGZFCLITests {
             #expect(foreign.status == 0 && foreign.out == "last\n", "\(foreign)")
             #expect(foreign.err == "gzstream: b.tar.gz.gzi: not used: the data does not decode to access point \(point) as the index "
                 + "says (the file is damaged, or the index is not its); rebuild it with: gzstream index -f b.tar.gz\n", "\(foreign)")
+        }
+    }
+
+    @Test("the member index is bound to a BGZF archive's data, not only its size and time (its last bytes are the end-of-file block in every BGZF file)")
+    func boundToTheData() throws {
+        try withScratch { scratch in
+            // Two archives of one size (stored blocks, bgzip -l 0) and one time, other members.
+            let made = try shell("""
+                mkdir ta tb && printf 'alpha content\\n' > ta/alpha.txt && printf 'bravo content\\n' > tb/bravo.txt \\
+                && for x in a b; do tar --format=gnu --mtime=@1700000000 --owner=0 --group=0 -C t$x -cf - . | bgzip -l 0 -c > $x.tar.gz; done \\
+                && "$0" index a.tar.gz && cp -p a.tar.gz.tarix b.tar.gz.tarix && touch -r a.tar.gz b.tar.gz
+                """, in: scratch)
+            try #require(made.status == 0, "\(made)")
+            try #require(try scratch.read("a.tar.gz").count == scratch.read("b.tar.gz").count)
+            let own = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
+            #expect(own.status == 0 && own.out == "./\n./alpha.txt\n" && own.err == "", "\(own)")
+            let foreign = try gzstream(["list", "--members", "b.tar.gz"], in: scratch)
+            #expect(foreign.status == 0 && foreign.out == "./\n./bravo.txt\n", "\(foreign)")
+            #expect(foreign.err == "gzstream: b.tar.gz.tarix: not used: made for another file (its data differs)\n"
+                + "gzstream: b.tar.gz: no member index: read whole; `gzstream index -f b.tar.gz` makes listing it instant\n", "\(foreign)")
+
+            // An older gzstream's member index (format 1, the end-of-file block's zeros as its
+            // last bytes): bound by size and time alone, so not used.
+            let current = try TarIndex(decoding: scratch.read("a.tar.gz.tarix"), expecting: nil)
+            #expect(current.binding.tailIsSampled)
+            var weak = current.binding
+            weak.compressedTail = [UInt8](repeating: 0, count: 8)
+            weak.tailIsSampled = false
+            _ = try scratch.write("a.tar.gz.tarix", TarIndex(entries: current.entries, binding: weak).encoded())
+            let old = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
+            #expect(old.status == 0 && old.out == own.out, "\(old)")
+            #expect(old.err == "gzstream: a.tar.gz.tarix: not used: made by an older gzstream, which bound it to this archive "
+                + "by size and time alone (its last 8 bytes are zeros, as in every BGZF file)\n"
+                + "gzstream: a.tar.gz: no member index: read whole; `gzstream index -f a.tar.gz` makes listing it instant\n", "\(old)")
         }
     }
 

@@ -142,7 +142,7 @@ struct TarListCLITests {
             let linked = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)
             #expect(linked.status == 0 && linked.out == tar)
             #expect(linked.err == "gzstream: a.tar.gz.tarix: not used: a symbolic link (an index beside a file is never followed; "
-                + "name it with --index)\n" + hint, "\(linked)")
+                + "put the index itself there)\n" + hint, "\(linked)")
             #expect(unlink(scratch.path("a.tar.gz.tarix")) == 0)
             #expect(rename(scratch.path("b.tar.gz.tarix"), scratch.path("a.tar.gz.tarix")) == 0)
             let other = try gzstream(["list", "--members", "a.tar.gz"], in: scratch)

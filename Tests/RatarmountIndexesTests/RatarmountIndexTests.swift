@@ -1,3 +1,4 @@
+import ByteStreams
 import Foundation
 import GzipStreams
 import RatarmountIndexes
@@ -48,6 +49,33 @@ struct RatarmountIndexTests {
         #expect(RatarmountIndex.maximumFileSize(compressedSize: 1 << 40) == RatarmountIndex.maximumFileSize)
         #expect(throws: RatarmountIndexError.self) {
             try RatarmountIndex(databaseBytes: bytes + [UInt8](repeating: 0, count: 64 << 20), compressedSize: 0)
+        }
+    }
+
+    @Test("read from a descriptor into SQLite's own buffer: the index the bytes give; the size bound checked before any read; read errors kept apart")
+    func fromDescriptor() throws {
+        let bytes = try Self.databaseBytes()
+        let path = PackageLocations.fixtures.appendingPathComponent("ratarmount/ratarmount.tar.gz.index.sqlite").path
+        let descriptor = open(path, O_RDONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let expected = try RatarmountIndex(databaseBytes: bytes, compressedSize: Self.archiveSize)
+        // byteCount as fstat gave it; and larger, as for a file that shrank since: read as it is.
+        for count in [bytes.count, bytes.count + 4096] {
+            let index = try RatarmountIndex(databaseDescriptor: descriptor, byteCount: count, path: path, compressedSize: Self.archiveSize)
+            #expect(index.members == expected.members && index.recordedArchiveSize == expected.recordedArchiveSize)
+            #expect(index.gzipIndexTable == expected.gzipIndexTable && index.gzipIndex?.points == expected.gzipIndex?.points)
+        }
+        // Descriptor -1 is never read: the bound and the empty file are refused first.
+        #expect(throws: RatarmountIndexError(reason: "\((64 << 20) + 1) bytes, more than an index of a file of 0 bytes can need")) {
+            try RatarmountIndex(databaseDescriptor: -1, byteCount: (64 << 20) + 1, path: path, compressedSize: 0)
+        }
+        #expect(throws: RatarmountIndexError(reason: "an empty file, not an SQLite database")) {
+            try RatarmountIndex(databaseDescriptor: -1, byteCount: 0, path: path, compressedSize: Self.archiveSize)
+        }
+        // A read that fails is the read's error (I/O), not a verdict on the index.
+        #expect(throws: ByteStreamError.self) {
+            try RatarmountIndex(databaseDescriptor: -1, byteCount: 100, path: path, compressedSize: Self.archiveSize)
         }
     }
 

@@ -79,6 +79,53 @@ struct TarIndexTests {
         }
     }
 
+    /// An archive whose last 8 bytes are zeros (BGZF's end-of-file block) is bound by samples
+    /// of its data, in version 2; version 1 reads as before unless its tail is those zeros.
+    @Test func bindingVersions() throws {
+        try withTemporaryDirectory { scratch in
+            let (_, _, entries, binding) = try indexedArchive(in: scratch)
+            // Version 1 (the last bytes), as every earlier gzstream wrote it: written and read unchanged.
+            let lastBytes = try TarIndex(entries: entries, binding: binding).encoded()
+            #expect(Array(lastBytes[8..<12]) == [1, 0, 0, 0])
+            #expect(try TarIndex(decoding: lastBytes, expecting: binding).binding == binding)
+
+            #expect(TarIndex.Binding.needsSampledTail(lastBytes: [UInt8](repeating: 0, count: 8)))
+            #expect(!TarIndex.Binding.needsSampledTail(lastBytes: binding.compressedTail) && !TarIndex.Binding.needsSampledTail(lastBytes: []))
+            let head = Array("the first block".utf8)
+            var sampled = binding
+            sampled.compressedTail = TarIndex.Binding.sampledTail(head: head, end: Array("the last block".utf8))
+            sampled.tailIsSampled = true
+            #expect(sampled.compressedTail.count == 8)
+            #expect(sampled.compressedTail != TarIndex.Binding.sampledTail(head: head, end: Array("the last blocK".utf8)))
+            let version2 = try TarIndex(entries: entries, binding: sampled).encoded()
+            #expect(Array(version2[8..<12]) == [2, 0, 0, 0])
+            #expect(try TarIndex(decoding: version2, expecting: sampled).binding == sampled)
+            #expect(try TarIndex(decoding: version2, expecting: nil).binding == sampled)
+            // Another archive's samples, or an archive bound by its last bytes: another file.
+            var other = sampled
+            other.compressedTail[0] ^= 1
+            #expect(indexFailure { _ = try TarIndex(decoding: version2, expecting: other) }
+                == TarIndexError(.boundToAnotherFile(field: "data")))
+            #expect(indexFailure { _ = try TarIndex(decoding: version2, expecting: binding) }
+                == TarIndexError(.boundToAnotherFile(field: "data")))
+
+            // An older gzstream's index of a BGZF archive: version 1 holding the end-of-file block's
+            // zeros, which any BGZF archive of that size and time would match.
+            var zeros = binding
+            zeros.compressedTail = [UInt8](repeating: 0, count: 8)
+            let old = try TarIndex(entries: entries, binding: zeros).encoded()
+            #expect(Array(old[8..<12]) == [1, 0, 0, 0])
+            #expect(indexFailure { _ = try TarIndex(decoding: old, expecting: sampled) } == TarIndexError(.weakBinding))
+            var resized = sampled
+            resized.compressedSize += 1
+            #expect(indexFailure { _ = try TarIndex(decoding: old, expecting: resized) }
+                == TarIndexError(.boundToAnotherFile(field: "size")))
+            var version3 = version2
+            version3[8] = 3
+            #expect(indexFailure { _ = try TarIndex(decoding: version3, expecting: nil) } == TarIndexError(.unsupportedVersion(3)))
+        }
+    }
+
     @Test func membersThroughTheIndexes() throws {
         try withTemporaryDirectory { scratch in
             let (tar, gzidx, entries, binding) = try indexedArchive(in: scratch)

@@ -174,7 +174,7 @@ extension Command {
         let directory = try openIndexDirectory(for: indexPath, of: operand, inputInfo: opened.info, closingOnFailure: file)
         let tarIndex = try beginTarIndex(operand, inputInfo: opened.info, index: index, closingOnFailure: file)
         let scan: BGZFIndex.Scan
-        var tail: [UInt8] = []
+        var tail = ArchiveTail(bytes: [], isSampled: false)
         // Damaged data the walk does not see (it inflates nothing) leaves the .gzi as bgzip's
         // would be, and no member index: a warning.
         var tarFailure: (any Error)?

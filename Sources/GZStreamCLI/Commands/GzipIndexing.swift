@@ -39,7 +39,7 @@ extension Command {
                                                          closingOnFailure: input)
         defer { temporary.discard() }
         let tarIndex = try beginTarIndex(operand, inputInfo: inputInfo, index: index, closingOnFailure: input)
-        var tail: [UInt8] = []
+        var tail = ArchiveTail(bytes: [], isSampled: false)
         let output = FileOutputStream(fileDescriptor: temporary.descriptor, closesDescriptor: false,
                                       displayName: indexPath.description)
         let summary: GzipIndexBuilder.Summary

@@ -7,8 +7,8 @@ import TarArchives
 // unpack of members when gzstream's own member index (`F.tar.gz.tarix`) is not there: found
 // under the same trust rules as gzstream's side files (IndexTrust.swift), no more readable
 // than the archive, read once through the descriptor those rules were checked on, with a size
-// bound, and handed to SQLite as bytes (RatarmountIndex): SQLite never opens a path, so the
-// file cannot be swapped after the checks, and no journal beside it is read.
+// bound, straight into the buffer SQLite deserializes (RatarmountIndex): SQLite never opens a
+// path, so the file cannot be swapped after the checks, and no journal beside it is read.
 
 /// A member index found beside the current input: gzstream's `.tarix`, or ratarmount's
 /// `.index.sqlite` with the gzip index it holds.
@@ -42,9 +42,10 @@ extension Command {
         let path = input.path.appending(Self.ratarmountIndexSuffix)
         do {
             let size = Int64(input.info.size)
-            guard let bytes = try readMemberSideFile(path, suffix: Self.ratarmountIndexSuffix, of: input,
-                                                     limit: Int64(RatarmountIndex.maximumFileSize(compressedSize: size)))
+            guard let opened = try openMemberSideFile(path, suffix: Self.ratarmountIndexSuffix, of: input,
+                                                      limit: Int64(RatarmountIndex.maximumFileSize(compressedSize: size)))
             else { return nil }
+            defer { opened.close() }
             // The archive's first 10 bytes: a gzip member's header, or a plain tar's.
             var start = [UInt8](repeating: 0, count: 10)
             let count = try start.withUnsafeMutableBytes {
@@ -53,8 +54,10 @@ extension Command {
             start.removeSubrange(min(count, start.count)...)
             let index: RatarmountIndex
             do {
-                index = try RatarmountIndex(databaseBytes: bytes, compressedSize: size, compressed: start.isGzip)
-            } catch {
+                // Read from the checked descriptor straight into SQLite's memory: held once.
+                index = try RatarmountIndex(databaseDescriptor: opened.fileDescriptor, byteCount: Int(opened.info.size),
+                                            path: path.description, compressedSize: size, compressed: start.isGzip)
+            } catch let error as RatarmountIndexError {
                 throw IndexRefusal(reason: "ratarmount's index: \(error.description)")
             }
             if common.verbose {

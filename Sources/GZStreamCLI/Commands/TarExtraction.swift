@@ -113,7 +113,10 @@ extension Command {
                 return max(status, try readToGzipEnd(decoder, archiveName: name))
             }
             if selection != nil {
-                diagnostics.warning(name, "read from the start, without a member index "
+                // A member index without a gzip index to reach its members (ratarmount's holding
+                // none, or a .tarix whose GZIDX is gone or was refused) is said as such.
+                let missing = memberIndex == nil ? "a member index" : "a gzip index to reach its members"
+                diagnostics.warning(name, "read from the start, without \(missing) "
                     + "(run '\(indexCommand(for: archive))' to read members directly)")
             }
             var status = try extractMembers(next: next, selecting: &selection, into: extraction!, archiveName: name)

@@ -44,13 +44,13 @@ extension Command {
 
     /// Once the GZIDX (or a BGZF file's `.gzi`) is in place: writes the member index when the
     /// plain data was a whole tar archive, bound to the archive (`compressedSize` bytes, `tail`
-    /// its last bytes, `plainSize` bytes of tar), with the GZIDX's owner
+    /// from ``compressedTail(of:size:path:)``, `plainSize` bytes of tar), with the GZIDX's owner
     /// and mode rules; says so under `-v`. Not a tar: nothing. A damaged tar: a warning, no
     /// member index (the GZIDX stands).
     /// - Returns: `.success`, or `.warning` for a damaged tar.
     /// - Throws: ``Reported`` (said) when it cannot be written.
     func finishTarIndex(_ writing: TarIndexWriting, operand: Pathname, compressedSize: Int64, plainSize: Int64,
-                        inputInfo: FileInfo, tail: [UInt8]) throws -> ExitStatus {
+                        inputInfo: FileInfo, tail: ArchiveTail) throws -> ExitStatus {
         switch writing.builder.finish() {
         case .notTar:
             return .success
@@ -69,14 +69,14 @@ extension Command {
     }
 
     /// What binds a member index to the archive file `info` describes (`fstat(2)` of it): its
-    /// size in bytes (`compressedSize`, the bytes read or written), modification time, last
-    /// (up to) 8 bytes (`tail`) and plain size (`-1`: not known, when checking).
-    static func tarIndexBinding(of info: FileInfo, compressedSize: Int64, tail: [UInt8],
+    /// size in bytes (`compressedSize`, the bytes read or written), modification time, data
+    /// (`tail`, ``compressedTail(of:size:path:)``) and plain size (`-1`: not known, when checking).
+    static func tarIndexBinding(of info: FileInfo, compressedSize: Int64, tail: ArchiveTail,
                                 plainSize: Int64) -> TarIndex.Binding {
         TarIndex.Binding(compressedSize: compressedSize,
                          modificationSeconds: Int64(info.modificationTime.seconds),
                          modificationNanoseconds: Int32(info.modificationTime.nanoseconds),
-                         compressedTail: tail, plainSize: plainSize)
+                         compressedTail: tail.bytes, tailIsSampled: tail.isSampled, plainSize: plainSize)
     }
 
     /// Encodes the member index of `entries` bound by `binding` into `temporary` (not yet
@@ -104,42 +104,73 @@ extension Command {
             + "\(escapingControlCharacters(path.description)) (\(size) bytes)\n")
     }
 
-    /// The last (up to) 8 bytes of the first `size` bytes of the file `descriptor`: what binds
-    /// an index to the file (the last gzip member's CRC-32 and ISIZE).
+    /// The 8 bytes of an archive's data that bind an index to it, and whether they are samples.
+    struct ArchiveTail {
+        var bytes: [UInt8]
+        var isSampled: Bool
+    }
+
+    /// What binds an index to the first `size` bytes of the file `descriptor`: their last (up
+    /// to) 8 bytes (the last gzip member's CRC-32 and ISIZE); when those are zeros (an empty
+    /// last member, as BGZF's end-of-file block, the same in every BGZF file),
+    /// ``TarIndex/Binding/sampledTail(head:end:)`` of their first and last 64 KiB.
     /// The corresponding C function is `pread(2)`.
-    static func compressedTail(of descriptor: Int32, size: Int64, path: String) throws -> [UInt8] {
-        let count = Int(min(size, 8))
-        var tail = [UInt8](repeating: 0, count: count)
+    static func compressedTail(of descriptor: Int32, size: Int64, path: String) throws -> ArchiveTail {
+        let last = try readFully(descriptor, count: Int(min(size, 8)), at: size - min(size, 8), path: path)
+        guard TarIndex.Binding.needsSampledTail(lastBytes: last) else { return ArchiveTail(bytes: last, isSampled: false) }
+        let sample = Int(min(size, Int64(TarIndex.Binding.sampleLength)))
+        let head = try readFully(descriptor, count: sample, at: 0, path: path)
+        let end = try readFully(descriptor, count: sample, at: size - Int64(sample), path: path)
+        return ArchiveTail(bytes: TarIndex.Binding.sampledTail(head: head, end: end), isSampled: true)
+    }
+
+    /// Up to `count` bytes of `descriptor` from byte `offset` (fewer at its end).
+    /// The corresponding C function is `pread(2)`.
+    private static func readFully(_ descriptor: Int32, count: Int, at offset: Int64, path: String) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let read = try tail.withUnsafeMutableBytes {
-                try SystemCalls.read(descriptor, $0.baseAddress! + done, count - done, at: size - Int64(count - done), target: path)
+            let read = try bytes.withUnsafeMutableBytes {
+                try SystemCalls.read(descriptor, $0.baseAddress! + done, count - done, at: offset + Int64(done), target: path)
             }
             if read == 0 { break }
             done += read
         }
-        return Array(tail[0..<done])
+        return Array(bytes[0..<done])
     }
 
-    /// The bytes of the member index `path` (`input`'s name and `suffix`) beside `input`, read
-    /// once from its descriptor: found under ``openTrustedIndex(_:name:explicit:)``'s rules
-    /// (owner, not writable by others, not older than the archive, never through a symbolic
-    /// link, a directory no other user can write), no more readable than the archive, at most
-    /// `limit` bytes; `nil` when there is none.
+    /// The member index `path` (`input`'s name and `suffix`) beside `input`, opened once: found
+    /// under ``openTrustedIndex(_:name:explicit:)``'s rules (owner, not writable by others, not
+    /// older than the archive, never through a symbolic link, a directory no other user can
+    /// write), no more readable than the archive, at most `limit` bytes; `nil` when there is
+    /// none. The caller reads it from this descriptor and closes it.
     /// - Throws: ``IndexRefusal`` saying why it is not used (the mode's reason ends with
-    ///   `remedy`); the read's errors.
-    func readMemberSideFile(_ path: Pathname, suffix: Pathname, of input: OpenedInput, limit: Int64,
-                            remedy: String = "") throws -> [UInt8]? {
-        guard let opened = try openTrustedIndex(path, name: input.name.appending(suffix), explicit: false)
+    ///   `remedy`); the open's errors.
+    func openMemberSideFile(_ path: Pathname, suffix: Pathname, of input: OpenedInput, limit: Int64,
+                            remedy: String = "") throws -> OpenedInput? {
+        // --index takes no member index: a refusal says what to do instead.
+        guard let opened = try openTrustedIndex(path, name: input.name.appending(suffix), explicit: false, namable: false)
         else { return nil }
-        defer { opened.close() }
         guard opened.info.permissions & 0o777 & ~(input.info.permissions & 0o777) == 0 else {
+            opened.close()
             throw IndexRefusal(reason: "more readable than \(input.path.description) (mode "
                 + "\(String(opened.info.permissions & 0o7777, radix: 8)))\(remedy)")
         }
         guard Int64(opened.info.size) <= limit else {
+            opened.close()
             throw IndexRefusal(reason: "\(opened.info.size) bytes, more than a member index of this archive can need")
         }
+        return opened
+    }
+
+    /// The bytes of the member index ``openMemberSideFile(_:suffix:of:limit:remedy:)`` opens,
+    /// read once from its descriptor, at most `limit` bytes; `nil` when there is none.
+    /// - Throws: As ``openMemberSideFile(_:suffix:of:limit:remedy:)``; the read's errors.
+    func readMemberSideFile(_ path: Pathname, suffix: Pathname, of input: OpenedInput, limit: Int64,
+                            remedy: String = "") throws -> [UInt8]? {
+        guard let opened = try openMemberSideFile(path, suffix: suffix, of: input, limit: limit, remedy: remedy)
+        else { return nil }
+        defer { opened.close() }
         let stream = try opened.stream()
         defer { stream.close() }
         return try stream.readToEnd(limit: Int(limit))
@@ -149,7 +180,8 @@ extension Command {
     /// trust: found under ``openTrustedIndex(_:name:explicit:)``'s rules (owner, not writable
     /// by others, not older than the archive, never through a symbolic link, a directory no
     /// other user can write), no more readable than the archive, read once with a size bound,
-    /// and bound to this archive (its size, modification time and last bytes). One that fails
+    /// and bound to this archive (its size, modification time and data,
+    /// ``compressedTail(of:size:path:)``). One that fails
     /// is not used: one warning line (``noteIndexNotUsed(_:_:)``) and `nil`.
     /// `plainSize` is the archive's plain size when its GZIDX says it, else the index's own is
     /// bounded by what the archive's size can hold.

@@ -122,7 +122,7 @@ extension Command {
     func writePackedTarIndex(_ members: [TarEntry], archive: Int32, plainSize: Int64, into temporary: TemporaryFile,
                              path: Pathname) throws -> Int {
         let info: FileInfo
-        let tail: [UInt8]
+        let tail: ArchiveTail
         do {
             info = try SystemCalls.info(of: archive, target: temporary.path.description)
             tail = try Self.compressedTail(of: archive, size: info.size, path: temporary.path.description)

@@ -19,10 +19,14 @@ extension Command {
     /// it may be trusted: a regular file, owned by the user or root, writable by no one else,
     /// not older than the input; found beside the input, in a directory no other user can
     /// write. Returns `nil` when a found index does not exist.
+    /// - Parameter namable: Whether `--index PATH` can take this kind of index (a GZIDX,
+    ///   gztool's, a `.gzi`), so that a refusal may say to name it there; a member index
+    ///   (`.tarix`, ratarmount's `.index.sqlite`) is only ever found beside its archive, and a
+    ///   refusal says what to do instead.
     /// - Throws: ``IndexRefusal`` with the reason it is not used; the open's own error for a
     ///   named index that cannot be opened.
     /// The corresponding C functions are `openat(2)` with `O_NOFOLLOW` and `fstat(2)`.
-    func openTrustedIndex(_ path: Pathname, name: Pathname?, explicit: Bool) throws -> OpenedInput? {
+    func openTrustedIndex(_ path: Pathname, name: Pathname?, explicit: Bool, namable: Bool = true) throws -> OpenedInput? {
         let opened: OpenedInput
         if explicit || name == nil {
             opened = try OpenedInput(path: path, followsLinks: true)
@@ -33,13 +37,15 @@ extension Command {
                 // No index; or the file's name is so long that no index name fits beside it.
                 return nil
             } catch where isSystemError(error, Errno.tooManySymbolicLinks) {
-                throw IndexRefusal(reason: "a symbolic link (an index beside a file is never followed; name it with --index)")
+                throw IndexRefusal(reason: "a symbolic link (an index beside a file is never followed; "
+                    + (namable ? "name it with --index)" : "put the index itself there)"))
             } catch let error as ByteStreamError {
                 throw IndexRefusal(reason: describe(error))
             }
             if let problem = Self.hostileDirectory(input.directory) {
                 opened.close()
-                throw IndexRefusal(reason: "\(problem); name it with --index to use it")
+                throw IndexRefusal(reason: problem + (namable ? "; name it with --index to use it"
+                    : "; move the archive and its index to a directory only you can write to use it"))
             }
         } else {
             return nil
