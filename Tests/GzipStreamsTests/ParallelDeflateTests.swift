@@ -118,6 +118,25 @@ struct ParallelDeflateTests {
         }
     }
 
+    @Test("The blocks' plain and deflate memory is reused: a long run allocates a few blocks' worth, not two buffers a block",
+          arguments: DeflateEngine.allCases, [2, 3])
+    func blockMemoryIsReused(engine: DeflateEngine, threads: Int) throws {
+        let blockSize = GzipOutputStream.minimumBlockSize
+        let data = mixedBytes(count: 60 * blockSize + 5, seed: 21)
+        let memory = MemoryOutputStream()
+        let gzip = try GzipOutputStream(wrapping: memory, level: 6, threads: threads, blockSize: blockSize, engine: engine)
+        try gzip.openOrThrow()
+        try writeInSlices(data, to: gzip, writeSizes: [4096, 65_537])
+        let blockDeflate = try #require(Mirror(reflecting: gzip).children.first { $0.label == "blockDeflate" }?.value
+                                        as? BlockDeflate)
+        let allocations = blockDeflate.buffers.allocations.load(ordering: .relaxed)
+        try gzip.closeOrThrow()
+        // Each kind: the blocks in flight (threads + 1), the one being filled, one being written.
+        #expect(allocations <= 2 * (threads + 3), "\(allocations) buffers for 60 blocks")
+        #expect(unpack([UInt8](memory.data)).bytes == data)
+        #expect(try packInBlocks(data, threads: 1, blockSize: blockSize, engine: engine) == [UInt8](memory.data))
+    }
+
     @Test("A block size other than the default changes the cut points, not the content",
           arguments: DeflateEngine.allCases)
     func otherBlockSizes(engine: DeflateEngine) throws {

@@ -1,3 +1,4 @@
+import ByteStreams
 import Synchronization
 
 /// The deflate data of one member made in parallel: the plain bytes are cut into blocks of
@@ -24,7 +25,10 @@ import Synchronization
 final class BlockDeflate {
     /// One deflated block, ready to write.
     struct Block: Sendable {
-        var deflated: [UInt8]
+        /// The block's deflate data; `nil` for a cancelled or failed block. Its bytes are valid
+        /// only until the `deliver` closure given the block returns: the memory is then used
+        /// for a later block.
+        var deflated: DeflateOutput?
         var crc: UInt32
         var plainCount: Int
         var error: GzipError?
@@ -47,6 +51,8 @@ final class BlockDeflate {
     static let windowSize = 32 << 10
 
     private let pipeline: OrderedPipeline<Worker, Block>
+    /// The blocks' plain and deflate memory, reused from block to block.
+    let buffers: BlockBuffers
     /// The most plain bytes per block: every block's size, unless `boundaries` cuts earlier.
     private let blockSize: Int
     /// Chooses where blocks end from the content (`--rsyncable`); `nil` cuts every `blockSize` bytes.
@@ -84,10 +90,11 @@ final class BlockDeflate {
         // Measured on 2 threads (bench/memory.md): 2 × threads in flight cost about 1 MiB more
         // peak RSS per extra block for no time the benchmark could tell apart.
         pipeline = OrderedPipeline(workers: workers, maximumInFlight: threads + 1, label: "gzstream.deflate")
+        // In flight, being filled, and one being written while the next is collected.
+        buffers = BlockBuffers(keeping: threads + 3)
         self.blockSize = blockSize
         self.boundaries = boundaries
-        block = []
-        block.reserveCapacity(blockSize)
+        block = buffers.takePlain(capacity: blockSize)
     }
 
     /// Takes `bytes`; each block that fills up (and is followed by more bytes) goes to a worker,
@@ -139,63 +146,154 @@ final class BlockDeflate {
         pipeline.cancelAndJoin { $0.deflater.end() }
     }
 
+    /// Delivers `finished`, then takes its deflate memory back for a later block.
     private func check(_ finished: Block, _ deliver: (Block) throws -> Void) throws {
         if let error = finished.error { throw error }
         try deliver(finished)
+        if let output = finished.deflated { buffers.recycle(output) }
     }
 
     private func submit(last: Bool, deliver: (Block) throws -> Void) throws {
-        let plain = block
         let dictionary = self.dictionary
-        let countsNewlines = self.countsNewlines
-        try pipeline.submit({ worker, isCancelled in
-            if isCancelled() { return Block(deflated: [], crc: 0, plainCount: 0, error: nil) }
-            worker.runningJobs.add(1, ordering: .relaxed)
-            defer { worker.runningJobs.subtract(1, ordering: .relaxed) }
-            var block = Self.deflate(plain, dictionary: dictionary, last: last, with: worker.deflater)
-            if countsNewlines {
-                block.newlineCount = plain.withUnsafeBytes { NewlineCounter.count(in: $0) }
-                block.lastByte = plain.last
-            }
-            return block
-        }, deliver: { try check($0, deliver) })
         if keepsDictionary {
-            self.dictionary = Array((plain.count >= Self.windowSize ? plain : self.dictionary + plain)
+            self.dictionary = Array((block.count >= Self.windowSize ? block : self.dictionary + block)
                 .suffix(Self.windowSize))
         }
-        block = []
-        block.reserveCapacity(blockSize)
+        // The worker becomes the block's only owner, so that it can hand the memory back
+        // without a copy.
+        let plain = PlainHandoff(block)
+        block = buffers.takePlain(capacity: blockSize)
         blockIsComplete = false
+        let countsNewlines = self.countsNewlines
+        let buffers = self.buffers
+        try pipeline.submit({ worker, isCancelled in
+            let bytes = plain.take()
+            if isCancelled() { return Block(deflated: nil, crc: 0, plainCount: 0, error: nil) }
+            worker.runningJobs.add(1, ordering: .relaxed)
+            defer { worker.runningJobs.subtract(1, ordering: .relaxed) }
+            var block = Self.deflate(bytes, dictionary: dictionary, last: last, with: worker.deflater, buffers: buffers)
+            if countsNewlines {
+                block.newlineCount = bytes.withUnsafeBytes { NewlineCounter.count(in: $0) }
+                block.lastByte = bytes.last
+            }
+            buffers.recycle(plain: consume bytes)
+            return block
+        }, deliver: { try check($0, deliver) })
     }
 
     /// Deflates `plain` with `dictionary` preset, ending with a sync flush or, when `last`,
     /// with finish. Runs on a worker.
     private static func deflate(_ plain: [UInt8], dictionary: [UInt8], last: Bool,
-                                with deflater: some WholeBufferDeflater) -> Block {
+                                with deflater: some WholeBufferDeflater, buffers: BlockBuffers) -> Block {
         let crc = plain.withUnsafeBytes { crc32(0, $0) }
         // Should the deflater's bound ever be short, the block is deflated again into twice the room.
         var capacity = deflater.compressBound(plain.count)
         while true {
-            var result: Result<Int?, GzipError> = .success(nil)
-            let output = [UInt8](unsafeUninitializedCapacity: capacity) { out, initializedCount in
-                result = plain.withUnsafeBytes { input in
-                    dictionary.withUnsafeBytes { dictionary in
-                        Result { () throws(GzipError) -> Int? in
-                            try deflater.compress(input, dictionary: dictionary, isFinal: last,
-                                                  into: UnsafeMutableRawBufferPointer(out))
-                        }
+            let output = buffers.takeDeflated(capacity: capacity)
+            let result = plain.withUnsafeBytes { input in
+                dictionary.withUnsafeBytes { dictionary in
+                    Result { () throws(GzipError) -> Int? in
+                        try deflater.compress(input, dictionary: dictionary, isFinal: last, into: output.storage)
                     }
                 }
-                if case .success(let produced?) = result { initializedCount = produced }
             }
             switch result {
             case .failure(let failure):
-                return Block(deflated: [], crc: crc, plainCount: plain.count, error: failure)
-            case .success(.some):
+                buffers.recycle(output)
+                return Block(deflated: nil, crc: crc, plainCount: plain.count, error: failure)
+            case .success(let produced?):
+                output.count = produced
                 return Block(deflated: output, crc: crc, plainCount: plain.count, error: nil)
             case .success(.none):
+                buffers.recycle(output)
                 capacity *= 2
             }
         }
+    }
+}
+
+/// A block's plain bytes on their way to the worker that deflates them, taken once there, so
+/// that the worker holds the only reference and can give the memory back without a copy.
+/// `Sendable` is unchecked because `bytes` is a `var`: it is written before the job is submitted
+/// and read once, on the worker.
+private final class PlainHandoff: @unchecked Sendable {
+    private var bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    func take() -> [UInt8] {
+        defer { bytes = [] }
+        return bytes
+    }
+}
+
+/// The deflate data of one block, in memory allocated once (`malloc`, untouched until written)
+/// and reused for later blocks through ``BlockBuffers``.
+///
+/// Ownership passes along the pipeline, one holder at a time: the worker that fills it, the
+/// thread it is delivered to (which may read ``bytes`` only until its `deliver` returns), then
+/// the pool. `Sendable` is unchecked for that reason: the pipeline's hand-offs order every access.
+final class DeflateOutput: @unchecked Sendable {
+    /// All the memory, `capacity` bytes.
+    let storage: UnsafeMutableRawBufferPointer
+    /// The deflate bytes at the start of ``storage``.
+    var count = 0
+
+    init(capacity: Int) {
+        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, capacity), alignment: 16)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// The deflate bytes: the first ``count`` bytes of ``storage``.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: storage[..<count]) }
+}
+
+/// The plain and deflate memory of ``BlockDeflate``'s blocks, handed back when a block is done
+/// with and given out again, so that a long run allocates a few blocks' worth once instead of
+/// two buffers a block. Freed on other threads than the one that allocated them, 1 MiB buffers
+/// left glibc's per-thread arenas holding about 3 MiB more than the blocks in use (peak RSS of
+/// pack -1 and -6 of the 256 MiB corpora on 2 threads: 20-22 MiB); returning such memory to the
+/// system at once instead (`MALLOC_TRIM_THRESHOLD_`) cost 5-17% more time in page faults.
+///
+/// Keeps at most `keeping` buffers of each kind; more are freed. Thread safety: every method
+/// may be called from any thread (a serial queue guards the lists).
+final class BlockBuffers: Sendable {
+    private let plain = QueueGuarded<[[UInt8]]>([], label: "gzstream.deflate.plain")
+    private let deflated = QueueGuarded<[DeflateOutput]>([], label: "gzstream.deflate.output")
+    private let keeping: Int
+    /// The plain buffers and deflate buffers allocated so far, for tests of the reuse.
+    let allocations = Atomic<Int>(0)
+
+    init(keeping: Int) { self.keeping = keeping }
+
+    /// An empty array with room for `capacity` bytes: one handed back before, or a new one.
+    func takePlain(capacity: Int) -> [UInt8] {
+        if let bytes = plain.withLock({ $0.popLast() }), bytes.capacity >= capacity { return bytes }
+        allocations.add(1, ordering: .relaxed)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(capacity)
+        return bytes
+    }
+
+    /// Takes `bytes` back (emptied, its memory kept) for a later ``takePlain(capacity:)``.
+    func recycle(plain bytes: consuming [UInt8]) {
+        // The caller gave up its reference: emptying keeps the memory rather than copying.
+        bytes.removeAll(keepingCapacity: true)
+        let kept = bytes
+        plain.withLock { if $0.count < keeping { $0.append(kept) } }
+    }
+
+    /// A buffer of at least `capacity` bytes: one handed back before, or a new one.
+    func takeDeflated(capacity: Int) -> DeflateOutput {
+        if let output = deflated.withLock({ $0.popLast() }), output.storage.count >= capacity {
+            output.count = 0
+            return output
+        }
+        allocations.add(1, ordering: .relaxed)
+        return DeflateOutput(capacity: capacity)
+    }
+
+    /// Takes `output` back for a later ``takeDeflated(capacity:)``; nothing may use it after.
+    func recycle(_ output: DeflateOutput) {
+        deflated.withLock { if $0.count < keeping { $0.append(output) } }
     }
 }

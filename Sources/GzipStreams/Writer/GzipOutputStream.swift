@@ -341,7 +341,7 @@ public final class GzipOutputStream: ByteOutputStream {
         producedPlainCount += Int64(block.plainCount)
         producedNewlines += UInt64(block.newlineCount)
         if let last = block.lastByte { lastPlainByte = last }
-        try block.deflated.withUnsafeBytes { try emitInChunks($0) }
+        if let deflated = block.deflated { try emitInChunks(deflated.bytes) }
         crc = crc32Combine(crc, block.crc, secondLength: UInt64(block.plainCount))
     }
 
