@@ -71,6 +71,31 @@ struct WriteIndexCLITests {
         }
     }
 
+    @Test("The default spacing on a 15:1 file: index and unpack --write-index (ISA-L), index --strict and test --write-index (zlib) write the same bytes, each within 1% of the file")
+    func defaultSpacing() throws {
+        try withScratch { scratch in
+            // 64 MiB of log lines, 4.5 MB packed: a point every 16 MiB would make 2% of it.
+            let packed = try pack(repetitiveLog(count: 64 << 20, seed: 9), level: 6)
+            _ = try scratch.write("log.gz", packed)
+            var written: [[UInt8]] = []
+            for arguments in [["index", "log.gz"], ["unpack", "-k", "--write-index", "log.gz"],
+                              ["index", "--strict", "log.gz"], ["test", "--write-index", "log.gz"]] {
+                let result = try gzstream(arguments, in: scratch)
+                #expect(result.status == 0 && result.err == "", "\(arguments): \(result)")
+                written.append(try scratch.read("log.gz.gzidx"))
+                for name in try scratch.listing() where name != "log.gz" {
+                    try FileManager.default.removeItem(atPath: scratch.path(name))
+                }
+            }
+            #expect(written[0] == written[1] && written[2] == written[3])
+            for bytes in [written[0], written[2]] {
+                let index = try GzipIndex(gzidx: bytes)
+                #expect(index.points.count > 1 && index.points.count < 4, "\(index.points.count) points")
+                #expect(bytes.count <= packed.count / 100 + 35 + 26 * index.points.count + 44, "\(bytes.count) bytes")
+            }
+        }
+    }
+
     @Test("A damaged file: the error, exit 1, no index and no temporary file left")
     func damaged() throws {
         try withScratch { scratch in

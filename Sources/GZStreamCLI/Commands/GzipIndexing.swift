@@ -45,7 +45,10 @@ extension Command {
         let summary: GzipIndexBuilder.Summary
         do {
             defer { input.close() }
-            let builder = try GzipIndexBuilder(span: index.span ?? GzipIndexBuilder.defaultSpan)
+            // --span asks for its spacing alone; without it the default also keeps the windows
+            // within 1% of the file (GzipIndexBuilder.defaultCompressedSpan), as --write-index does.
+            let builder = try index.span.map { span throws(ByteStreamError) in try GzipIndexBuilder(span: span) }
+                ?? GzipIndexBuilder()
             summary = try builder.build(from: input, into: output, spillDirectory: directory.descriptor,
                                         chunkSize: max(common.chunkSize, 64 << 10), ignoresTrailingGarbage: true,
                                         inflater: inflaterChoice,

@@ -177,9 +177,11 @@ index, FILE.gz.tarix, through which list --members and unpack of members read.
 Options:
   -o, --output PATH     write the index to PATH, not beside FILE.gz (one FILE)
   -f, --force           replace an existing index; follow a symbolic link FILE
-      --span SIZE       a GZIDX point every SIZE plain bytes (default 16M, at
-                        least 32K); a 32 KiB window each. A number alone still
-                        counts KiB, with a warning: write 64K, not 64
+      --span SIZE       a GZIDX point every SIZE plain bytes (at least 32K); a
+                        32 KiB window each. Default: every 16M and 3200K of
+                        FILE.gz apart at least, an index within 1% of FILE.gz.
+                        A number alone still counts KiB, with a warning:
+                        write 64K, not 64
       --strict          build a GZIDX index with zlib (test's verdict; a point
                         at the first deflate block boundary after each span)
       --plan SIZE       write no index: print splits of about SIZE plain bytes

@@ -28,24 +28,48 @@ import Darwin
 /// state and the table, 18 bytes a point. One ``build(from:into:spillDirectory:chunkSize:ignoresTrailingGarbage:inflater:plainBytes:)``
 /// at a time per input and output.
 public struct GzipIndexBuilder: Sendable {
-    /// The plain distance between points that `gzstream index` uses: 16 MiB, so that the index
-    /// stays under 1% of a well-compressed file while a read at any offset decodes at most
-    /// 16 MiB before it. Measured on gzip -6 of the 256 MiB bench corpus (71,457,357 bytes):
-    /// 16 points, 491,843 bytes (0.69%); 12 MiB gave 0.96%, 8 MiB 1.42%.
+    /// The plain distance between points that `gzstream index` uses by default: 16 MiB, so that
+    /// a read at any offset decodes at most about 16 MiB before it where the data compresses
+    /// less than about 5:1 (beyond, ``defaultCompressedSpan`` spaces the points). Measured on
+    /// gzip -6 of the 256 MiB bench corpus (71,457,357 bytes): 16 points, 491,843 bytes (0.69%);
+    /// 12 MiB gave 0.96%, 8 MiB 1.42%.
     public static let defaultSpan = 16 << 20
+    /// The compressed distance below which the default spacing puts no window after a point:
+    /// 3,276,800 bytes, 100 windows of 32 KiB, so that the windows take at most 1% of the gzip
+    /// file whatever its compression ratio.
+    public static let defaultCompressedSpan = 100 * Int(GzipIndex.defaultWindowSize)
     /// The smallest span: the window size, below which indexed_gzip refuses the index.
     public static let minimumSpan = Int(GzipIndex.defaultWindowSize)
 
     /// The plain bytes between one point and the next boundary that may become a point.
     public let span: Int
+    /// The compressed bytes after a point before which no boundary becomes a point with a
+    /// window; 0 for none.
+    public let compressedSpan: Int
 
-    /// A builder that puts a point about every `span` plain bytes.
-    /// - Parameter span: The plain distance in bytes between points,
-    ///   `minimumSpan...UInt32.max` (the GZIDX header stores it in 4 bytes); default ``defaultSpan``.
-    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a span out of range.
-    public init(span: Int = defaultSpan) throws(ByteStreamError) {
+    /// A builder with the default spacing: a point about every ``defaultSpan`` plain bytes,
+    /// each window at least ``defaultCompressedSpan`` compressed bytes after the point before
+    /// it, so that the index stays within about 1% of the gzip file on any data.
+    public init() {
+        span = Self.defaultSpan
+        compressedSpan = Self.defaultCompressedSpan
+    }
+
+    /// A builder that puts a point about every `span` plain bytes, and a window no nearer than
+    /// `compressedSpan` compressed bytes to the point before it.
+    /// - Parameters:
+    ///   - span: The plain distance in bytes between points, `minimumSpan...UInt32.max` (the
+    ///     GZIDX header stores it in 4 bytes).
+    ///   - compressedSpan: `0...UInt32.max`; default 0: a point every `span` plain bytes
+    ///     whatever they compress to, so that the index (32 KiB a point) grows with the ratio.
+    /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a span
+    ///   or compressed span out of range.
+    public init(span: Int, compressedSpan: Int = 0) throws(ByteStreamError) {
         try requireArgument(span, in: Self.minimumSpan...Int(UInt32.max), "span", operation: "create GzipIndexBuilder")
+        try requireArgument(compressedSpan, in: 0...Int(UInt32.max), "compressedSpan",
+                            operation: "create GzipIndexBuilder")
         self.span = span
+        self.compressedSpan = compressedSpan
     }
 
     /// What ``build(from:into:spillDirectory:chunkSize:ignoresTrailingGarbage:inflater:plainBytes:)`` found and wrote.
@@ -107,7 +131,8 @@ public struct GzipIndexBuilder: Sendable {
                       inflater: GzipInputStream.Inflater = .isal,
                       plainBytes: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> Summary {
         try requireArgument(chunkSize, in: ByteStream.chunkSizes, "chunkSize", operation: "build gzip index")
-        let recorder = try GzipIndexRecorder(span: span, spillDirectory: spillDirectory)
+        let recorder = try GzipIndexRecorder(span: span, compressedSpan: compressedSpan,
+                                             spillDirectory: spillDirectory)
         let stream = try GzipInputStream(wrapping: input, chunkSize: chunkSize,
                                          trailingGarbage: ignoresTrailingGarbage ? .ignore : .fail,
                                          inflater: inflater, closesInnerStream: false, indexRecorder: recorder)

@@ -16,9 +16,19 @@ import Darwin
 ///   window (what indexed_gzip and rapidgzip need to read the bytes before the next point);
 /// - then one at a deflate block boundary (RFC 1951 §3.2.3) soon after every ``span`` plain
 ///   bytes since the last point, with the 32 KiB of plain data before it (zeros before the
-///   start of the data) and its bit offset (zran's `bits`). A later member's start, where the
-///   deflate data refers to nothing before it, becomes a byte-aligned point without window once
-///   ``span`` bytes have passed.
+///   start of the data) and its bit offset (zran's `bits`), provided the boundary is also at
+///   least ``compressedSpan`` compressed bytes after the last point. A later member's start,
+///   where the deflate data refers to nothing before it, becomes a byte-aligned point without
+///   window once ``span`` bytes have passed.
+///
+/// The compressed floor bounds the index's size by the file's: a window is 32 KiB of plain
+/// data whatever the compression ratio, so on data that compresses 6:1 points every 16 MiB
+/// cost more than 1% of the gzip file, and on data that compresses 100:1 far more. With
+/// ``GzipIndexBuilder/defaultCompressedSpan`` (100 windows) the windows take at most 1% of the
+/// compressed bytes. A boundary found after ``span`` but before the floor does not become a
+/// point: the next search begins where the plain bytes since the last point, at the ratio
+/// they compressed at, put the floor (at least 32 KiB and at most one ``span`` on), so that
+/// where a search begins depends on the data alone, as it does without the floor.
 ///
 /// zlib (``GzipInputStream/Inflater/zlib``) stops at the first boundary after the span
 /// (`Z_BLOCK`). ISA-L decodes across blocks, so once the span has passed it takes its input
@@ -46,6 +56,9 @@ public final class GzipIndexRecorder {
 
     /// The plain distance in bytes between one point and the next boundary that may become one.
     public let span: Int
+    /// The compressed distance in bytes from one point below which a boundary does not become a
+    /// point with a window; 0 for none.
+    public let compressedSpan: Int
 
     private let spill: WindowSpillFile
     /// The last `windowSize` plain bytes once a point is near, the oldest at `ringEnd`.
@@ -57,6 +70,8 @@ public final class GzipIndexRecorder {
     private var windowCount = 0
     /// The plain offset from which a boundary becomes a point.
     private var nextPointAt: Int64 = 0
+    /// The last point's compressed and plain offsets, from which the floor is measured.
+    private var lastPoint: (position: Int64, plainOffset: Int64) = (0, 0)
     /// Where the current search began in the compressed input, while one goes on.
     private var seekStart: Int64?
     /// A later member's first deflate byte, which becomes a point once the member gives a byte.
@@ -69,19 +84,36 @@ public final class GzipIndexRecorder {
     /// Where the line table is counted instead, when the bytes are written on another thread.
     private var linesCountedBy: GzipTrailerChecks?
 
-    /// A recorder that puts a point about every `span` plain bytes, its windows' temporary file
-    /// in `spillDirectory`.
+    /// A recorder with the default spacing (``GzipIndexBuilder/defaultSpan`` plain bytes and
+    /// ``GzipIndexBuilder/defaultCompressedSpan`` compressed bytes), its windows' temporary file
+    /// in `spillDirectory`: the index stays within about 1% of the gzip file.
+    /// - Parameter spillDirectory: An open directory descriptor (the caller keeps owning it) in
+    ///   which the windows' unnamed temporary file is made; `nil` for `$TMPDIR`, else `/tmp`.
+    /// - Throws: ``ByteStreamError`` when the temporary file cannot be made.
+    public convenience init(spillDirectory: Int32? = nil) throws {
+        try self.init(span: GzipIndexBuilder.defaultSpan, compressedSpan: GzipIndexBuilder.defaultCompressedSpan,
+                      spillDirectory: spillDirectory)
+    }
+
+    /// A recorder that puts a point about every `span` plain bytes, and a window no nearer than
+    /// `compressedSpan` compressed bytes to the point before it, its windows' temporary file in
+    /// `spillDirectory`.
     /// - Parameters:
     ///   - span: `GzipIndexBuilder.minimumSpan...UInt32.max` (the GZIDX header stores it in 4
-    ///     bytes); default ``GzipIndexBuilder/defaultSpan``.
+    ///     bytes).
+    ///   - compressedSpan: `0...UInt32.max`; default 0, points every `span` plain bytes
+    ///     whatever they compress to (the index then grows with the compression ratio).
     ///   - spillDirectory: An open directory descriptor (the caller keeps owning it) in which
     ///     the windows' unnamed temporary file is made; `nil` for `$TMPDIR`, else `/tmp`.
     /// - Throws: ``ByteStreamError/Code-swift.enum/invalidArgument(name:message:)`` for a span
     ///   out of range; ``ByteStreamError`` when the temporary file cannot be made.
-    public init(span: Int = GzipIndexBuilder.defaultSpan, spillDirectory: Int32? = nil) throws {
+    public init(span: Int, compressedSpan: Int = 0, spillDirectory: Int32? = nil) throws {
         try requireArgument(span, in: GzipIndexBuilder.minimumSpan...Int(UInt32.max), "span",
                             operation: "create GzipIndexRecorder")
+        try requireArgument(compressedSpan, in: 0...Int(UInt32.max), "compressedSpan",
+                            operation: "create GzipIndexRecorder")
         self.span = span
+        self.compressedSpan = compressedSpan
         if let spillDirectory {
             spill = try WindowSpillFile(in: spillDirectory)
         } else {
@@ -165,9 +197,28 @@ public final class GzipIndexRecorder {
             keep(bytes, count: count)
         }
         if let boundary, plainEnd >= nextPointAt {
+            let compressed = boundary.position - lastPoint.position
+            guard compressed >= Int64(compressedSpan) else {
+                nextPointAt = plainEnd + plainBytesToFloor(compressed: compressed, plain: plainEnd - lastPoint.plainOffset)
+                seekStart = nil
+                return
+            }
             addPoint(compressedOffset: boundary.position, bits: UInt8(boundary.bits), plainOffset: plainEnd, windowed: true)
             try spill.append(window())
         }
+    }
+
+    /// The plain bytes after a boundary `compressed` and `plain` bytes past the last point
+    /// that, at the ratio of those bytes, bring the compressed distance to ``compressedSpan``:
+    /// at least one window (32 KiB, so that data that compresses better after the boundary
+    /// costs few more searches), at most one ``span``, so that data that compresses worse
+    /// after it does not carry the point far past the floor (about 1 ms of decoding a search
+    /// with ISA-L, one `Z_BLOCK` stop with zlib).
+    private func plainBytesToFloor(compressed: Int64, plain: Int64) -> Int64 {
+        guard compressed > 0 else { return Int64(Self.windowSize) }
+        let estimate = (Int64(compressedSpan) - compressed).multipliedReportingOverflow(by: plain)
+        let bytes = estimate.overflow ? Int64(span) : estimate.partialValue / compressed
+        return min(max(bytes, Int64(Self.windowSize)), Int64(span))
     }
 
     /// The stream met the end of its input after its last member and what follows it.
@@ -245,6 +296,7 @@ public final class GzipIndexRecorder {
         pointCount += 1
         if windowed { windowCount += 1 }
         nextPointAt = plainOffset + Int64(span)
+        lastPoint = (compressedOffset, plainOffset)
         seekStart = nil
     }
 
