@@ -82,7 +82,8 @@ def test_a_plans_splits_concatenate_to_the_file(gzstream, edge_files, name, spli
         for split, following in zip(plan.splits, plan.splits[1:]):
             assert split.offset + split.length == following.offset
         assert sum(split.length for split in plan.splits) == len(data)
-    joined = b"".join(bytes(chunk) for split in plan.splits for chunk in cli.read_split(gzstream, split, chunk_size=4096, threads=threads))
+    joined = b"".join(bytes(chunk) for split in plan.splits
+                      for chunk in cli.read_split(gzstream, split, chunk_size=4096, threads=threads))
     assert joined == data
 
 

@@ -194,8 +194,9 @@ def read_split(binary: str, split: Split, chunk_size: int = READ_CHUNK_SIZE,
                threads: Optional[int] = None) -> Iterator[memoryview]:
     """Runs unpack for one split and yields its output in chunks that hold whole lines only.
 
-    - Parameters: threads: as :func:`split_arguments` takes it. chunk_size: bytes gathered before a chunk is cut at its last ``\\n``; a line
-      longer than that grows the buffer until the line fits.
+    - Parameters: chunk_size: bytes gathered before a chunk is cut at its last ``\\n``; a line
+      longer than that grows the buffer until the line fits. threads: ``-p``, as
+      :func:`split_arguments` takes it.
     - Returns: an iterator of views; each view is valid only until the next one is asked for
       (the buffer is reused), so the caller copies what it keeps. Every chunk but the last ends
       in ``\\n``; the last may lack it (a final line without a newline).
