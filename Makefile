@@ -109,9 +109,10 @@ test-venv:
 # integrations/spark-jvm, and their tests in a local Spark: pyspark 4.0.1 with pyarrow, numpy
 # and pytest (SPARK_PYPI_PACKAGES, pinned) and the Python package itself (pip install -e) in
 # SPARK_VENV, a virtual environment of its own. The first install downloads about 450 MB (3.5
-# minutes here); later runs install nothing and need no network. The 86 tests (those through
-# Spark run once per source) take 5.3 minutes on the 2-core development machine under a load
-# average of about 10, most of it in the Python source's reads. Skipped with exit 0, saying
+# minutes here); later runs install nothing and need no network. The 130 tests (those through
+# Spark run once per source) take 1.7 minutes on the 2-core development machine with a release
+# gzstream under a load average of about 8 (86 of them took 5.3 minutes with a debug build
+# under about 10), most of it in the Python source's reads. Skipped with exit 0, saying
 # why, without Java 17 or later (Spark 4's minimum) or when the packages cannot be installed
 # (offline); without javac 17 or later the JVM source is left out, saying so. The tests run
 # GZSTREAM, by default this checkout's debug build.

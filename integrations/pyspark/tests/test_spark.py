@@ -164,6 +164,9 @@ def test_options_are_checked_on_the_driver(spark, source, tmp_path):
     path = write_gzip(tmp_path / "a.gz", b"a\n")
     with pytest.raises(Exception, match="splitSize"):
         spark.read.format(source).option("splitSize", "lots").load(path).rdd.getNumPartitions()
+    for threads in ("0", "257", "lots"):
+        with pytest.raises(Exception, match="threads takes a whole number from 1 to 256"):
+            spark.read.format(source).option("threads", threads).load(path).rdd.getNumPartitions()
 
 
 def test_a_corrupt_span_fails_its_task_with_gzstreams_message(spark, source, gzstream, tmp_path):
@@ -189,6 +192,37 @@ def test_a_corrupt_span_fails_its_task_with_gzstreams_message(spark, source, gzs
     with pytest.raises(Exception) as raised:
         _spark_checksum(frame)
     assert any(message in str(raised.value) for message in messages), str(raised.value)[:2000]
+
+
+def _recording_gzstream(folder, gzstream: str):
+    """A script that appends its arguments to a log, one run a line, and then becomes gzstream
+    (exec); returns (the script, the log)."""
+    log = folder / "runs"
+    wrapper = folder / "gzstream-recording"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{gzstream}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return wrapper, log
+
+
+def test_each_tasks_gzstream_decodes_on_the_tasks_cores_or_the_threads_option(spark, source, gzstream, tmp_path):
+    # The session is local[2] with spark.task.cpus unset (1): each task gets one core, so each
+    # task's gzstream gets -p 1, not every core of the machine; the threads option overrides.
+    assert spark.sparkContext.getConf().get("spark.task.cpus", "1") == "1"
+    data = log_lines(300_000, seed=13)
+    path = write_gzip(tmp_path / "threads.gz", data)
+    make_index(gzstream, path)
+    wrapper, log = _recording_gzstream(tmp_path, gzstream)
+    for threads, expected in ((None, "1"), ("3", "3")):
+        log.write_text("")
+        frame = spark.read.format(source).option("splitSize", "64k").option("gzstream", str(wrapper))
+        if threads is not None:
+            frame = frame.option("threads", threads)
+        frame = frame.load(path)
+        assert _spark_checksum(frame) == _line_checksum(data)
+        unpacks = [line.split() for line in log.read_text().splitlines() if line.split()[0] == "unpack"]
+        assert len(unpacks) == frame.rdd.getNumPartitions() > 1
+        for arguments in unpacks:
+            assert arguments[:3] == ["unpack", "-c", "-p"] and arguments[3] == expected, arguments
 
 
 def test_the_jvm_source_kills_and_reaps_gzstream_when_a_limit_is_met(spark, spark_jar, gzstream, big_file, tmp_path):

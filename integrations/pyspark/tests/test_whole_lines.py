@@ -63,9 +63,11 @@ def test_every_one_byte_split(gzstream, edge_files, name):
     assert b"".join(outputs) == data
 
 
+# threads: None is gzstream's default (every core), 1 what the sources pass a task of one core.
+@pytest.mark.parametrize("threads", [None, 1])
 @pytest.mark.parametrize("split_size", [1, 40_000, 100_000, 1 << 30])
 @pytest.mark.parametrize("name", list(EDGE_FILES))
-def test_a_plans_splits_concatenate_to_the_file(gzstream, edge_files, name, split_size):
+def test_a_plans_splits_concatenate_to_the_file(gzstream, edge_files, name, split_size, threads):
     data, paths = edge_files[name]
     plan = cli.plan_file(gzstream, paths["indexed"], split_size)
     assert plan.warning is None
@@ -80,7 +82,8 @@ def test_a_plans_splits_concatenate_to_the_file(gzstream, edge_files, name, spli
         for split, following in zip(plan.splits, plan.splits[1:]):
             assert split.offset + split.length == following.offset
         assert sum(split.length for split in plan.splits) == len(data)
-    joined = b"".join(bytes(chunk) for split in plan.splits for chunk in cli.read_split(gzstream, split, chunk_size=4096))
+    joined = b"".join(bytes(chunk) for split in plan.splits
+                      for chunk in cli.read_split(gzstream, split, chunk_size=4096, threads=threads))
     assert joined == data
 
 
@@ -98,3 +101,22 @@ def test_whole_line_chunks_cut_at_newlines_and_grow_for_a_long_line():
     chunks = [bytes(chunk) for chunk in cli.whole_line_chunks(io.BytesIO(data).readinto, 16)]
     assert b"".join(chunks) == data
     assert all(chunk.endswith(b"\n") for chunk in chunks[:-1])
+
+
+def test_split_arguments_give_p_only_when_threads_are_given():
+    split = cli.Split("/data/-x.gz", 1024, 4096, "/data/-x.gz.gzidx")
+    tail = ["--offset", "1024", "--length", "4096", "--whole-lines", "--index", "/data/-x.gz.gzidx", "--", "/data/-x.gz"]
+    assert cli.split_arguments("gz", split, threads=3) == ["gz", "unpack", "-c", "-p", "3"] + tail
+    assert cli.split_arguments("gz", split) == ["gz", "unpack", "-c"] + tail
+    assert cli.split_arguments("gz", cli.Split("f.gz", 0, None, None), threads=1) == \
+        ["gz", "unpack", "-c", "-p", "1", "--offset", "0", "--whole-lines", "--", "f.gz"]
+
+
+def test_threads_option_and_its_default_outside_a_task():
+    assert [cli.parse_threads(text) for text in ("1", " 16 ", "256")] == [1, 16, 256]
+    for text in ("0", "257", "-1", "2.5", "lots", ""):
+        with pytest.raises(ValueError, match="threads takes a whole number from 1 to 256"):
+            cli.parse_threads(text)
+    # The option wins; without it, outside a Spark task there are no task cores to follow.
+    assert cli.task_threads(4) == 4
+    assert cli.task_threads(None) is None

@@ -6,9 +6,10 @@ Two commands are used, and nothing else of gzstream:
   starting at an access point of its index, about SIZE plain bytes each. The CLI checks the index
   against the file (stale, foreign, or writable by another user) and fails with one line on
   stderr; that line becomes a :class:`GzstreamError` here, raised while Spark plans the query.
-- ``gzstream unpack -c --offset N [--length M] --whole-lines [--index PATH] FILE.gz`` on an
-  executor: the lines that start in plain bytes [N, N+M) (Hadoop's LineRecordReader rule), so
-  that the splits of one plan, read one after the other, give every line of the file once.
+- ``gzstream unpack -c -p T --offset N [--length M] --whole-lines [--index PATH] FILE.gz`` on
+  an executor: the lines that start in plain bytes [N, N+M) (Hadoop's LineRecordReader rule), so
+  that the splits of one plan, read one after the other, give every line of the file once,
+  decoded on T threads (the task's cores; see :func:`task_threads`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 _SIZE_SUFFIXES = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
+#: The thread counts ``gzstream unpack -p`` accepts.
+MIN_THREADS = 1
+MAX_THREADS = 256
+
 
 class GzstreamError(RuntimeError):
     """gzstream failed, or could not be run; the message is gzstream's own line on stderr."""
@@ -54,6 +59,43 @@ def parse_size(text: str) -> int:
     if size < 1:
         raise ValueError(f"splitSize must be at least 1 byte, not {text!r}")
     return size
+
+
+def parse_threads(text: str) -> int:
+    """Reads the ``threads`` option: how many threads each task's gzstream decodes on.
+
+    - Parameters: text: a whole number, ``"1"`` to ``"256"`` (the range ``gzstream unpack -p``
+      takes).
+    - Returns: the number.
+    - Raises: ValueError naming the text when it is not such a number.
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*", str(text))
+    if not match or not MIN_THREADS <= int(match.group(1)) <= MAX_THREADS:
+        raise ValueError(f"threads takes a whole number from {MIN_THREADS} to {MAX_THREADS}, not {text!r}")
+    return int(match.group(1))
+
+
+def task_threads(option: Optional[int]) -> Optional[int]:
+    """The threads one task's gzstream decodes on: ``option`` when set, else the task's cores.
+
+    Spark gives each task ``spark.task.cpus`` cores (1 by default) and runs as many tasks at
+    once as an executor has cores for; a gzstream left to its own default would decode on
+    every core of the machine in each of them (16 task slots, 16 x 16 threads).
+
+    - Parameters: option: the parsed ``threads`` option, or None.
+    - Returns: ``option``; else ``TaskContext.get().cpus()`` (at most 256) when called in a
+      Spark task; else None (outside a task: gzstream's own default, every core).
+    """
+    if option is not None:
+        return option
+    try:
+        from pyspark import TaskContext
+    except ImportError:
+        return None
+    context = TaskContext.get()
+    if context is None:
+        return None
+    return max(MIN_THREADS, min(MAX_THREADS, context.cpus()))
 
 
 def resolve_binary(option: Optional[str]) -> str:
@@ -129,9 +171,16 @@ def plan_file(binary: str, path: str, split_size: int) -> FilePlan:
     return FilePlan(path, plan.get("plainSize"), splits, plan.get("warning"))
 
 
-def split_arguments(binary: str, split: Split) -> list:
-    """The unpack command line that writes one split's whole lines to stdout."""
-    arguments = [binary, "unpack", "-c", "--offset", str(split.offset)]
+def split_arguments(binary: str, split: Split, threads: Optional[int] = None) -> list:
+    """The unpack command line that writes one split's whole lines to stdout.
+
+    - Parameters: threads: ``-p``, the threads gzstream decodes the split's spans on; None
+      leaves it out (gzstream's default: every core).
+    """
+    arguments = [binary, "unpack", "-c"]
+    if threads is not None:
+        arguments += ["-p", str(threads)]
+    arguments += ["--offset", str(split.offset)]
     if split.length is not None:
         arguments += ["--length", str(split.length)]
     arguments.append("--whole-lines")
@@ -141,11 +190,13 @@ def split_arguments(binary: str, split: Split) -> list:
     return arguments + ["--", split.file]
 
 
-def read_split(binary: str, split: Split, chunk_size: int = READ_CHUNK_SIZE) -> Iterator[memoryview]:
+def read_split(binary: str, split: Split, chunk_size: int = READ_CHUNK_SIZE,
+               threads: Optional[int] = None) -> Iterator[memoryview]:
     """Runs unpack for one split and yields its output in chunks that hold whole lines only.
 
     - Parameters: chunk_size: bytes gathered before a chunk is cut at its last ``\\n``; a line
-      longer than that grows the buffer until the line fits.
+      longer than that grows the buffer until the line fits. threads: ``-p``, as
+      :func:`split_arguments` takes it.
     - Returns: an iterator of views; each view is valid only until the next one is asked for
       (the buffer is reused), so the caller copies what it keeps. Every chunk but the last ends
       in ``\\n``; the last may lack it (a final line without a newline).
@@ -157,7 +208,7 @@ def read_split(binary: str, split: Split, chunk_size: int = READ_CHUNK_SIZE) -> 
     with tempfile.TemporaryFile() as errors:
         # stderr to a file, not a pipe: a pipe nobody reads could fill and stall gzstream.
         try:
-            child = subprocess.Popen(split_arguments(binary, split), stdout=subprocess.PIPE,
+            child = subprocess.Popen(split_arguments(binary, split, threads), stdout=subprocess.PIPE,
                                      stderr=errors, bufsize=0)
         except OSError as error:
             raise GzstreamError(f"could not run {binary}: {error}") from error

@@ -10,8 +10,8 @@ Where each part runs:
 - ``reader()`` and ``partitions()``: on the driver, while Spark plans the query. The path is
   expanded here, and ``gzstream index --plan`` is run once per file; a stale or foreign index
   fails the query here, before any task starts.
-- ``read()``: on an executor, one call per split; it runs ``gzstream unpack --whole-lines`` and
-  turns its stdout into Arrow batches (see :mod:`gzstream_spark.lines`).
+- ``read()``: on an executor, one call per split; it runs ``gzstream unpack --whole-lines`` on
+  the task's cores and turns its stdout into Arrow batches (see :mod:`gzstream_spark.lines`).
 
 Options:
 
@@ -21,6 +21,9 @@ Options:
   :func:`gzstream_spark.cli.parse_size`).
 - ``gzstream``: the executable, resolved on each machine; by default ``$GZSTREAM`` there, else
   ``gzstream`` on its PATH.
+- ``threads``: the threads each task's gzstream decodes on, 1 to 256; by default the cores Spark
+  gives a task (``spark.task.cpus``, 1 unless set), as Spark runs one task per that many cores
+  (see :func:`gzstream_spark.cli.task_threads`).
 - ``rowFormat``: ``arrow`` (the default) or ``tuples``, one Python tuple per line; the latter is
   slower and exists only so that bench.py can show by how much.
 """
@@ -87,6 +90,8 @@ class GzipIndexReader(DataSourceReader):
         self.files = expand_path(path)
         self.split_size = cli.parse_size(options.get("splitSize", DEFAULT_SPLIT_SIZE))
         self.gzstream = options.get("gzstream")
+        threads = options.get("threads")
+        self.threads = None if threads is None else cli.parse_threads(threads)
         self.row_format = options.get("rowFormat", "arrow").lower()
         if self.row_format not in ("arrow", "tuples"):
             raise ValueError(f"rowFormat is arrow or tuples, not {self.row_format!r}")
@@ -114,7 +119,8 @@ class GzipIndexReader(DataSourceReader):
         cannot be read (corrupt data, a file or index changed since planning).
         """
         binary = cli.resolve_binary(self.gzstream)
-        for chunk in cli.read_split(binary, partition.split):
+        threads = cli.task_threads(self.threads)
+        for chunk in cli.read_split(binary, partition.split, threads=threads):
             if self.row_format == "tuples":
                 yield from lines_tuples(chunk)
             else:

@@ -27,7 +27,8 @@ final class GzipLinesScan implements Scan, Batch {
 
     @Override
     public String description() {
-        return GzipLinesSource.NAME + " [" + String.join(", ", options.paths()) + "] splitSize=" + options.splitSize();
+        return GzipLinesSource.NAME + " [" + String.join(", ", options.paths()) + "] splitSize=" + options.splitSize()
+            + (options.threads() == null ? "" : " threads=" + options.threads());
     }
 
     @Override
@@ -58,6 +59,6 @@ final class GzipLinesScan implements Scan, Batch {
 
     @Override
     public PartitionReaderFactory createReaderFactory() {
-        return new WholeLinesReaderFactory(options.gzstream());
+        return new WholeLinesReaderFactory(options.gzstream(), options.threads());
     }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.spark.TaskContext;
 
 /**
  * The gzstream command line, as the data source runs it: two commands and nothing else of
@@ -20,9 +21,10 @@ import java.util.regex.Pattern;
  *       each starting at an access point of its index, about SIZE plain bytes each, after
  *       gzstream has checked the index against the file (stale, foreign, or writable by another
  *       user: one line on standard error and a non-zero exit).
- *   <li>{@code gzstream unpack -c --offset N [--length M] --whole-lines [--index PATH] -- FILE} in
- *       a task: the lines that start in plain bytes [N, N+M), Hadoop's LineRecordReader rule, so
- *       that the splits of one plan, read one after the other, give every line once.
+ *   <li>{@code gzstream unpack -c -p T --offset N [--length M] --whole-lines [--index PATH] -- FILE}
+ *       in a task: the lines that start in plain bytes [N, N+M), Hadoop's LineRecordReader rule,
+ *       so that the splits of one plan, read one after the other, give every line once, decoded
+ *       on T threads (the task's cores; see {@link #taskThreads}).
  * </ul>
  *
  * <p>Stateless; every method is safe to call from any thread.
@@ -31,6 +33,11 @@ final class Gzstream {
     private Gzstream() {}
 
     private static final Pattern SIZE = Pattern.compile("\\s*(\\d+)\\s*([kKmMgGtT]?)\\s*");
+    private static final Pattern WHOLE_NUMBER = Pattern.compile("\\s*(\\d{1,9})\\s*");
+
+    /** The thread counts {@code gzstream unpack -p} accepts. */
+    static final int MIN_THREADS = 1;
+    static final int MAX_THREADS = 256;
 
     /**
      * Reads a byte count as gzstream's CLI and the Python source do: digits with an optional
@@ -68,6 +75,45 @@ final class Gzstream {
             throw new IllegalArgumentException("splitSize must be at least 1 byte, not '" + text + "'");
         }
         return size;
+    }
+
+    /**
+     * Reads the {@code threads} option, as the Python source does: how many threads each task's
+     * gzstream decodes on, a whole number from 1 to 256 (the range {@code gzstream unpack -p}
+     * takes).
+     *
+     * @throws IllegalArgumentException naming the text when it is not such a number
+     */
+    static int parseThreads(String text) {
+        Matcher match = WHOLE_NUMBER.matcher(String.valueOf(text));
+        int threads = match.matches() ? Integer.parseInt(match.group(1)) : 0;
+        if (threads < MIN_THREADS || threads > MAX_THREADS) {
+            throw new IllegalArgumentException(
+                "threads takes a whole number from " + MIN_THREADS + " to " + MAX_THREADS + ", not '" + text + "'");
+        }
+        return threads;
+    }
+
+    /**
+     * The threads one task's gzstream decodes on: {@code option} when set, else the cores Spark
+     * gave the task ({@code TaskContext.cpus()}, that is {@code spark.task.cpus}, 1 by default;
+     * at most 256). Spark runs as many tasks at once as an executor has cores for them, so a
+     * gzstream left to its own default would decode on every core of the machine in each task
+     * (16 task slots, 16 × 16 threads).
+     *
+     * @param option the {@code threads} option, or {@code null}
+     * @return the count, or {@code null} outside a Spark task without the option (then
+     *     {@code -p} is left out: gzstream's default, every core)
+     */
+    static Integer taskThreads(Integer option) {
+        if (option != null) {
+            return option;
+        }
+        TaskContext context = TaskContext.get();
+        if (context == null) {
+            return null;
+        }
+        return Math.max(MIN_THREADS, Math.min(MAX_THREADS, context.cpus()));
     }
 
     /**
@@ -116,9 +162,20 @@ final class Gzstream {
         return List.of(binary, "index", "--plan", Long.toString(splitSize), "--json", "--", file);
     }
 
-    /** The unpack command line that writes one split's whole lines to standard output. */
-    static List<String> unpackArguments(String binary, GzipSplit split) {
-        List<String> arguments = new ArrayList<>(List.of(binary, "unpack", "-c", "--offset", Long.toString(split.offset())));
+    /**
+     * The unpack command line that writes one split's whole lines to standard output.
+     *
+     * @param threads {@code -p}, the threads gzstream decodes the split's spans on, or
+     *     {@code null} to leave it out (gzstream's default: every core)
+     */
+    static List<String> unpackArguments(String binary, GzipSplit split, Integer threads) {
+        List<String> arguments = new ArrayList<>(List.of(binary, "unpack", "-c"));
+        if (threads != null) {
+            arguments.add("-p");
+            arguments.add(threads.toString());
+        }
+        arguments.add("--offset");
+        arguments.add(Long.toString(split.offset()));
         if (split.length() >= 0) {
             arguments.add("--length");
             arguments.add(Long.toString(split.length()));

@@ -8,20 +8,24 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * The options of one read, checked: the paths {@code load} was given, {@code splitSize} in
- * bytes, and the {@code gzstream} option as given (resolved later on each machine). Immutable.
+ * bytes, the {@code gzstream} option as given (resolved later on each machine), and
+ * {@code threads}. Immutable.
  *
  * @param paths one or more paths, globs or directories, as given
  * @param splitSize plain bytes per split, at least 1
  * @param gzstream the {@code gzstream} option, or {@code null}
+ * @param threads the threads each task's gzstream decodes on, 1 to 256, or {@code null} for the
+ *     task's cores ({@link Gzstream#taskThreads})
  */
-record ReadOptions(List<String> paths, long splitSize, String gzstream) {
+record ReadOptions(List<String> paths, long splitSize, String gzstream, Integer threads) {
     static final String DEFAULT_SPLIT_SIZE = "128m";
 
     /**
      * Reads {@code path} (one {@code load} argument) or {@code paths} (Spark's JSON array for
-     * several), {@code splitSize} and {@code gzstream}.
+     * several), {@code splitSize}, {@code gzstream} and {@code threads}.
      *
-     * @throws IllegalArgumentException when no path is given or splitSize is not a size
+     * @throws IllegalArgumentException when no path is given, splitSize is not a size or threads
+     *     not a whole number from 1 to 256
      */
     static ReadOptions of(CaseInsensitiveStringMap options) {
         List<String> paths;
@@ -45,6 +49,7 @@ record ReadOptions(List<String> paths, long splitSize, String gzstream) {
                 GzipLinesSource.NAME + " needs a path: spark.read.format(\"" + GzipLinesSource.NAME + "\").load(\"logs/*.gz\")");
         }
         long splitSize = Gzstream.parseSize(options.getOrDefault("splitSize", DEFAULT_SPLIT_SIZE));
-        return new ReadOptions(List.copyOf(paths), splitSize, options.get("gzstream"));
+        Integer threads = options.containsKey("threads") ? Gzstream.parseThreads(options.get("threads")) : null;
+        return new ReadOptions(List.copyOf(paths), splitSize, options.get("gzstream"), threads);
     }
 }

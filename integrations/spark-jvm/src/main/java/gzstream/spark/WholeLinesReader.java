@@ -12,8 +12,8 @@ import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * The rows of one split: runs {@code gzstream unpack -c --offset N --length M --whole-lines} as
- * a child process and cuts its standard output into lines, one row each.
+ * The rows of one split: runs {@code gzstream unpack -c -p T --offset N --length M --whole-lines}
+ * as a child process and cuts its standard output into lines, one row each.
  *
  * <p>The line rule is gzstream's {@code --whole-lines} (docs/spark.md): {@code \n} ends a line
  * and is dropped; a {@code \r} before it is a byte of the line and is kept; a final line without
@@ -56,16 +56,17 @@ final class WholeLinesReader implements PartitionReader<InternalRow> {
     private boolean finished;
 
     /**
-     * Starts gzstream for {@code split}.
+     * Starts gzstream for {@code split}, decoding on {@code threads} threads ({@code null}:
+     * gzstream's default).
      *
      * @throws GzstreamException when gzstream cannot be started
      */
-    WholeLinesReader(String binary, GzipSplit split) {
+    WholeLinesReader(String binary, GzipSplit split, Integer threads) {
         this.split = split;
         this.errors = Gzstream.errorFile();
         Process started;
         try {
-            started = Gzstream.start(Gzstream.unpackArguments(binary, split), errors);
+            started = Gzstream.start(Gzstream.unpackArguments(binary, split, threads), errors);
         } catch (RuntimeException error) {
             errors.delete();
             throw error;
