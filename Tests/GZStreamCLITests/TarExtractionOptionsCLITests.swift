@@ -145,4 +145,33 @@ struct TarExtractionOptionsCLITests {
                     + "Try 'gzstream --help' for more information.\n", "\(usage)")
         }
     }
+
+    /// Each tar extraction option refused where it does not apply names itself: gzip mode has
+    /// no tar members (`-d --extract` wrote t.tar and exited 0), and test and list take none.
+    @Test("tar extraction options elsewhere: one usage line naming the option given, nothing written")
+    func optionsRefusedByName() throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeArchive, in: scratch).status == 0)
+            let gzipMode = "applies to extracting tar members (gzstream unpack), not to gzip mode"
+            for (arguments, message) in [
+                (["-d", "--extract", "a.tar.gz"], "--extract \(gzipMode)"),
+                (["-d", "--directory=d", "a.tar.gz"], "--directory \(gzipMode)"),
+                (["-dk", "--links-outside", "a.tar.gz"], "--links-outside \(gzipMode)"),
+                (["-d", "--same-owner", "a.tar.gz"], "--same-owner \(gzipMode)"),
+                (["-d", "--no-same-owner", "a.tar.gz"], "--no-same-owner \(gzipMode)"),
+                (["-t", "--extract", "a.tar.gz"], "--extract \(gzipMode)"),
+                (["test", "--same-owner", "a.tar.gz"], "--same-owner and --no-same-owner apply to unpack"),
+                (["test", "--no-same-owner", "a.tar.gz"], "--same-owner and --no-same-owner apply to unpack"),
+                (["test", "--links-outside", "a.tar.gz"], "--links-outside applies to unpack"),
+                (["test", "--extract", "a.tar.gz"], "--extract applies to unpack"),
+                (["list", "-C", "d", "a.tar.gz"], "-C applies to unpack"),
+                (["list", "--directory", "d", "a.tar.gz"], "-C applies to unpack"),
+            ] {
+                let result = try gzstream(arguments, in: scratch)
+                #expect(result.status == 1 && result.out == ""
+                        && result.err == "gzstream: \(message)\nTry 'gzstream --help' for more information.\n", "\(arguments): \(result)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.work.path).sorted() == ["a.tar.gz", "src"])
+        }
+    }
 }
