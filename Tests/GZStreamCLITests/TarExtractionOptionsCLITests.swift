@@ -174,4 +174,35 @@ struct TarExtractionOptionsCLITests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.work.path).sorted() == ["a.tar.gz", "src"])
         }
     }
+
+    /// Real archives hold members named `*.gz` (`usr/share/doc/PKG/changelog.gz`). After an
+    /// archive such a name is a file to decompress (so that `unpack *.tar.gz` decompresses
+    /// every archive); `-C` makes it a member, and the error says so.
+    @Test("a member named *.gz: taken as a file without -C, with a hint to give -C; extracted with it")
+    func memberNamedGz() throws {
+        try withScratch { scratch in
+            #expect(try shell("""
+                mkdir -p src/usr/share/doc/x && printf 'changes\\n' | gzip -n > src/usr/share/doc/x/changelog.gz \
+                && tar --format=gnu --mtime=@1700000000 -C src -cf - usr | gzip -n > p.tar.gz
+                """, in: scratch).status == 0)
+            let taken = try gzstream(["unpack", "-k", "p.tar.gz", "usr/share/doc/x/changelog.gz"], in: scratch)
+            #expect(taken.status == 1 && taken.out == ""
+                    && taken.err == "gzstream: usr/share/doc/x/changelog.gz: No such file or directory; after a tar archive, a name "
+                    + "with a gzip suffix is a file to decompress: to extract a member so named, give -C "
+                    + "(`gzstream unpack -C . p.tar.gz MEMBER...`)\n", "\(taken)")
+            let written = try gzstream(["unpack", "-c", "p.tar.gz", "usr/share/doc/x/changelog.gz"], in: scratch)
+            #expect(written.status == 1
+                    && written.err == "gzstream: usr/share/doc/x/changelog.gz: No such file or directory; after a tar archive, a name "
+                    + "with a gzip suffix is a file to decompress: -c cannot write a member so named; "
+                    + "`gzstream unpack -C . p.tar.gz MEMBER...` extracts it\n", "\(written.err)")
+            #expect(try shell("rm -f p.tar && mkdir out", in: scratch).status == 0)
+            let extracted = try gzstream(["unpack", "-C", "out", "p.tar.gz", "usr/share/doc/x/changelog.gz"], in: scratch)
+            #expect(extracted.status == 0 && extracted.out == "" && extracted.err.hasSuffix("read members directly)\n"), "\(extracted)")
+            #expect(try scratch.read("out/usr/share/doc/x/changelog.gz") == scratch.read("src/usr/share/doc/x/changelog.gz"))
+            // A name that is not there and has no gzip suffix is a member: no hint.
+            let missing = try gzstream(["unpack", "-C", "out", "p.tar.gz", "usr/share/doc/x/changelog"], in: scratch)
+            #expect(missing.status == 1 && missing.errLines.last == "gzstream: p.tar.gz: usr/share/doc/x/changelog: not found in the archive",
+                    "\(missing)")
+        }
+    }
 }
