@@ -51,6 +51,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // The C library's wide-character classes (<wctype.h>), which Swift's Glibc module leaves
+        // out; nothing to link.
+        .systemLibrary(name: "CWideCharacters"),
         .target(name: "ByteStreams"),
         .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate", "CIsal"]),
         // The only module that imports all of Foundation: run loops and Foundation's streams.
@@ -66,7 +69,7 @@ let package = Package(
         // so TarArchives' users do not.
         .target(name: "RatarmountIndexes", dependencies: ["ByteStreams", "GzipStreams", "TarArchives", "CSQLite"]),
         .target(name: "GZStreamCLI", dependencies: ["ByteStreams", "GzipStreams", "SecretStreams", "StreamCache", "TarArchives",
-                                                    "RatarmountIndexes"]),
+                                                    "RatarmountIndexes", "CWideCharacters"]),
         .executableTarget(name: "gzstream", dependencies: ["GZStreamCLI"]),
         // The README's example: a client and server exchanging gzip-compressed messages.
         .executableTarget(name: "MessageExchange", dependencies: ["GzipStreams"], path: "Examples/MessageExchange"),

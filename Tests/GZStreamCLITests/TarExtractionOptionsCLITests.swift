@@ -145,4 +145,64 @@ struct TarExtractionOptionsCLITests {
                     + "Try 'gzstream --help' for more information.\n", "\(usage)")
         }
     }
+
+    /// Each tar extraction option refused where it does not apply names itself: gzip mode has
+    /// no tar members (`-d --extract` wrote t.tar and exited 0), and test and list take none.
+    @Test("tar extraction options elsewhere: one usage line naming the option given, nothing written")
+    func optionsRefusedByName() throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeArchive, in: scratch).status == 0)
+            let gzipMode = "applies to extracting tar members (gzstream unpack), not to gzip mode"
+            for (arguments, message) in [
+                (["-d", "--extract", "a.tar.gz"], "--extract \(gzipMode)"),
+                (["-d", "--directory=d", "a.tar.gz"], "--directory \(gzipMode)"),
+                (["-dk", "--links-outside", "a.tar.gz"], "--links-outside \(gzipMode)"),
+                (["-d", "--same-owner", "a.tar.gz"], "--same-owner \(gzipMode)"),
+                (["-d", "--no-same-owner", "a.tar.gz"], "--no-same-owner \(gzipMode)"),
+                (["-t", "--extract", "a.tar.gz"], "--extract \(gzipMode)"),
+                (["test", "--same-owner", "a.tar.gz"], "--same-owner and --no-same-owner apply to unpack"),
+                (["test", "--no-same-owner", "a.tar.gz"], "--same-owner and --no-same-owner apply to unpack"),
+                (["test", "--links-outside", "a.tar.gz"], "--links-outside applies to unpack"),
+                (["test", "--extract", "a.tar.gz"], "--extract applies to unpack"),
+                (["list", "-C", "d", "a.tar.gz"], "-C applies to unpack"),
+                (["list", "--directory", "d", "a.tar.gz"], "-C applies to unpack"),
+            ] {
+                let result = try gzstream(arguments, in: scratch)
+                #expect(result.status == 1 && result.out == ""
+                        && result.err == "gzstream: \(message)\nTry 'gzstream --help' for more information.\n", "\(arguments): \(result)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.work.path).sorted() == ["a.tar.gz", "src"])
+        }
+    }
+
+    /// Real archives hold members named `*.gz` (`usr/share/doc/PKG/changelog.gz`). After an
+    /// archive such a name is a file to decompress (so that `unpack *.tar.gz` decompresses
+    /// every archive); `-C` makes it a member, and the error says so.
+    @Test("a member named *.gz: taken as a file without -C, with a hint to give -C; extracted with it")
+    func memberNamedGz() throws {
+        try withScratch { scratch in
+            #expect(try shell("""
+                mkdir -p src/usr/share/doc/x && printf 'changes\\n' | gzip -n > src/usr/share/doc/x/changelog.gz \
+                && tar --format=gnu --mtime=@1700000000 -C src -cf - usr | gzip -n > p.tar.gz
+                """, in: scratch).status == 0)
+            let taken = try gzstream(["unpack", "-k", "p.tar.gz", "usr/share/doc/x/changelog.gz"], in: scratch)
+            #expect(taken.status == 1 && taken.out == ""
+                    && taken.err == "gzstream: usr/share/doc/x/changelog.gz: No such file or directory; after a tar archive, a name "
+                    + "with a gzip suffix is a file to decompress: to extract a member so named, give -C "
+                    + "(`gzstream unpack -C . p.tar.gz MEMBER...`)\n", "\(taken)")
+            let written = try gzstream(["unpack", "-c", "p.tar.gz", "usr/share/doc/x/changelog.gz"], in: scratch)
+            #expect(written.status == 1
+                    && written.err == "gzstream: usr/share/doc/x/changelog.gz: No such file or directory; after a tar archive, a name "
+                    + "with a gzip suffix is a file to decompress: -c cannot write a member so named; "
+                    + "`gzstream unpack -C . p.tar.gz MEMBER...` extracts it\n", "\(written.err)")
+            #expect(try shell("rm -f p.tar && mkdir out", in: scratch).status == 0)
+            let extracted = try gzstream(["unpack", "-C", "out", "p.tar.gz", "usr/share/doc/x/changelog.gz"], in: scratch)
+            #expect(extracted.status == 0 && extracted.out == "" && extracted.err.hasSuffix("read members directly)\n"), "\(extracted)")
+            #expect(try scratch.read("out/usr/share/doc/x/changelog.gz") == scratch.read("src/usr/share/doc/x/changelog.gz"))
+            // A name that is not there and has no gzip suffix is a member: no hint.
+            let missing = try gzstream(["unpack", "-C", "out", "p.tar.gz", "usr/share/doc/x/changelog"], in: scratch)
+            #expect(missing.status == 1 && missing.errLines.last == "gzstream: p.tar.gz: usr/share/doc/x/changelog: not found in the archive",
+                    "\(missing)")
+        }
+    }
 }

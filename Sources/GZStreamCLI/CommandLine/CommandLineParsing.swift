@@ -141,13 +141,13 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
                 options.rangeLength = try parseByteCount(try scanner.text(for: "--length"), option: "--length")
                 given.append(.range)
             case "whole-lines": try flag(); options.wholeLines = true; given.append(.wholeLines)
-            case "extract": try flag(); options.extractsArchive = true; given.append(.tarExtraction)
-            case "links-outside": try flag(); options.linksOutside = true; given.append(.tarExtraction)
-            case "same-owner": try flag(); options.sameOwner = true; given.append(.tarExtraction)
-            case "no-same-owner": try flag(); options.sameOwner = false; given.append(.tarExtraction)
+            case "extract": try flag(); options.extractsArchive = true; given.append(.extract)
+            case "links-outside": try flag(); options.linksOutside = true; given.append(.linksOutside)
+            case "same-owner": try flag(); options.sameOwner = true; given.append(.sameOwner)
+            case "no-same-owner": try flag(); options.sameOwner = false; given.append(.sameOwner)
             case "directory":
                 options.extractionDirectory = try pathname(try scanner.value(for: "--directory"))
-                given.append(.tarExtraction)
+                given.append(.directory)
             case "plan":
                 options.plan = try parseByteCount(try scanner.text(for: "--plan"), option: "--plan")
                 given.append(.plan)
@@ -213,7 +213,7 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
             case "S": options.suffix = try parseSuffix(try scanner.value(for: "-S"))
             case "C" where !gzipMode:
                 options.extractionDirectory = try pathname(try scanner.value(for: "-C"))
-                given.append(.tarExtraction)
+                given.append(.directory)
             default: throw scanner.invalidOption(letter)
             }
         }
@@ -238,6 +238,17 @@ func parseCommandLine(_ rawArguments: [[UInt8]], programName: Pathname = "gzstre
     options.keep = removal == false
     if let networkCommand {
         try takeNetworkOperands(&options, for: networkCommand, keepOrRemoveGiven: removal != nil)
+    }
+    // gzip mode has no tar members: unpack's extraction options would be ignored without a word
+    // (`-d --extract t.tar.gz` wrote t.tar).
+    if gzipMode, let key = given.first(where: OptionKey.tarExtraction.contains) {
+        let option = switch key {
+        case .extract: "--extract"
+        case .directory: "--directory"
+        case .linksOutside: "--links-outside"
+        default: options.sameOwner ? "--same-owner" : "--no-same-owner"
+        }
+        throw UsageError(message: "\(option) applies to extracting tar members (gzstream unpack), not to gzip mode")
     }
     try CommandShape(options, network: networkCommand).refuseOptionsNotTaken(given)
     try options.validate(keepOrRemoveGiven: removal != nil)

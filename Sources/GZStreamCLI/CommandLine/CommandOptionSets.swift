@@ -39,8 +39,13 @@ enum OptionKey: Hashable, Sendable {
     case tar
     /// `--mtime`, `--owner`, `--group`, `--numeric-owner` (pack --tar's).
     case tarMetadata
-    /// `--extract` and `-C DIR` (unpack).
-    case tarExtraction
+    /// unpack's tar extraction, one key per option so that a refusal names the one given:
+    /// `--extract`, `-C DIR` (`--directory`), `--links-outside`, `--same-owner` and
+    /// `--no-same-owner`.
+    case extract, directory, linksOutside, sameOwner
+
+    /// The tar extraction options, which gzip mode refuses.
+    static let tarExtraction: Set<OptionKey> = [.extract, .directory, .linksOutside, .sameOwner]
 }
 
 /// The shape of one command line once its command is known: the command, or gzip mode's
@@ -69,14 +74,14 @@ enum CommandShape: Sendable {
                      .tar, .tarMetadata]
         case .bgzfPack: [.stdout, .output, .remove, .bgzf, .writeIndex, .progress, .recursive, .tar, .tarMetadata]
         case .unpack: [.stdout, .output, .remove, .maximumOutput, .strict, .indexPath, .writesIndex, .range, .wholeLines, .lines, .progress,
-                       .recursive, .tarExtraction]
+                       .recursive, .extract, .directory, .linksOutside, .sameOwner]
         case .test: [.maximumOutput, .strict, .indexPath, .writesIndex, .progress, .recursive]
         case .list: [.maximumOutput, .strict, .json, .recursive, .members]
         case .index: [.output, .span, .strict, .plan, .json, .noTar]
         // What the connection excludes (-c, -o, -r, --rm, …) is send's and receive's own rule
         // on the values given (Network.swift), which names them all in one message.
         case .send: Self.pack.takes.subtracting([.tar, .tarMetadata]).union([.timeout, .deadline, .keyFile])
-        case .receive: Self.unpack.takes.subtracting([.lines, .wholeLines, .tarExtraction]).union([.timeout, .deadline, .keyFile])
+        case .receive: Self.unpack.takes.subtracting([.lines, .wholeLines]).subtracting(OptionKey.tarExtraction).union([.timeout, .deadline, .keyFile])
         }
     }
 
@@ -119,7 +124,10 @@ enum CommandShape: Sendable {
         case .keyFile: return "--key-file applies to send, receive and cache"
         case .tar: return "--tar applies to pack"
         case .tarMetadata: return "--mtime, --owner, --group and --numeric-owner apply to pack --tar"
-        case .tarExtraction: return "--extract and -C apply to unpack"
+        case .extract: return "--extract applies to unpack"
+        case .directory: return "-C applies to unpack"
+        case .linksOutside: return "--links-outside applies to unpack"
+        case .sameOwner: return "--same-owner and --no-same-owner apply to unpack"
         }
     }
 
@@ -146,7 +154,7 @@ enum CommandShape: Sendable {
         case .span: 6
         case .engine: 7
         case .rsyncable: 8
-        case .range, .wholeLines, .plan, .lines, .tarExtraction: 9
+        case .range, .wholeLines, .plan, .lines, .extract, .directory, .linksOutside, .sameOwner: 9
         case .progress: 10
         case .json: 11
         case .members, .noTar: 11

@@ -1,12 +1,29 @@
 import ByteStreams
+import CWideCharacters
 import TarArchives
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The C library's `C.UTF-8` locale, made once and never freed (`nil` where the C library has
+/// none), for ``TarMemberFormat/isPrintable(_:)``. `nonisolated(unsafe)`: it is only read
+/// after Swift's once-only initialization, and `iswprint_l` does not change it.
+/// The corresponding C function is `newlocale(3)`.
+nonisolated(unsafe) private let utf8Locale: locale_t? = newlocale(LC_CTYPE_MASK, "C.UTF-8", nil)
 
 /// How `list --members` writes a member: its name as `tar -t` shows it, GNU tar's `tar -tv`
 /// line, or a JSON object.
 enum TarMemberFormat {
-    /// The name's bytes for a terminal, as GNU tar's default `escape` quoting shows them in a
-    /// UTF-8 locale: valid UTF-8 as is, except controls; a control character, DEL, or a byte
-    /// that is not part of valid UTF-8 as `\ooo`, and `\` as `\\`.
+    /// The name's bytes for a terminal, as GNU tar 1.34 shows them with its default quoting
+    /// (gnulib's `quotearg`, `--quoting-style=escape`) in a UTF-8 locale, whatever the locale
+    /// gzstream runs in: `\a`, `\b`, `\t`, `\n`, `\v`, `\f`, `\r` for those controls and
+    /// `\\` for `\`; every other control byte and DEL as `\ooo` (three octal digits); a
+    /// UTF-8 sequence as is when it encodes a character the C library prints (``isPrintable(_:)``),
+    /// else each of its bytes as `\ooo` (C1 controls, U+2028, U+2029, unassigned code points);
+    /// a byte that does not begin a valid UTF-8 sequence (overlong, surrogate, past U+10FFFF,
+    /// cut short) as `\ooo`, and decoding goes on at the next byte, as `mbrtowc(3)` leaves it.
     static func quotedName(_ name: [UInt8]) -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(name.count)
@@ -18,42 +35,64 @@ enum TarMemberFormat {
         while index < name.count {
             let byte = name[index]
             if byte < 0x80 {
-                if byte == UInt8(ascii: "\\") {
-                    result += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-                } else if byte < 0x20 || byte == 0x7f {
-                    octal(byte)
-                } else {
-                    result.append(byte)
+                switch byte {
+                case 0x07: result += [UInt8(ascii: "\\"), UInt8(ascii: "a")]
+                case 0x08: result += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+                case 0x09: result += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case 0x0a: result += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case 0x0b: result += [UInt8(ascii: "\\"), UInt8(ascii: "v")]
+                case 0x0c: result += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+                case 0x0d: result += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case UInt8(ascii: "\\"): result += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case ..<0x20, 0x7f: octal(byte)
+                default: result.append(byte)
                 }
                 index += 1
                 continue
             }
-            let length = validUTF8Length(name, at: index)
-            if length == 0 {
+            guard let (scalar, length) = utf8Scalar(name, at: index) else {
                 octal(byte)
                 index += 1
-            } else {
-                result += name[index..<(index + length)]
-                index += length
+                continue
             }
+            if isPrintable(scalar) {
+                result += name[index..<(index + length)]
+            } else {
+                for byte in name[index..<(index + length)] { octal(byte) }
+            }
+            index += length
         }
         return result
     }
 
-    /// The length of the valid UTF-8 sequence (2 to 4 bytes, not a C1 control) at `index`, or 0.
-    private static func validUTF8Length(_ bytes: [UInt8], at index: Int) -> Int {
+    /// The valid UTF-8 sequence of 2 to 4 bytes at `index` (RFC 3629 §3: shortest form, no
+    /// surrogates, at most U+10FFFF) and its length in bytes, or `nil`.
+    private static func utf8Scalar(_ bytes: [UInt8], at index: Int) -> (Unicode.Scalar, Int)? {
         let first = bytes[index]
-        let length = first >= 0xf0 && first <= 0xf4 ? 4 : first >= 0xe0 ? 3 : first >= 0xc2 && first < 0xe0 ? 2 : 0
-        guard length > 0, index + length <= bytes.count else { return 0 }
-        let sequence = Array(bytes[index..<(index + length)])
-        var iterator = sequence.makeIterator()
+        let length = first >= 0xf0 && first <= 0xf4 ? 4 : first >= 0xe0 && first < 0xf0 ? 3 : first >= 0xc2 && first < 0xe0 ? 2 : 0
+        guard length > 0, index + length <= bytes.count else { return nil }
+        var iterator = bytes[index..<(index + length)].makeIterator()
         var decoder = UTF8()
-        guard case .scalarValue(let scalar) = decoder.decode(&iterator), iterator.next() == nil else { return 0 }
-        return (0x80..<0xa0).contains(scalar.value) ? 0 : length
+        guard case .scalarValue(let scalar) = decoder.decode(&iterator), iterator.next() == nil else { return nil }
+        return (scalar, length)
+    }
+
+    /// Whether GNU tar shows `scalar` as is: the C library's `iswprint` in its `C.UTF-8`
+    /// locale (glibc's table, the one tar itself consults); where that locale cannot be made,
+    /// Swift's Unicode properties, with glibc's rule (not a control, line or paragraph
+    /// separator, surrogate, or unassigned). Thread safety: safe from any thread.
+    /// The corresponding C function is `iswprint_l(3)`.
+    static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+        if let locale = utf8Locale { return iswprint_l(wint_t(scalar.value), locale) != 0 }
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned: return false
+        default: return true
+        }
     }
 
     /// GNU tar's `tar -tv` line (its `print_header`): the type and mode as `ls -l` shows them,
-    /// `owner/group` (names, or IDs when the archive has none) and the size (`major,minor` for
+    /// `owner/group` (names, or IDs when the archive has none; names quoted as ``quotedName(_:)``
+    /// quotes, where tar writes their bytes raw, controls too) and the size (`major,minor` for
     /// a device; a sparse file's full size) right-aligned to `ownerSizeWidth`, which grows to
     /// the widest line yet, the local date and time `YYYY-MM-DD HH:MM`, the name, and
     /// ` -> target` for a symbolic link or ` link to target` for a hard link.

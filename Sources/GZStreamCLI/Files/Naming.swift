@@ -32,7 +32,8 @@ extension Command {
         do {
             lookup = try OpenedInput.openDirectory(of: operand)
         } catch {
-            throw refuseInput(operand, errorText(error))
+            let hint = isSystemError(error, Errno.noSuchFile) ? memberTakenAsFileHint(operand) : nil
+            throw refuseInput(operand, errorText(error) + (hint ?? ""))
         }
         var ownsDirectory = true
         defer { if ownsDirectory { try? SystemCalls.close(lookup.directory, target: operand.description) } }
@@ -71,10 +72,25 @@ extension Command {
                    !info.isRegularFile, !info.isDirectory, !info.isSymbolicLink {
                     try checkKind(info, of: path)
                 }
-                throw refuseInput(path, errorText(error))
+                let hint = isSystemError(error, Errno.noSuchFile) ? memberTakenAsFileHint(operand) : nil
+                throw refuseInput(path, errorText(error) + (hint ?? ""))
             }
         }
         preconditionFailure("the last name tried returns or throws")
+    }
+
+    /// What to say after "No such file or directory" for an operand of unpack that followed a
+    /// tar archive but was taken as a file to decompress, for its gzip suffix
+    /// (``ParsedValues/extractsTarMembers``: `unpack a.tar.gz b.tar.gz` decompresses both), when
+    /// it was meant as a member (`usr/share/doc/x/changelog.gz`): `-C` makes it one (`-c`
+    /// takes no `-C`, so it cannot write one). `nil` elsewhere.
+    func memberTakenAsFileHint(_ operand: Pathname) -> String? {
+        guard case .unpack(let unpack) = options.command, options.gzip == nil, common.files.count > 1,
+              operand != common.files[0], TarExtractionOptions.namesTarArchive(common.files[0]) else { return nil }
+        let command = "`gzstream unpack -C . \(common.files[0]) MEMBER...`"
+        return "; after a tar archive, a name with a gzip suffix is a file to decompress: "
+            + (unpack.output.toStandardOutput ? "-c cannot write a member so named; \(command) extracts it"
+                                              : "to extract a member so named, give -C (\(command))")
     }
 
     /// The suffixes gzip mode tries after NAME when NAME is not there (GNU gzip 1.12's
