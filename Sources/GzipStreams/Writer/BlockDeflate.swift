@@ -19,9 +19,9 @@ import Synchronization
 /// has deflated it, then its deflate output (at most the deflater's bound, about `blockSize`
 /// again, of which only what it wrote is touched), the block being filled, plus one deflater
 /// per thread (zlib's: about 256 KiB; ISA-L's level 2: 324 KiB; libdeflate's: 670 KiB at 6 to
-/// 9, several MiB at 10 to 12). Measured with 1 MiB chunks on 2 threads: 19 to 20 MiB peak
-/// RSS at levels 1 to 9, of which about 10 MiB is the binary and its libraries
-/// (bench/memory.md).
+/// 9, several MiB at 10 to 12). The plain and deflate memory is reused from block to block
+/// (``BlockBuffers``). Measured with 1 MiB chunks on 2 threads: 18 to 19 MiB peak RSS at levels
+/// 1 and 6, of which about 10.5 MiB is the binary and its libraries (bench/memory.md).
 final class BlockDeflate {
     /// One deflated block, ready to write.
     struct Block: Sendable {
