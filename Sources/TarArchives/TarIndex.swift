@@ -197,7 +197,8 @@ public struct TarIndexError: Error, Equatable, Sendable, CustomStringConvertible
         /// Its bytes are inconsistent; `detail` says where.
         case damaged(detail: String)
         /// The archive's header at plain offset `offset` does not say what the index's record
-        /// says about `field` (`"path"`, `"size"`, `"type"`, `"data offset"`, …).
+        /// says about `field` (`"path"`, `"size"`, `"type"`, `"data offset"`, …); `"headers"`:
+        /// no member's headers start there.
         case memberMismatch(offset: Int, field: String)
     }
 
@@ -217,6 +218,10 @@ public struct TarIndexError: Error, Equatable, Sendable, CustomStringConvertible
             + "(its last 8 bytes are zeros, as in every BGZF file)"
         case .tooLarge(let detail): "larger than its archive can need (\(detail))"
         case .damaged(let detail): "damaged member index: \(detail)"
+        case .memberMismatch(let offset, let field) where field == "headers":
+            // Not "has another headers": what is at that byte is no member's headers at all.
+            "the member index does not match the archive: no member's headers start at byte \(offset) "
+                + "(rebuild it with gzstream index -f)"
         case .memberMismatch(let offset, let field):
             "the member index does not match the archive: the header at byte \(offset) has another \(field) "
                 + "(rebuild it with gzstream index -f)"

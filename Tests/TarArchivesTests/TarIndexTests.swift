@@ -153,6 +153,9 @@ struct TarIndexTests {
             shifted.dataOffset += 512
             #expect(indexFailure { _ = try archive.verifiedEntry(shifted) }
                 == TarIndexError(.memberMismatch(offset: shifted.headerOffset, field: "headers")))
+            #expect(TarIndexError(.memberMismatch(offset: shifted.headerOffset, field: "headers")).description
+                == "the member index does not match the archive: no member's headers start at byte \(shifted.headerOffset) "
+                + "(rebuild it with gzstream index -f)")
         }
     }
 
