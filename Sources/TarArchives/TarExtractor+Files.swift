@@ -18,16 +18,29 @@ extension TarExtractor {
         let name = Pathname(bytes: path.name)!
         let shown = displayText(entry.path)
 
-        let (descriptor, temporaryName) = try SystemCalls.createUniqueFile(in: parent, mode: 0o600, target: shown)
-        var isOpen = true
+        var opened: (descriptor: Int32, name: Pathname)?
         var created: FileInfo?
         // Runs after the rename or the removal below: until then a signal handler may need it.
         defer { if created != nil { temporaryFileEnded?() } }
-        do {
-            created = try SystemCalls.info(of: descriptor, target: shown)
-            if let created, let announce = temporaryFileCreated {
-                announce(parent, temporaryName, created.device, created.inode)
+        var failure: (any Error)?
+        try creatingTemporaryFile {
+            let file = try SystemCalls.createUniqueFile(in: parent, mode: 0o600, target: shown)
+            opened = file
+            do {
+                created = try SystemCalls.info(of: file.descriptor, target: shown)
+                if let created, let announce = temporaryFileCreated {
+                    announce(parent, file.name, created.device, created.inode)
+                }
+            } catch {
+                failure = error
             }
+        }
+        guard let (descriptor, temporaryName) = opened else {
+            preconditionFailure("creatingTemporaryFile must run the creation it is given")
+        }
+        var isOpen = true
+        do {
+            if let failure { throw failure }
             try writeContent(of: entry, runs: runs, from: content, to: descriptor, shown: shown)
             try applyAttributes(to: descriptor, of: entry, shown: shown)
             isOpen = false

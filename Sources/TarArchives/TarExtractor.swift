@@ -103,6 +103,11 @@ public final class TarExtractor {
     public var temporaryFileCreated: ((_ directory: Int32, _ name: Pathname, _ device: UInt64, _ inode: UInt64) -> Void)?
     /// Told that the temporary file last announced is gone: renamed into place or removed.
     public var temporaryFileEnded: (() -> Void)?
+    /// Runs the creation of each temporary file and its announcement to
+    /// ``temporaryFileCreated``, so that a program can hold off signals in between (a signal
+    /// delivered as the `openat(2)` that created the file returns would find it not yet
+    /// announced). The default runs them as they are. Called on the extracting thread.
+    public var creatingTemporaryFile: (_ create: () throws -> Void) throws -> Void = { try $0() }
     /// The directories on the path of the last member's directory, held open from the
     /// destination down (members come grouped by directory, so the next member's directory is
     /// mostly this one or a near relative, reached without walking again from the top). Each

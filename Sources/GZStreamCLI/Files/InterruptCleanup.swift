@@ -61,9 +61,35 @@ func registerPendingTemporary(directory: Int32, name: Pathname, device: UInt64, 
         }
         pendingRecords[slot] = record
         pendingStates[slot].store(2, ordering: .sequentiallyConsistent)
+        // A signal handled on another thread (a worker's) while this one went on creating
+        // the file: the handler may have read the slots before this one was complete. Both
+        // sequentially consistent: either the handler sees the record, or this load sees that
+        // it started; then the file is removed here and the signal ends the process.
+        if interruptCleanupStarted.load(ordering: .sequentiallyConsistent) {
+            removeTemporary(pendingRecords[slot])
+            while true { pause() }
+        }
         return slot
     }
     return nil
+}
+
+/// Runs `body` with the signals that remove temporary files (SIGINT, SIGTERM, SIGHUP, SIGXCPU,
+/// and SIGPIPE and SIGXFSZ from others) held off on this thread: a file created in `body` and
+/// registered there (``registerPendingTemporary(directory:name:device:inode:)``) is then never
+/// missed by the handler. Without it, a signal that arrived during the `openat(2)` creating the
+/// file (on ext4 the longest call of a small member's extraction) was handled as that call
+/// returned, before the file was registered: an interrupted `unpack --extract` left a
+/// `.gzstream-` file in 17 of 24 runs. Held signals are handled when `body` returns (or throws).
+/// The corresponding C function is `pthread_sigmask(3)`.
+func withInterruptsHeld<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    var held = sigset_t()
+    sigemptyset(&held)
+    for signalNumber in [SIGINT, SIGTERM, SIGHUP, SIGXCPU, SIGPIPE, SIGXFSZ] { sigaddset(&held, signalNumber) }
+    var previous = sigset_t()
+    pthread_sigmask(SIG_BLOCK, &held, &previous)
+    defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+    return try body()
 }
 
 /// Tells the interrupt handler that the file of `slot` is gone or published. Returns only
@@ -85,14 +111,19 @@ func releasePendingTemporary(_ slot: Int) {
 private func removePendingTemporaries() {
     interruptCleanupStarted.store(true, ordering: .sequentiallyConsistent)
     for slot in 0..<pendingCapacity where pendingStates[slot].load(ordering: .sequentiallyConsistent) == 2 {
-        let record = pendingRecords[slot]
-        withUnsafeBytes(of: record.name) { name in
-            let cName = name.baseAddress!.assumingMemoryBound(to: CChar.self)
-            var info = stat()
-            if fstatat(record.directory, cName, &info, AT_SYMLINK_NOFOLLOW) == 0,
-               UInt64(info.st_dev) == record.device, UInt64(info.st_ino) == record.inode {
-                unlinkat(record.directory, cName, 0)
-            }
+        removeTemporary(pendingRecords[slot])
+    }
+}
+
+/// Removes the file of `record` if its name still refers to the file created.
+/// Async-signal-safe: `fstatat(2)` and `unlinkat(2)`, called directly.
+private func removeTemporary(_ record: PendingTemporary) {
+    withUnsafeBytes(of: record.name) { name in
+        let cName = name.baseAddress!.assumingMemoryBound(to: CChar.self)
+        var info = stat()
+        if fstatat(record.directory, cName, &info, AT_SYMLINK_NOFOLLOW) == 0,
+           UInt64(info.st_dev) == record.device, UInt64(info.st_ino) == record.inode {
+            unlinkat(record.directory, cName, 0)
         }
     }
 }

@@ -121,13 +121,22 @@ final class TemporaryFile {
     /// Does not block. The corresponding C function is `openat(2)` with `O_CREAT|O_EXCL|O_NOFOLLOW`.
     init(in directory: OutputDirectory) throws(PublishError) {
         self.directory = directory
-        (descriptor, name) = try Self.create(in: directory)
-        // A descriptor just opened cannot fail fstat; were it to, device and inode 0 match no
-        // file, so the name would only never be removed.
-        let info = try? SystemCalls.info(of: descriptor, target: name.description)
+        // Created and registered with the interrupt signals held, so that none is handled in
+        // between (InterruptCleanup.swift).
+        let (descriptor, name, info, pendingSlot) = try withInterruptsHeld { () throws(PublishError) in
+            let (descriptor, name) = try Self.create(in: directory)
+            // A descriptor just opened cannot fail fstat; were it to, device and inode 0 match no
+            // file, so the name would only never be removed.
+            let info = try? SystemCalls.info(of: descriptor, target: name.description)
+            let slot = registerPendingTemporary(directory: directory.descriptor, name: name, device: info?.device ?? 0,
+                                                inode: info?.inode ?? 0)
+            return (descriptor, name, info, slot)
+        }
+        self.descriptor = descriptor
+        self.name = name
         device = info?.device ?? 0
         inode = info?.inode ?? 0
-        pendingSlot = registerPendingTemporary(directory: directory.descriptor, name: name, device: device, inode: inode)
+        self.pendingSlot = pendingSlot
         Self.afterCreation?(self)
     }
 
