@@ -94,6 +94,31 @@ struct TarExtractionOptionsCLITests {
         }
     }
 
+    @Test("-v names the members written, not a FIFO or a device skipped with a warning", .requires(.python3))
+    func verboseSkipsSkipped() throws {
+        try withScratch { scratch in
+            // A FIFO and a character device between two files, made by Python's tarfile (no
+            // device node is needed to store one).
+            let make = """
+                python3 -c 'import tarfile, io
+                with tarfile.open("s.tar.gz", "w:gz") as t:
+                    for name, kind in [("a.txt", tarfile.REGTYPE), ("fifo", tarfile.FIFOTYPE), ("null", tarfile.CHRTYPE), ("b.txt", tarfile.REGTYPE)]:
+                        info = tarfile.TarInfo(name); info.type = kind; info.mode = 0o644
+                        data = b"x\\n" if kind == tarfile.REGTYPE else b""
+                        info.size = len(data)
+                        t.addfile(info, io.BytesIO(data) if data else None)
+                ' && mkdir one two
+                """
+            #expect(try shell(make, in: scratch).status == 0)
+            for (pass, directory) in [("one pass", "one"), ("indexed", "two")] {
+                if pass == "indexed" { #expect(try gzstream(["index", "s.tar.gz"], in: scratch).status == 0) }
+                let extracted = try gzstream(["unpack", "-v", "--extract", "s.tar.gz", "-C", directory], in: scratch)
+                #expect(extracted.status == 2 && extracted.out == "a.txt\nb.txt\n", "\(pass): \(extracted)")
+                #expect(extracted.errLines.filter { $0.hasSuffix("skipped") }.count == 2, "\(pass): \(extracted)")
+            }
+        }
+    }
+
     @Test("--same-owner as root gives files, directories and links the IDs stored, set-user-ID still dropped; without it nothing is chowned",
           .rootForOwners)
     func sameOwnerAsRoot() throws {

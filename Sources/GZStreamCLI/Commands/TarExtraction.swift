@@ -198,6 +198,9 @@ extension Command {
     struct TarExtraction {
         final class Record {
             var skipped = false
+            /// Whether the member being extracted was skipped (a device, FIFO or unknown type):
+            /// `-v` names only the members written.
+            var memberSkipped = false
             var pendingSlot: Int?
         }
         let extractor: TarExtractor
@@ -227,12 +230,13 @@ extension Command {
                                            allowsLinksOutsideDestination: tar.allowsLinksOutside)
         let record = TarExtraction.Record()
         let extractor = TarExtractor(destination: destination, closesDestination: true, options: options) { warning in
-            if case .skippedSpecialFile = warning.reason { record.skipped = true }
-            if case .skippedUnknownType = warning.reason { record.skipped = true }
+            if case .skippedSpecialFile = warning.reason { record.skipped = true; record.memberSkipped = true }
+            if case .skippedUnknownType = warning.reason { record.skipped = true; record.memberSkipped = true }
             self.diagnostics.warning(name, warning.description)
         }
         // The member being written sits under a temporary name until it is renamed into
         // place: a SIGINT or SIGTERM meanwhile removes it.
+        extractor.creatingTemporaryFile = { create in try withInterruptsHeld(create) }
         extractor.temporaryFileCreated = { directory, temporaryName, device, inode in
             record.pendingSlot = registerPendingTemporary(directory: directory, name: temporaryName, device: device, inode: inode)
         }
@@ -256,6 +260,7 @@ extension Command {
         do {
             while let member = try next() {
                 if selection != nil, !selection!.wants(member.entry) { continue }
+                extraction.record.memberSkipped = false
                 do {
                     try extractor.extract(member.entry, content: try member.content())
                 } catch let refused as ExtractionError {
@@ -263,7 +268,7 @@ extension Command {
                     status = .error
                     continue
                 }
-                if common.verbose { try sayExtracted(member.entry) }
+                if common.verbose, !extraction.record.memberSkipped { try sayExtracted(member.entry) }
             }
         } catch {
             try? extractor.finish()

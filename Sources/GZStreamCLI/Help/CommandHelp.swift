@@ -66,8 +66,8 @@ With MEMBER names after a tar archive (.tar.gz or .tgz), extract those members
 (a directory's name takes all it holds) into -C DIR or the current directory,
 or with -c write one member's content to standard output; --extract extracts
 every member. Names with "..", links that lead out of DIR (unless
---links-outside), links on the way to a member, and devices are refused; an
-existing file is kept without -f.
+--links-outside) and links on the way to a member are refused; devices and
+FIFOs are skipped with a warning; an existing file is kept without -f.
 
 Options:
 \(stdoutOutputEntries)
