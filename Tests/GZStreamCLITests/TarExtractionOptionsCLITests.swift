@@ -94,6 +94,29 @@ struct TarExtractionOptionsCLITests {
         }
     }
 
+    @Test("-C through another user's symbolic link in a sticky directory is refused, DIR/ too; your own or root's is followed",
+          .rootForOwners)
+    func foreignLinkAsDirectory() throws {
+        try withScratch { scratch in
+            #expect(try shell(Self.makeArchive + " && mkdir -m 1777 pub && mkdir victim mine"
+                              + " && ln -s ../victim pub/theirs && ln -s ../mine pub/own", in: scratch).status == 0)
+            // Another user's link, as one that user would put in /tmp (root gives it away here).
+            #expect(lchown(scratch.path("pub/theirs"), 65534, 65534) == 0)
+            for given in ["pub/theirs", "pub/theirs/", "pub/theirs//"] {
+                let refused = try gzstream(["unpack", "--extract", "a.tar.gz", "-C", given], in: scratch)
+                #expect(refused.status == 1 && refused.out == "", "\(given): \(refused)")
+                #expect(refused.errLines == ["gzstream: -C \(given): is a symbolic link of another user: not followed "
+                                             + "(give the directory it points to, if you trust it)"], "\(refused)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("victim")) == [])
+            }
+            // The same archive through root's own link, and through the directory named itself.
+            #expect(try gzstream(["unpack", "--extract", "a.tar.gz", "-C", "pub/own/"], in: scratch).status == 0)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("mine")).sorted() == ["dir", "top"])
+            #expect(try gzstream(["unpack", "--extract", "a.tar.gz", "-C", "victim"], in: scratch).status == 0)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("victim")).sorted() == ["dir", "top"])
+        }
+    }
+
     @Test("-v names the members written, not a FIFO or a device skipped with a warning", .requires(.python3))
     func verboseSkipsSkipped() throws {
         try withScratch { scratch in

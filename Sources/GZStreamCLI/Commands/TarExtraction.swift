@@ -208,22 +208,44 @@ extension Command {
     }
 
     /// Opens the destination, `-C DIR` or the current directory (a symbolic link to a directory
-    /// is followed: the user named it), and makes the extractor that writes under it.
+    /// is followed when it is the user's own or root's: the user named it), and makes the
+    /// extractor that writes under it.
     /// - Throws: ``Reported`` after one line, `gzstream: -C DIR: No such file or directory`.
     private func openExtraction(_ tar: TarExtractionOptions, archiveName name: String) throws -> TarExtraction {
         let destinationPath = tar.directory ?? "."
+        // Named as given, as tar names its -C operand: `-C nosuch: No such file or directory`.
+        let subject = tar.directory.map { "-C \($0.description)" } ?? destinationPath.description
+        // The last component of -C examined once, as -o's is: in a directory another user can
+        // write (/tmp), that user may have put a link there to a directory of the victim's,
+        // which GNU tar's chdir follows; it is followed only when it belongs to this user or
+        // to root (the kernel's protected_symlinks rule, which is off on some systems), and
+        // through the target read from the link itself.
+        var openedPath = destinationPath
+        if tar.directory != nil {
+            // `DIR/` names the same last component: a link there would be followed by the lookup.
+            var bytes = destinationPath.bytes
+            while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+            let examined: ExplicitOutput
+            do {
+                examined = try ExplicitOutput(examining: Pathname(bytes: bytes) ?? destinationPath)
+            } catch {
+                throw Reported(status: reportError(subject, error.message))
+            }
+            if examined.untrustedLink {
+                throw Reported(status: reportError(subject, "is a symbolic link of another user: not followed "
+                    + "(give the directory it points to, if you trust it)"))
+            }
+            if examined.followedLink { openedPath = examined.path }
+        }
         let destination: Int32
         do {
-            // The user's own -C operand is followed to the end, a symbolic link as its last
-            // component too, as GNU tar's chdir follows it; everything under it is opened from
-            // this descriptor by the extractor, one component at a time with O_NOFOLLOW.
-            destination = try SystemCalls.open(destinationPath, in: SystemCalls.currentDirectory,
+            // Everything under it is opened from this descriptor by the extractor, one
+            // component at a time with O_NOFOLLOW.
+            destination = try SystemCalls.open(openedPath, in: SystemCalls.currentDirectory,
                                                flags: SystemCalls.lookupDirectoryFlags,
                                                target: destinationPath.description)
         } catch {
-            // Named as given, as tar names its -C operand: `-C nosuch: No such file or directory`.
             let reason = (error as? ByteStreamError).flatMap { $0.errno != nil ? $0.reason : nil } ?? describe(error)
-            let subject = tar.directory.map { "-C \($0.description)" } ?? destinationPath.description
             throw Reported(status: reportError(subject, reason))
         }
         let options = TarExtractor.Options(overwritesExisting: common.force, preservesOwner: tar.preservesOwner,

@@ -79,7 +79,7 @@ Options:
   -S, --suffix SUF      also take FILE+SUF, and write FILE
   -C, --directory DIR   extract tar members into DIR (default: the current
                         directory), which must exist; a symbolic link to it is
-                        followed, as by tar -C
+                        followed when it is yours or root's
       --extract         extract every member of the tar archive FILE
       --links-outside   make symbolic links whose targets leave DIR (absolute,
                         or climbing out with ..) as stored, instead of refusing
