@@ -97,6 +97,7 @@ public final class DirectoryArchiver {
 
     private let report: (Problem) -> Void
     private let excluded: Set<FileKey>
+    private let excludedName: Pathname?
     private var firstNames: [FileKey: [UInt8]] = [:]
     private let names = OwnerNames()
     private var notedPrefixes: Set<String> = []
@@ -107,12 +108,16 @@ public final class DirectoryArchiver {
     ///   - options: How member metadata is stored (times, owner and group names or IDs).
     ///   - excluding: Files never stored, by device and inode (the archive being written, when
     ///     it lies in the tree: "file is the archive; not dumped", as GNU tar says).
+    ///   - excludedName: The name such a file is shown by, in its directory as walked, when it
+    ///     is found under another (the archive written under a temporary name until it is
+    ///     complete); `nil` (the default) shows the name found.
     ///   - report: Called with each problem, on the walking thread.
     public init(writer: TarWriter, options: Options = Options(), excluding: [(device: UInt64, inode: UInt64)] = [],
-                report: @escaping (Problem) -> Void) {
+                excludedName: Pathname? = nil, report: @escaping (Problem) -> Void) {
         self.writer = writer
         self.options = options
         self.excluded = Set(excluding.map { FileKey(device: $0.device, inode: $0.inode) })
+        self.excludedName = excludedName
         self.report = report
     }
 
@@ -176,7 +181,10 @@ public final class DirectoryArchiver {
                        followsLink: Bool = false) throws {
         let info = FileInfo(found)
         let key = FileKey(device: info.device, inode: info.inode)
-        if excluded.contains(key) { return problem(shown, .warning, "file is the archive; not dumped") }
+        if excluded.contains(key) {
+            let named = excludedName.map { shown.directoryPart.appending($0) } ?? shown
+            return problem(named, .warning, "file is the archive; not dumped")
+        }
         var entry = baseEntry(info, member: member)
         if info.isDirectory { return try visitDirectory(name, in: directory, entry: entry, shown: shown, found: info,
                                                          followsLink: followsLink) }

@@ -153,15 +153,24 @@ struct TarPackCLITests {
         }
     }
 
-    @Test("The archive met in the tree it is written into is not stored", .requires(.tar))
+    @Test("The archive met in the tree it is written into is not stored, and is named as GNU tar names it", .requires(.tar))
     func archiveInsideTheTree() throws {
         try withScratch { scratch in
             try FileManager.default.createDirectory(atPath: scratch.path("d"), withIntermediateDirectories: true)
             try scratch.write("d/f", "f\n")
+            // Written under a temporary name until complete: the warning still names the archive.
             let result = try gzstream(["pack", "--tar", "-o", "d/self.tar.gz", "d"], in: scratch)
-            #expect(result.status == 2 && result.err.hasSuffix(": file is the archive; not dumped\n"), "\(result)")
+            #expect(result.status == 2 && result.err == "gzstream: d/self.tar.gz: file is the archive; not dumped\n",
+                    "\(result)")
             let listed = try run(try #require(Tool.tar.path), ["-tzf", "d/self.tar.gz"], in: scratch)
             #expect(listed.out == "d/\nd/f\n")
+            // As `tar -cf d/tar.tar d` names it.
+            let tar = try shell("tar -cf d/tar.tar d", in: scratch)
+            #expect(tar.err == "tar: d/tar.tar: file is the archive; not dumped\n", "\(tar)")
+            // Standard output redirected into the tree: the file is met by its own name.
+            let redirected = try shell("\"$0\" pack --tar -c d > d/out.tgz", in: scratch)
+            #expect(redirected.status == 2 && redirected.err == "gzstream: d/out.tgz: file is the archive; not dumped\n",
+                    "\(redirected)")
         }
     }
 

@@ -74,18 +74,20 @@ extension Command {
     /// Writes every operand into `packer` as one tar archive and ends it (the packer is left
     /// open for its trailer). `output` is where the packer's bytes go: a regular file there (the
     /// temporary output, or standard output redirected to a file) is not stored if the walk
-    /// meets it.
+    /// meets it, and is named `archiveName` in its directory in the warning when given (the
+    /// temporary output's final name).
     /// - Returns: The worst of the walk's problems as an exit status, and the members written
     ///   with their offsets when `keepsMembers` (for a member index beside the output).
     /// - Throws: The output's error.
     func writeTar(_ tar: TarPackOptions, into packer: ByteOutputStream, output: ByteOutputStream,
-                  keepsMembers: Bool) throws -> (status: ExitStatus, members: [TarEntry]?) {
+                  archiveName: Pathname?, keepsMembers: Bool) throws -> (status: ExitStatus, members: [TarEntry]?) {
         var excluded: [(device: UInt64, inode: UInt64)] = []
         if let file = output as? FileOutputStream, let info = FileInfo(descriptor: file.fileDescriptor), info.isRegularFile {
             excluded.append((info.device, info.inode))
         }
         let writer = TarWriter(output: packer, keepsWrittenEntries: keepsMembers)
-        let archiver = DirectoryArchiver(writer: writer, options: tar.archiver, excluding: excluded) { problem in
+        let archiver = DirectoryArchiver(writer: writer, options: tar.archiver, excluding: excluded,
+                                         excludedName: archiveName) { problem in
             let text = problem.error.map { "\(problem.message): \(errorText($0))" } ?? problem.message
             switch problem.severity {
             case .notice, .warning: self.diagnostics.warning(problem.path.description, text)

@@ -238,7 +238,11 @@ extension Command {
                 var tarMembers: [TarEntry]?
                 do {
                     if let tar = pack.tar {
-                        let written = try writeTar(tar, into: packer, output: output, keepsMembers: pack.writeIndex)
+                        // A file output is written under a temporary name until complete: the
+                        // walk may meet it by that name, which tar users would not recognise.
+                        let written = try writeTar(tar, into: packer, output: output,
+                                                   archiveName: closesOutput ? Pathname(outputName).lastComponent : nil,
+                                                   keepsMembers: pack.writeIndex)
                         status = max(status, written.status)
                         tarMembers = written.members
                     } else {
