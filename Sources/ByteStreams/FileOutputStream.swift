@@ -69,6 +69,25 @@ public final class FileOutputStream: ByteOutputStream {
     /// The descriptor, or `-1` before a stream made from a path is opened or after it is closed.
     public var fileDescriptor: Int32 { backing.descriptor }
 
+    /// Where the next write goes, when bytes may instead be put there and after with
+    /// `pwrite(2)` (by several threads at once), the offset then moved past them: the stream is
+    /// open on a regular file, its offset is at the file's end, and the descriptor does not
+    /// append (`O_APPEND`, under which Linux's `pwrite(2)` appends). `nil` otherwise: a pipe, a
+    /// terminal, a socket, an offset inside the file, a stream not open. Does not block; not
+    /// thread-safe. The corresponding C functions are `fstat(2)`, `fcntl(2)` (`F_GETFL`) and
+    /// `lseek(2)`.
+    public var regularFileEndOffset: Int64? {
+        guard streamStatus == .open else { return nil }
+        let descriptor = backing.descriptor
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, flags & O_APPEND == 0 else { return nil }
+        let offset = lseek(descriptor, 0, SEEK_CUR)
+        guard offset >= 0, offset == info.st_size else { return nil }
+        return Int64(offset)
+    }
+
     override public func openBacking() throws {
         try backing.open()
     }

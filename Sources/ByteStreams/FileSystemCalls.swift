@@ -50,11 +50,15 @@ extension SystemCalls {
     /// Writes all of `bytes` at `offset` without moving the file offset.
     /// The corresponding C function is `pwrite(2)`.
     package static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, target: String) throws {
+        try bytes.withUnsafeBytes { try write(fd, $0, at: offset, target: target) }
+    }
+
+    /// Writes all of `bytes` at `offset` without moving the file offset; several threads may
+    /// write one descriptor at once, each its own bytes. The corresponding C function is `pwrite(2)`.
+    package static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, target: String) throws {
         var done = 0
         while done < bytes.count {
-            let result = retryingOnInterrupt {
-                bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
-            }
+            let result = retryingOnInterrupt { pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
             if result > 0 { done += result; continue }
             throw ByteStreamError(.system(errno: result < 0 ? errno : EIO), operation: "write", target: target)
         }

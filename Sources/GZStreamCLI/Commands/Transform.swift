@@ -97,6 +97,13 @@ extension Command {
                 // Written straight from the buffers the workers inflated into: no copy.
                 if decoder.streamStatus == .notOpen { try decoder.openOrThrow() }
                 if output.streamStatus == .notOpen { try output.openOrThrow() }
+                if let indexed = decoder as? IndexedGzipInputStream, let file = output as? FileOutputStream,
+                   let origin = file.regularFileEndOffset {
+                    // Into a regular file each worker writes the spans it decodes, with pwrite(2).
+                    _ = try indexed.writeRemaining(to: file.fileDescriptor, at: origin, name: file.displayName)
+                    if closesOutput { try output.closeOrThrow() }
+                    return
+                }
                 let gathered = GatheringWriter(output, capacity: inputNeverWaits ? writeSize : 0)
                 do {
                     while true {

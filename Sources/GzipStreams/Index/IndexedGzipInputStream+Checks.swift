@@ -50,7 +50,7 @@ extension IndexedGzipInputStream {
             switch probe.nextItem() {
             case .bytes(_, _, _, let release):
                 if let release { probe.chunks.give(release) }
-            case .memberEnd:
+            case .memberEnd, .written, .spanTail:
                 continue
             case .spanEnd:
                 return
@@ -58,7 +58,7 @@ extension IndexedGzipInputStream {
                 throw error
             case .stop(.failed(let error as GzipError)):
                 throw IndexedGzipError.undecodable(point: span, error: error)
-            case .stop(.failed(let error)):
+            case .stop(.failed(let error)), .stop(.writeFailed(let error)):
                 throw error
             case .stop(.boundary):
                 // What follows a member is not a header: the data ends there. A span that must

@@ -8,6 +8,10 @@ extension IndexedGzipInputStream {
     /// A span could not be decoded as it should: the sequential reader takes over when it can,
     /// else the error is thrown.
     func failed(_ reason: SpanStop, trailerCheck: (stored: GzipTrailer, computed: GzipTrailer, offset: Int64)?) throws {
+        if case .writeFailed(let error) = reason {
+            stopRun()
+            throw error
+        }
         if case .boundary(let offset) = reason {
             // After a checked member: the sequential reader's rules for what follows a member.
             // A held span decoded to that member's end, as a sequential decode would.
@@ -31,7 +35,7 @@ extension IndexedGzipInputStream {
             case .mismatch(let error): throw error
             case .failed(let error as GzipError): throw IndexedGzipError.undecodable(point: span, error: error)
             case .failed(let error): throw error
-            case .boundary: preconditionFailure("handled above")
+            case .boundary, .writeFailed: preconditionFailure("handled above")
             }
         }
         if case .mismatch(let error) = reason, trailerCheck == nil { indexMismatch = error }

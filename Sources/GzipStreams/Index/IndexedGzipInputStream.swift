@@ -31,7 +31,8 @@ import Darwin
 /// **Memory:** per worker an inflate state and a 256 KiB input buffer, and for all workers at
 /// most 10 MiB of plain bytes decoded ahead, in chunks of 512 KiB (2 MiB on one thread), whatever
 /// the file or span size (a worker waits when no chunk is free); windows are read from the index
-/// when a span starts (``GzipIndex/window(ofPoint:)``).
+/// when a span starts (``GzipIndex/window(ofPoint:)``). ``writeRemaining(to:at:name:)`` has the
+/// workers write a regular file themselves, with one 512 KiB buffer each.
 ///
 /// Not thread-safe: one thread reads (the workers are internal). Reads block while the oldest
 /// span is being inflated. ``ByteStream/close()`` returns after every worker has stopped, and
@@ -64,6 +65,9 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     var decoders: [SpanDecoder] = []
 
     var run: SpanJobs?
+    /// The spans of the run that the first read starts (set by opening, so that
+    /// ``writeRemaining(to:at:name:)`` can give the workers the output first).
+    var pendingRun: Range<Int>?
     /// The span whose items are being read.
     var span = 0
     /// The bytes being read: `count` at `chunk`, read up to `position`; `release` is the chunk
@@ -72,6 +76,9 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                           release: UnsafeMutablePointer<UInt8>?, pool: ChunkBudget)?
     /// Plain bytes still to drop from the start of the run (a seek between points).
     var skip: Int64 = 0
+    /// Plain bytes the workers wrote to the output file themselves, taken from them but not
+    /// counted as read yet (``writeRemaining(to:at:name:)``).
+    var writtenPending = 0
     /// After a seek to a point other than the first: that span's bytes of the range, kept
     /// until the span has ended where the index says the next point is (its bit, a block
     /// boundary, its plain offset, its window), so that no byte decoded from a window the
@@ -204,7 +211,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             startSequential(at: 0, membersBefore: 0, plainBefore: 0)
             return
         }
-        start(at: 0, plain: 0)
+        start(at: 0, plain: 0, launching: false)
         memberStart = (0, 0)
     }
 
@@ -277,8 +284,8 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     }
 
     /// Starts workers on the spans from `first` (plain offset `plain`) to the last one a read
-    /// may need.
-    private func start(at first: Int, plain: Int64) {
+    /// may need; when not `launching`, the first read starts them.
+    private func start(at first: Int, plain: Int64, launching: Bool = true) {
         // The history before the first span: none at the file's start; else the point's
         // window, which the checks before a seek vouch for.
         tail = [UInt8](repeating: 0, count: tail.count)
@@ -301,8 +308,13 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             end = first + 1
             while end < index.points.count && Int64(index.points[end].plainOffset) < rangeEnd { end += 1 }
         }
-        run = SpanJobs(spans: first..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
-                      chunkCapacity: Self.chunkCapacity)
+        if launching { launch(first..<end) } else { pendingRun = first..<end }
+    }
+
+    private func launch(_ spans: Range<Int>) {
+        pendingRun = nil
+        run = SpanJobs(spans: spans, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
+                       chunkCapacity: Self.chunkCapacity)
     }
 
     /// The most plain bytes a seek holds back until its first span is checked: 32 MiB.
@@ -314,11 +326,11 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
         guard let end = run?.end else { return }
         stopRun()
         for decoder in decoders { decoder.windowOverride = (point, window) }
-        run = SpanJobs(spans: point..<end, decoders: decoders, chunkLimit: threads == 1 ? 4 : Self.aheadBudget / Self.chunkCapacity,
-                      chunkCapacity: Self.chunkCapacity)
+        launch(point..<end)
     }
 
     func stopRun() {
+        pendingRun = nil
         if let current, let release = current.release { current.pool.give(release) }
         current = nil
         run?.cancelAndJoin()
@@ -407,6 +419,27 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
                 if held != nil { held!.checked = true; continue }
                 return UnsafeRawBufferPointer(start: nil, count: 0)
             }
+            if run == nil, let pendingRun { launch(pendingRun) }
+            guard let run else { throw ByteStreamError(.notOpen, operation: "read") }
+            try take(run.nextItem(), from: run)
+        }
+        return nil
+    }
+
+    /// Reading what the workers write to the output file themselves: counts the next bytes they
+    /// wrote as read, at most `maxLength`; `0` at the end, `nil` once the sequential reader
+    /// has taken over (it gives the rest). Blocks while the oldest span is being decoded.
+    func takeWritten(maxLength: Int) throws -> Int? {
+        while fallback == nil {
+            if writtenPending > 0 {
+                let count = try limitedCount(min(maxLength, writtenPending))
+                writtenPending -= count
+                plainOffset += Int64(count)
+                returnedCount += Int64(count)
+                return count
+            }
+            if ended { return 0 }
+            if run == nil, let pendingRun { launch(pendingRun) }
             guard let run else { throw ByteStreamError(.notOpen, operation: "read") }
             try take(run.nextItem(), from: run)
         }
@@ -440,6 +473,12 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
             chunkPlainEnd += Int64(count)
             keepTail(UnsafeRawBufferPointer(start: chunk, count: count))
             current = (chunk, count, 0, release, run.chunks)
+        case .written(let count, let crc):
+            memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
+            chunkPlainEnd += Int64(count)
+            writtenPending += count
+        case .spanTail(let bytes):
+            bytes.withUnsafeBytes { keepTail($0) }
         case .memberEnd(let stored, let trailerOffset, let next):
             if let start = memberStart {
                 let computed = GzipTrailer(crc32: memberCRC, plainSize: chunkPlainEnd - start.plain)

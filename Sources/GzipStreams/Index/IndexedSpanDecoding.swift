@@ -9,6 +9,13 @@ enum SpanItem: @unchecked Sendable {
     /// once it has read them); `nil` when the worker goes on filling the rest of it (after a
     /// member's end, so that a file of tiny members does not take a buffer per member).
     case bytes(chunk: UnsafeMutablePointer<UInt8>, count: Int, crc: UInt32, release: UnsafeMutablePointer<UInt8>?)
+    /// `count` plain bytes the worker wrote to the output file itself (``SpanDecoder/output``),
+    /// whose CRC-32 is `crc`; the reader gets no buffer.
+    case written(count: Int, crc: UInt32)
+    /// Before a ``spanEnd(windowExact:)`` of a worker that writes the output file: the span's
+    /// last plain bytes (up to ``GzipIndex/defaultWindowSize``), which the reader gets no
+    /// buffer of, for its history before the next point.
+    case spanTail([UInt8])
     /// A member's deflate data and trailer ended inside the span: the trailer's CRC-32 and
     /// ISIZE (stored), where the trailer starts, and where the next member starts (its header
     /// already parsed and valid).
@@ -34,6 +41,9 @@ enum SpanStop: Sendable {
     case failed(any Error)
     /// The data does not decode as the index says: the span does not end at the next point.
     case mismatch(IndexedGzipError)
+    /// Writing the plain bytes to the output file failed (``SpanDecoder/output``): the error,
+    /// which ends the read; no other reader could write them either.
+    case writeFailed(any Error)
 }
 
 /// One worker's decoder of spans: from an access point of a ``GzipIndex`` to the next (or to
@@ -70,6 +80,18 @@ final class SpanDecoder {
     /// Whether the decoder was started at a member's first deflate byte and has taken no input
     /// since: it rests at the start of a stream, a block boundary no inflater reports as one.
     private var atMemberStart = false
+    /// Where the decoder writes the plain bytes it decodes, right after each inflater call while
+    /// they are still in this core's cache, before it emits them: plain offset `p` at byte
+    /// `origin + p` of the regular file open at `descriptor`, with `pwrite(2)`; `nil` when the
+    /// reader writes them. Set only while no run uses this decoder. The decoder then decodes
+    /// into a buffer of its own, not chunks of the run's budget, and emits
+    /// ``SpanItem/written(count:crc:)`` and ``SpanItem/spanTail(_:)`` items.
+    var output: (descriptor: Int32, origin: Int64, name: String)?
+    /// The buffer a decoder that writes the output decodes into (``output``), reused.
+    private var ownChunk: UnsafeMutableBufferPointer<UInt8>?
+    /// Writing the output: the span's last plain bytes so far, kept once fewer than a window
+    /// is left to decode.
+    private var spanTail: [UInt8] = []
 
     init(decoder: any PrimedInflater, descriptor: Int32, fileSize: Int64, fileName: String, index: GzipIndex) {
         self.decoder = decoder
@@ -81,6 +103,16 @@ final class SpanDecoder {
 
     deinit {
         input.deallocate()
+        ownChunk?.deallocate()
+    }
+
+    /// The buffer a decoder that writes the output decodes into, of `capacity` bytes.
+    private func ownChunk(capacity: Int) -> UnsafeMutablePointer<UInt8> {
+        if let ownChunk, ownChunk.count >= capacity { return ownChunk.baseAddress! }
+        ownChunk?.deallocate()
+        let chunk = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+        ownChunk = chunk
+        return chunk.baseAddress!
     }
 
     /// The file offset of the next input byte.
@@ -99,10 +131,15 @@ final class SpanDecoder {
         // The bytes of the chunk from `sliceStart` on are not emitted yet; their CRC-32.
         var sliceStart = 0
         var chunkCRC: UInt32 = 0
+        let output = output
         // Emits the bytes not emitted yet and gives the chunk to the reader.
         func flush() {
             if let full = chunk {
-                emit(.bytes(chunk: full + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: full))
+                if output != nil {
+                    if chunkCount > sliceStart { emit(.written(count: chunkCount - sliceStart, crc: chunkCRC)) }
+                } else {
+                    emit(.bytes(chunk: full + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: full))
+                }
             }
             chunk = nil
             chunkCount = 0
@@ -112,7 +149,11 @@ final class SpanDecoder {
         // Emits the bytes not emitted yet and keeps filling the chunk after them.
         func emitSlice() {
             guard let partly = chunk, chunkCount > sliceStart else { return }
-            emit(.bytes(chunk: partly + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: nil))
+            if output != nil {
+                emit(.written(count: chunkCount - sliceStart, crc: chunkCRC))
+            } else {
+                emit(.bytes(chunk: partly + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: nil))
+            }
             sliceStart = chunkCount
             chunkCRC = 0
         }
@@ -122,6 +163,7 @@ final class SpanDecoder {
             return false
         }
         let point = index.points[span]
+        spanTail.removeAll(keepingCapacity: true)
         if span > 0 && Int64(point.compressedOffset) == fileSize && point.bitOffset == 0 {
             // A point at the end of the file, after the last trailer (indexed_gzip puts one
             // there): nothing follows it. The first point is where deflate data must start.
@@ -142,17 +184,21 @@ final class SpanDecoder {
         while true {
             let atTarget = target.map { produced == $0 } ?? false
             if !atTarget && chunk == nil {
-                guard let taken = takeChunk(span) else { return false }
-                chunk = taken
+                if output != nil {
+                    chunk = ownChunk(capacity: chunkCapacity)
+                } else {
+                    guard let taken = takeChunk(span) else { return false }
+                    chunk = taken
+                }
             }
-            let output: UnsafeMutablePointer<UInt8>
+            let stepOutput: UnsafeMutablePointer<UInt8>
             var room: Int
             if atTarget {
                 // One byte of room: any byte past the next point means the index is wrong.
-                output = withUnsafeMutablePointer(to: &scratch) { $0 }
+                stepOutput = withUnsafeMutablePointer(to: &scratch) { $0 }
                 room = 1
             } else {
-                output = chunk! + chunkCount
+                stepOutput = chunk! + chunkCount
                 room = chunkCapacity - chunkCount
                 if let target { room = Int(min(Int64(room), target - produced)) }
             }
@@ -160,13 +206,30 @@ final class SpanDecoder {
                 do { _ = try refill() } catch { return stop(.failed(error)) }
             }
             let step = decoder.step(input: input + inputStart, inputCount: inputEnd - inputStart,
-                                    output: output, outputCapacity: room)
+                                    output: stepOutput, outputCapacity: room)
             inputStart += step.consumed
             if step.consumed > 0 { atMemberStart = false }
 
             if step.produced > 0 {
                 if atTarget { return stop(.mismatch(.pointMismatch(point: span + 1))) }
-                let bytes = UnsafeRawBufferPointer(start: output, count: step.produced)
+                let bytes = UnsafeRawBufferPointer(start: stepOutput, count: step.produced)
+                if let output {
+                    // Written before they count as decoded, so that the bytes emitted are
+                    // always bytes written.
+                    do {
+                        try SystemCalls.write(output.descriptor, bytes, at: output.origin + Int64(point.plainOffset) + produced,
+                                              target: output.name)
+                    } catch {
+                        return stop(.writeFailed(error))
+                    }
+                    if let target {
+                        // The bytes of this step within the span's last window, for the reader.
+                        let windowStart = target - Int64(GzipIndex.defaultWindowSize)
+                        if produced + Int64(step.produced) > windowStart {
+                            spanTail.append(contentsOf: bytes[Int(max(0, windowStart - produced))...])
+                        }
+                    }
+                }
                 chunkCRC = crc32(chunkCRC, bytes)
                 keepTail(bytes)
                 chunkCount += step.produced
@@ -253,6 +316,7 @@ final class SpanDecoder {
             emit(.stop(.failed(error)))
             return false
         }
+        if output != nil { emit(.spanTail(spanTail)) }
         emit(.spanEnd(windowExact: windowExact))
         return true
     }

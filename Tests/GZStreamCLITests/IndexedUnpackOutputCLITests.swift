@@ -1,0 +1,96 @@
+import Foundation
+import GzipStreams
+import Testing
+import TestSupport
+
+// unpack through an index writes a regular file from the workers, at offsets (pwrite), and
+// anything else (a pipe, a file opened to append) from one thread in order: the bytes, the
+// messages and the exit status must not depend on which, and a file written at offsets must
+// end where the bytes end, with the descriptor's offset there for what is written after.
+
+@Suite("unpack through an index into files, pipes and appending outputs", .onDedicatedThreads,
+       .requiresPythonOracle, .requires(.gzip))
+struct IndexedUnpackOutputCLITests {
+    /// The same unpack with standard output a new file, a pipe, a file opened to append after
+    /// "head", and a file the shell wrote "head" into before and "tail" after.
+    static func outputs(_ arguments: [String], in scratch: Scratch) throws
+        -> (file: RunResult, piped: RunResult, appended: RunResult, between: RunResult) {
+        let file = try gzstream(arguments, in: scratch)
+        // The pipe's reader is cat; gzstream's status comes through a file.
+        var piped = try shell("{ \"$0\" \"$@\"; echo $? > status; } | cat", arguments, in: scratch)
+        piped.status = Int32(String(decoding: try scratch.read("status"), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))!
+        let appended = try shell("printf head > appended && \"$0\" \"$@\" >> appended", arguments, in: scratch)
+        let between = try shell("{ printf head; \"$0\" \"$@\"; s=$?; printf tail; exit $s; } > between", arguments, in: scratch)
+        return (file, piped,
+                RunResult(status: appended.status, stdout: try scratch.read("appended"), stderr: appended.stderr, timedOut: false),
+                RunResult(status: between.status, stdout: try scratch.read("between"), stderr: between.stderr, timedOut: false))
+    }
+
+    /// Expects the four outputs of ``outputs(_:in:)`` to be `expected` (with "head" and "tail"
+    /// where the shell wrote them), each with the status and message of the first.
+    static func expectSame(_ runs: (file: RunResult, piped: RunResult, appended: RunResult, between: RunResult),
+                           _ expected: [UInt8], _ label: String) {
+        let head = Array("head".utf8)
+        #expect(runs.file.stdout == expected, "\(label): \(runs.file)")
+        #expect(runs.piped.stdout == expected, "\(label) piped: \(runs.piped)")
+        #expect(runs.appended.stdout == head + expected, "\(label) appended")
+        #expect(runs.between.stdout == head + expected + Array("tail".utf8), "\(label) between")
+        for other in [runs.piped, runs.appended, runs.between] {
+            #expect(other.status == runs.file.status && other.err == runs.file.err, "\(label): \(other) vs \(runs.file)")
+        }
+    }
+
+    @Test("a right index, another file's beside the file, damaged data, a decompression limit: the same bytes, messages and status every way")
+    func everyWay() throws {
+        try withScratch { scratch in
+            let data = IndexedUnpackCLITests.data
+            try IndexedUnpackCLITests.makeIndexed("data.gz", in: scratch)
+            let good = try Self.outputs(["unpack", "-c", "-p", "2", "data.gz"], in: scratch)
+            #expect(good.file.status == 0 && good.file.err == "")
+            Self.expectSame(good, data, "right index")
+
+            let limited = try Self.outputs(["unpack", "-c", "-p", "2", "--max-output", "1000001", "data.gz"], in: scratch)
+            #expect(limited.file.status == 1 && limited.file.errLines.count == 1)
+            Self.expectSame(limited, Array(data.prefix(1_000_001)), "limit")
+
+            // Damage in the middle: the bytes before it, then the sequential reader's error.
+            let packed = try scratch.read("data.gz")
+            var damaged = packed
+            damaged[packed.count / 2] ^= 0x5a
+            _ = try scratch.write("data.gz", damaged)
+            // The index stays newer than the file, so that it is used.
+            setModificationTime(scratch.path("data.gz"), seconds: 1_000_000_000)
+            let broken = try Self.outputs(["unpack", "-c", "-p", "2", "data.gz"], in: scratch)
+            #expect(broken.file.status == 1 && broken.file.errLines.count == 1, "\(broken.file)")
+            #expect(broken.file.stdout.count <= data.count)
+            Self.expectSame(broken, broken.file.stdout, "damaged")
+
+            // Another file's index beside it, of the same size: said, not used past the first
+            // span that does not fit; the workers had written spans after it.
+            _ = try scratch.write("data.gz", packed)
+            try IndexedUnpackCLITests.makeIndexed("other.gz", data: sampleBytes(count: data.count, seed: 99), in: scratch)
+            var other = try GzipIndex(gzidx: try scratch.read("other.gz.gzidx"))
+            other.compressedSize = UInt64(packed.count)
+            _ = try scratch.write("data.gz.gzidx", other.gzidxEncoded())
+            setModificationTime(scratch.path("data.gz"), seconds: 1_000_000_000)
+            let stale = try Self.outputs(["unpack", "-c", "-p", "2", "data.gz"], in: scratch)
+            #expect(stale.file.status == 0 && stale.file.errLines.count == 1, "\(stale.file)")
+            Self.expectSame(stale, data, "another file's index")
+        }
+    }
+
+    @Test("a write the file size limit refuses (EFBIG): one line, the same as without the index, and no output left")
+    func fileTooLarge() throws {
+        try withScratch { scratch in
+            try IndexedUnpackCLITests.makeIndexed("data.gz", in: scratch)
+            // 1024 blocks of 512 bytes; SIGXFSZ ignored, so that the write fails with EFBIG.
+            let limited = "trap '' XFSZ; ulimit -f 1024; exec \"$0\" \"$@\""
+            let indexed = try shell(limited, ["unpack", "-p", "2", "-o", "out", "data.gz"], in: scratch)
+            try FileManager.default.moveItem(atPath: scratch.path("data.gz.gzidx"), toPath: scratch.path("saved"))
+            let sequential = try shell(limited, ["unpack", "-o", "out", "data.gz"], in: scratch)
+            #expect(indexed.status == 1 && indexed.errLines.count == 1 && indexed.err.hasSuffix(": File too large\n"), "\(indexed)")
+            #expect(indexed.err == sequential.err && sequential.status == 1, "\(indexed) vs \(sequential)")
+            #expect(try scratch.listing() == ["data.gz", "saved"])
+        }
+    }
+}
