@@ -283,9 +283,9 @@ docs: deps
 # Only the gzstream product is built: a build of every target would include the tests'
 # TestSupport, which imports Testing, of which the toolchain has no static library.
 # The Swift runtime is linked in (--static-swift-stdlib): the installed binary runs on machines
-# without the Swift toolchain, needing only libc, libstdc++, zlib, libdeflate, ISA-L's and
-# libsodium's and SQLite's shared libraries (Debian: zlib1g, libdeflate0, libisal2, libsodium23,
-# libsqlite3-0).
+# without the Swift toolchain, needing only libc, libstdc++, zlib, ISA-L's, libsodium's and
+# SQLite's shared libraries (Debian: zlib1g, libisal2, libsodium23, libsqlite3-0); libdeflate is
+# linked in from libdeflate-dev's static library (Sources/CLibdeflate/module.modulemap says why).
 # Beside it: the manual page (man/gzstream.1, mdoc) and the bash and zsh completions.
 # What make install writes and make uninstall removes: one list, so the two cannot drift apart.
 INSTALLED_BIN = $(DESTDIR)$(PREFIX)/bin/gzstream

@@ -27,10 +27,10 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
-        // libdeflate through pkg-config; Debian's package is libdeflate-dev.
+        // libdeflate, its static library linked in (module.modulemap says why); Debian's package
+        // is libdeflate-dev. Not through pkg-config, which would add -ldeflate, the shared one.
         .systemLibrary(
             name: "CLibdeflate",
-            pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
         ),
         // ISA-L through pkg-config; Debian's package is libisal-dev.

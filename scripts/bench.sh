@@ -401,7 +401,7 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit+=" with uncommitted changes"
 # --version prints the libraries on lines of their own; the header wants them on one.
 gzstream_version=$("$bin" --version | paste -sd, - | sed 's/,/, /g')
-libdeflate_version=$(dpkg-query -W -f '${Version}' libdeflate0 2>/dev/null || echo "?")
+libdeflate_version=$(dpkg-query -W -f '${Version}' libdeflate-dev 2>/dev/null || echo "?")
 gzip_version=$(gzip --version | head -n 1)
 pigz_version=$(pigz --version 2>&1 | head -n 1)
 igzip_version="igzip $(igzip --version 2>&1 | awk '{ print $NF; exit }') (ISA-L)"
@@ -443,7 +443,7 @@ mkdir -p "$repo/bench"
   echo "# gzstream beside gzip, pigz, igzip, bgzip and rapidgzip, on two corpora"
   echo
   echo "Measured from $started on $cpu, $cores cores (nproc: the CORES in -p, -@ and -T below), $memory RAM,"
-  echo "Linux $(uname -r). ${gzstream_version} (Debian libdeflate0 $libdeflate_version), commit $commit, release build as \`make install\` links it;"
+  echo "Linux $(uname -r). ${gzstream_version} (libdeflate linked in from Debian libdeflate-dev $libdeflate_version), commit $commit, release build as \`make install\` links it;"
   echo "$gzip_version; $pigz_version; $igzip_version; $bgzip_version; $rapidgzip_version."
   echo
   echo "Inputs, $size bytes ($(mib "$size")) each, built once and kept in BENCH_DIR:"

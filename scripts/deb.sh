@@ -45,8 +45,9 @@ Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: gzstream
 Comment: This package holds the gzstream program, its manual page and its bash and
  zsh completions, built from the gzstream sources. The program links zlib,
- libdeflate, ISA-L, libsodium and SQLite as shared libraries, whose packages
- carry their own copyright files. The Swift runtime (the standard library, Concurrency,
+ ISA-L, libsodium and SQLite as shared libraries, whose packages carry their
+ own copyright files. libdeflate (Copyright 2016, 2018 Eric Biggers, Expat
+ licence, below) is linked into the program from its static library. The Swift runtime (the standard library, Concurrency,
  Dispatch and FoundationEssentials) is linked into the program
  (--static-swift-stdlib); it is Copyright Apple Inc. and the Swift project
  authors, under the Apache License, Version 2.0 with the Runtime Library
@@ -60,6 +61,10 @@ Comment: This package holds the gzstream program, its manual page and its bash a
 Files: *
 Copyright: 2026 the gzstream authors
 License: Apache-2.0
+
+Files: libdeflate/*
+Copyright: 2016, 2018, Eric Biggers
+License: Expat
 
 License: Apache-2.0
  Licensed under the Apache License, Version 2.0 (the "License"); you may not
@@ -76,6 +81,27 @@ License: Apache-2.0
  .
  On Debian systems, the complete text of the Apache License, Version 2.0 can be
  found in the file "/usr/share/common-licenses/Apache-2.0".
+
+License: Expat
+ Permission is hereby granted, free of charge, to any person
+ obtaining a copy of this software and associated documentation files
+ (the "Software"), to deal in the Software without restriction,
+ including without limitation the rights to use, copy, modify, merge,
+ publish, distribute, sublicense, and/or sell copies of the Software,
+ and to permit persons to whom the Software is furnished to do so,
+ subject to the following conditions:
+ .
+ The above copyright notice and this permission notice shall be
+ included in all copies or substantial portions of the Software.
+ .
+ THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND,
+ EXPRESS OR IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF
+ MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND
+ NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS
+ BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN
+ ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN
+ CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+ SOFTWARE.
 EOF
 } >"$doc/copyright"
 # The copyright above restates LICENSE's and NOTICE's first lines; stop if they change.
@@ -108,7 +134,11 @@ absolute_binary=$(readlink -f "$binary")
 depends=$(cd "$shlibs" && dpkg-shlibdeps -O "$absolute_binary" 2>"$shlibs/log") || {
   cat "$shlibs/log" >&2; exit 1; }
 depends=${depends#shlibs:Depends=}
-for library in zlib1g libdeflate0 libisal2 libsodium23 libsqlite3-0; do
+# libdeflate is linked in (Sources/CLibdeflate/module.modulemap): libdeflate0 must not be there.
+case ", $depends," in *", libdeflate0"[\ ,]*)
+  echo "deb.sh: the binary links libdeflate's shared library ($depends)" >&2; exit 1 ;;
+esac
+for library in zlib1g libisal2 libsodium23 libsqlite3-0; do
   case ", $depends" in
     *", $library "*|*", $library,"*|*", $library") ;;
     *) echo "deb.sh: dpkg-shlibdeps does not name $library ($depends)" >&2; exit 1 ;;
