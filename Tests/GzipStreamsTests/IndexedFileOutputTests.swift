@@ -68,6 +68,7 @@ struct IndexedFileOutputTests {
                 #expect(written.error == nil)
                 #expect(written.bytes == file.data)
                 #expect(written.offset == Int64(file.data.count))
+                #expect(stream.workersWriteOutput)
                 #expect(stream.streamStatus == .atEnd && !stream.isSequential)
                 #expect(stream.memberCount == sizes.count && stream.uncompressedByteCount == Int64(file.data.count))
             }
@@ -125,7 +126,7 @@ struct IndexedFileOutputTests {
         }
     }
 
-    @Test("a decompression limit: the file ends at the limit, past which the workers had written")
+    @Test("a decompression limit: the file ends at the limit")
     func limit() throws {
         try withTemporaryDirectory { directory in
             let file = try IndexedFile(in: directory, memberSizes: [3_000_000])
@@ -135,6 +136,9 @@ struct IndexedFileOutputTests {
             defer { stream.close() }
             let written = try writeRemaining(stream, in: directory)
             #expect(written.bytes == Array(file.data.prefix(1_000_001)))
+            // A worker writing ahead would write spans past the limit before the reader gets
+            // there, as far as a forged index makes them reach: this thread writes instead.
+            #expect(!stream.workersWriteOutput)
             guard case .outputLimitExceeded(let limit, _) = written.error as? GzipError else {
                 Issue.record("\(String(describing: written.error))")
                 return

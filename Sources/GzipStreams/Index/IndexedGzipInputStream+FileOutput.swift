@@ -13,11 +13,12 @@ import Darwin
 extension IndexedGzipInputStream {
     /// Decodes the rest of the file into the regular file open at `descriptor`: the next plain
     /// byte at byte `offset` of the file, the ones after it at the bytes after, with
-    /// `pwrite(2)`. Read from its start (opened, not read or moved by a seek yet), each worker
-    /// writes the spans it decodes itself, as it decodes them, so that bytes past the ones read
-    /// so far may be in the file before the spans before them are checked; what a later check
-    /// refuses is written again by the sequential reader that takes over, or cut off. Otherwise
-    /// this thread writes what reads return.
+    /// `pwrite(2)`. Read from its start (opened, not read or moved by a seek yet) and without a
+    /// decompression limit, each worker writes the spans it decodes itself, as it decodes them,
+    /// so that bytes past the ones read so far may be in the file before the spans before them
+    /// are checked; what a later check refuses is written again by the sequential reader that
+    /// takes over, or cut off. Otherwise this thread writes what reads return (with a limit,
+    /// so that no worker writes past it).
     ///
     /// On return, and when it throws, the file holds exactly the plain bytes read from `offset`
     /// on and ends after them (`ftruncate(2)`), and the descriptor's offset is at that end
@@ -34,7 +35,11 @@ extension IndexedGzipInputStream {
     public func writeRemaining(to descriptor: Int32, at offset: Int64, name: String) throws -> Int64 {
         precondition(offset >= 0, "offsets are not negative")
         if streamStatus == .notOpen { try openOrThrow() }
+        // Under a decompression limit the workers do not write: they would write spans past the
+        // limit (a forged index can make a span any size) before the reader reached it.
         let positional = pendingRun != nil && fallback == nil && fromStart && plainOffset == 0 && skip == 0 && held == nil
+            && maximumOutputSize == nil
+        workersWriteOutput = positional
         if positional {
             for decoder in decoders { decoder.output = (descriptor, offset, name) }
         }

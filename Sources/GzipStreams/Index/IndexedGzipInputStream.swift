@@ -79,6 +79,8 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// Plain bytes the workers wrote to the output file themselves, taken from them but not
     /// counted as read yet (``writeRemaining(to:at:name:)``).
     var writtenPending = 0
+    /// Whether the last ``writeRemaining(to:at:name:)`` had the workers write (for tests).
+    var workersWriteOutput = false
     /// After a seek to a point other than the first: that span's bytes of the range, kept
     /// until the span has ended where the index says the next point is (its bit, a block
     /// boundary, its plain offset, its window), so that no byte decoded from a window the
