@@ -79,6 +79,22 @@ struct IndexedUnpackOutputCLITests {
         }
     }
 
+    @Test("--max-output through an index says how far into the input the limit was passed, not the header's end")
+    func limitOffset() throws {
+        try withScratch { scratch in
+            try IndexedUnpackCLITests.makeIndexed("data.gz", in: scratch)
+            for arguments in [["-c"], ["-p", "1", "-c"], ["-o", "out"]] {
+                let result = try gzstream(["unpack", "--max-output", "1M"] + arguments + ["data.gz"], in: scratch)
+                let prefix = "gzstream: data.gz: output exceeds the limit of 1048576 bytes (at byte "
+                #expect(result.status == 1 && result.errLines.count == 1 && result.err.hasPrefix(prefix), "\(result)")
+                // The 1 MiB limit lies well inside the deflate data (the header ends at byte 10).
+                let byte = Int(result.err.dropFirst(prefix.count).prefix { $0.isNumber }) ?? 0
+                #expect(byte > 100_000, "\(arguments): \(result.err)")
+            }
+            #expect(!scratch.exists("out"))
+        }
+    }
+
     @Test("a write the file size limit refuses (EFBIG): one line, the same as without the index, and no output left")
     func fileTooLarge() throws {
         try withScratch { scratch in

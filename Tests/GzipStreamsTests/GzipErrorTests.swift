@@ -214,6 +214,18 @@ struct ErrorTests {
         #expect(GzipError.trailingGarbage(offset: 40, length: 3).offset == 40)
     }
 
+    @Test("A member that is not known (0: a read through an index after a seek) is not named as member 0")
+    func unknownMember() {
+        #expect(GzipError.crcMismatch(member: 0, stored: 1, computed: 2, offset: 376_595).description
+                == "CRC-32 mismatch in a member at byte 376595 (stored 00000001, computed 00000002)")
+        #expect(GzipError.truncated(member: 0, part: .deflateData, offset: 9).description
+                == "unexpected end of input in the deflate data of a member at byte 9")
+        #expect(GzipError.invalidDeflateData(member: 0, message: "invalid distance", offset: 5).description
+                == "invalid deflate data in a member at byte 5: invalid distance")
+        #expect(GzipError.lengthMismatch(member: 0, stored: 3, computed: 4, offset: 8).description
+                == "length mismatch in a member at byte 8 (ISIZE 3, decoded 4 mod 2^32)")
+    }
+
     @Test("A missing file is the inner stream's I/O error, not a GzipError")
     func missingFile() throws {
         let stream = try GzipInputStream(wrapping: FileInputStream(path: "/nonexistent/gzstream/none.gz"))

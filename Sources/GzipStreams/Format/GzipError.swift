@@ -1,6 +1,7 @@
 /// A malformed gzip input or a zlib failure. Every case that concerns the input names the
 /// byte offset in the compressed input where the fault was found, and, where it applies, the
-/// member (1 for the first) it was found in.
+/// member (1 for the first) it was found in; member 0 when the reader does not know which (a
+/// read through an index that started after a seek), which the message then leaves out.
 ///
 /// I/O failures of the wrapped stream are not `GzipError`s: they come through unchanged
 /// (a `ByteStreamError` for the file and memory streams).
@@ -90,19 +91,19 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notGzip(let offset):
             return "not in gzip format (bad magic at byte \(offset))"
         case .unsupportedMethod(let method, let member, let offset):
-            return "unsupported compression method \(method) in member \(member) at byte \(offset)"
+            return "unsupported compression method \(method) in \(memberText(member)) at byte \(offset)"
         case .reservedFlags(let flags, let member, let offset):
-            return "bad header in member \(member): reserved flag bits set (FLG \(hex(flags, 2))) at byte \(offset)"
+            return "bad header in \(memberText(member)): reserved flag bits set (FLG \(hex(flags, 2))) at byte \(offset)"
         case .headerCRCMismatch(let member, let stored, let computed, let offset):
-            return "header CRC mismatch in member \(member) at byte \(offset) (stored \(hex(stored, 4)), computed \(hex(computed, 4)))"
+            return "header CRC mismatch in \(memberText(member)) at byte \(offset) (stored \(hex(stored, 4)), computed \(hex(computed, 4)))"
         case .truncated(let member, let part, let offset):
-            return "unexpected end of input in the \(part.rawValue) of member \(member) at byte \(offset)"
+            return "unexpected end of input in the \(part.rawValue) of \(memberText(member)) at byte \(offset)"
         case .invalidDeflateData(let member, let message, let offset):
-            return "invalid deflate data in member \(member) at byte \(offset): \(message)"
+            return "invalid deflate data in \(memberText(member)) at byte \(offset): \(message)"
         case .crcMismatch(let member, let stored, let computed, let offset):
-            return "CRC-32 mismatch in member \(member) at byte \(offset) (stored \(hex(stored, 8)), computed \(hex(computed, 8)))"
+            return "CRC-32 mismatch in \(memberText(member)) at byte \(offset) (stored \(hex(stored, 8)), computed \(hex(computed, 8)))"
         case .lengthMismatch(let member, let stored, let computed, let offset):
-            return "length mismatch in member \(member) at byte \(offset) (ISIZE \(stored), decoded \(computed) mod 2^32)"
+            return "length mismatch in \(memberText(member)) at byte \(offset) (ISIZE \(stored), decoded \(computed) mod 2^32)"
         case .trailingGarbage(let offset, let length):
             return "trailing garbage: \(length) bytes at byte \(offset) after the last member"
         case .outputLimitExceeded(let limit, let offset):
@@ -112,9 +113,14 @@ public enum GzipError: Error, Equatable, Sendable, CustomStringConvertible {
         case .libdeflateFailure(let message):
             return "libdeflate failure: \(message)"
         case .notBGZF(let member, let offset):
-            return "not BGZF: the bytes at byte \(offset) (member \(member)) are not a BGZF member with a BC subfield"
+            return "not BGZF: the bytes at byte \(offset) (\(memberText(member))) are not a BGZF member with a BC subfield"
         }
     }
+}
+
+/// "member 2", or "a member" when the number is not known (0).
+private func memberText(_ member: Int) -> String {
+    member > 0 ? "member \(member)" : "a member"
 }
 
 private func hex<T: BinaryInteger>(_ value: T, _ width: Int) -> String {

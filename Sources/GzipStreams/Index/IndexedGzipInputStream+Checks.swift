@@ -48,7 +48,7 @@ extension IndexedGzipInputStream {
         defer { probe.cancelAndJoin() }
         while true {
             switch probe.nextItem() {
-            case .bytes(_, _, _, let release):
+            case .bytes(_, _, _, let release, _):
                 if let release { probe.chunks.give(release) }
             case .memberEnd, .written, .spanTail:
                 continue

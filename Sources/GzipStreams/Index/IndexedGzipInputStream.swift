@@ -470,12 +470,15 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// Acts on the next item of the current span.
     private func take(_ item: SpanItem, from run: SpanJobs) throws {
         switch item {
-        case .bytes(let chunk, let count, let crc, let release):
+        case .bytes(let chunk, let count, let crc, let release, let position):
+            // Where an error from these bytes (the output limit) says the input was.
+            compressedPosition = max(compressedPosition, position)
             memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
             chunkPlainEnd += Int64(count)
             keepTail(UnsafeRawBufferPointer(start: chunk, count: count))
             current = (chunk, count, 0, release, run.chunks)
-        case .written(let count, let crc):
+        case .written(let count, let crc, let position):
+            compressedPosition = max(compressedPosition, position)
             memberCRC = crc32Combine(memberCRC, crc, secondLength: UInt64(count))
             chunkPlainEnd += Int64(count)
             writtenPending += count

@@ -5,13 +5,16 @@ import ByteStreams
 /// emits the item, then the reader's until it gives the chunk back to the ``ChunkBudget``.
 enum SpanItem: @unchecked Sendable {
     /// `count` plain bytes at `chunk`, within a chunk buffer of the run's pool, whose CRC-32 is
-    /// `crc`. `release` is that buffer when these are its last bytes (the reader gives it back
+    /// `crc`, decoded from the compressed bytes before `position` (the byte of the file the
+    /// worker reads next; the decoder may hold a few bits of the bytes before it). `release` is that buffer when these are its last bytes (the reader gives it back
     /// once it has read them); `nil` when the worker goes on filling the rest of it (after a
     /// member's end, so that a file of tiny members does not take a buffer per member).
-    case bytes(chunk: UnsafeMutablePointer<UInt8>, count: Int, crc: UInt32, release: UnsafeMutablePointer<UInt8>?)
+    case bytes(chunk: UnsafeMutablePointer<UInt8>, count: Int, crc: UInt32, release: UnsafeMutablePointer<UInt8>?,
+               position: Int64)
     /// `count` plain bytes the worker wrote to the output file itself (``SpanDecoder/output``),
-    /// whose CRC-32 is `crc`; the reader gets no buffer.
-    case written(count: Int, crc: UInt32)
+    /// whose CRC-32 is `crc`, decoded from the compressed bytes before `position`; the reader
+    /// gets no buffer.
+    case written(count: Int, crc: UInt32, position: Int64)
     /// Before a ``spanEnd(windowExact:)`` of a worker that writes the output file: the span's
     /// last plain bytes (up to ``GzipIndex/defaultWindowSize``), which the reader gets no
     /// buffer of, for its history before the next point.
@@ -136,9 +139,10 @@ final class SpanDecoder {
         func flush() {
             if let full = chunk {
                 if output != nil {
-                    if chunkCount > sliceStart { emit(.written(count: chunkCount - sliceStart, crc: chunkCRC)) }
+                    if chunkCount > sliceStart { emit(.written(count: chunkCount - sliceStart, crc: chunkCRC, position: position)) }
                 } else {
-                    emit(.bytes(chunk: full + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: full))
+                    emit(.bytes(chunk: full + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: full,
+                                position: position))
                 }
             }
             chunk = nil
@@ -150,9 +154,10 @@ final class SpanDecoder {
         func emitSlice() {
             guard let partly = chunk, chunkCount > sliceStart else { return }
             if output != nil {
-                emit(.written(count: chunkCount - sliceStart, crc: chunkCRC))
+                emit(.written(count: chunkCount - sliceStart, crc: chunkCRC, position: position))
             } else {
-                emit(.bytes(chunk: partly + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: nil))
+                emit(.bytes(chunk: partly + sliceStart, count: chunkCount - sliceStart, crc: chunkCRC, release: nil,
+                            position: position))
             }
             sliceStart = chunkCount
             chunkCRC = 0
