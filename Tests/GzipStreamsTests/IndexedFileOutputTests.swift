@@ -125,7 +125,7 @@ struct IndexedFileOutputTests {
         }
     }
 
-    @Test("a decompression limit: the file ends at the limit, past which the workers had written")
+    @Test("a decompression limit: the file ends at the limit (this thread writes, not the workers)")
     func limit() throws {
         try withTemporaryDirectory { directory in
             let file = try IndexedFile(in: directory, memberSizes: [3_000_000])

@@ -17,7 +17,9 @@ extension IndexedGzipInputStream {
     /// writes the spans it decodes itself, as it decodes them, so that bytes past the ones read
     /// so far may be in the file before the spans before them are checked; what a later check
     /// refuses is written again by the sequential reader that takes over, or cut off. Otherwise
-    /// this thread writes what reads return.
+    /// (after a read or a seek, or under a ``maximumOutputSize``) this thread writes what reads
+    /// return: a worker writes its whole span whatever the limit, so a file of spans of
+    /// gigabytes of zeros would fill the disk far past a limit meant to stop it.
     ///
     /// On return, and when it throws, the file holds exactly the plain bytes read from `offset`
     /// on and ends after them (`ftruncate(2)`), and the descriptor's offset is at that end
@@ -34,7 +36,7 @@ extension IndexedGzipInputStream {
     public func writeRemaining(to descriptor: Int32, at offset: Int64, name: String) throws -> Int64 {
         precondition(offset >= 0, "offsets are not negative")
         if streamStatus == .notOpen { try openOrThrow() }
-        let positional = pendingRun != nil && fallback == nil && fromStart && plainOffset == 0 && skip == 0 && held == nil
+        let positional = maximumOutputSize == nil && pendingRun != nil && fallback == nil && fromStart && plainOffset == 0 && skip == 0 && held == nil
         if positional {
             for decoder in decoders { decoder.output = (descriptor, offset, name) }
         }
