@@ -90,6 +90,8 @@ struct IndexedUnpackOutputCLITests {
             let run = try shell(counted, ["unpack", "-c", "-p", "2", "--max-output", "1M", "zeros.gz"], in: scratch)
             #expect(run.status == 1 && run.errLines.count == 1, "\(run)")
             #expect(try scratch.read("out") == [UInt8](repeating: 0, count: 1 << 20))
+            // Without the kernel's I/O accounting (CONFIG_TASK_IO_ACCOUNTING) there is nothing to count.
+            guard FileManager.default.isReadableFile(atPath: "/proc/self/io") else { return }
             let written = Int(String(decoding: run.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
             #expect(written > 0 && written < 4 << 20, "\(written) bytes written for a limit of 1 MiB")
         }
