@@ -95,6 +95,24 @@ struct IndexedUnpackOutputCLITests {
         }
     }
 
+    @Test("--max-output bounds what reaches the disk: no worker writes a span past the limit into a file")
+    func limitBoundsWrites() throws {
+        try withScratch { scratch in
+            // 48 MiB of zeros in spans of 16 MiB: a worker given a span writes all of it.
+            _ = try scratch.write("zeros", [UInt8](repeating: 0, count: 48 << 20))
+            #expect(try shell("gzip -1 < zeros > zeros.gz && rm zeros && \"$0\" index --span 16M zeros.gz", in: scratch).status == 0)
+            // The bytes this shell's children wrote, from the kernel's count of the reaped ones.
+            let counted = "\"$0\" \"$@\" > out; s=$?; sed -n 's/^wchar: //p' /proc/$$/io; exit $s"
+            let run = try shell(counted, ["unpack", "-c", "-p", "2", "--max-output", "1M", "zeros.gz"], in: scratch)
+            #expect(run.status == 1 && run.errLines.count == 1, "\(run)")
+            #expect(try scratch.read("out") == [UInt8](repeating: 0, count: 1 << 20))
+            // Without the kernel's I/O accounting (CONFIG_TASK_IO_ACCOUNTING) there is nothing to count.
+            guard FileManager.default.isReadableFile(atPath: "/proc/self/io") else { return }
+            let written = Int(String(decoding: run.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            #expect(written > 0 && written < 4 << 20, "\(written) bytes written for a limit of 1 MiB")
+        }
+    }
+
     @Test("a write the file size limit refuses (EFBIG): one line, the same as without the index, and no output left")
     func fileTooLarge() throws {
         try withScratch { scratch in
