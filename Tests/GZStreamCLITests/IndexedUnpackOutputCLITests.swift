@@ -113,6 +113,34 @@ struct IndexedUnpackOutputCLITests {
         }
     }
 
+    @Test("SIGTERM while the workers write standard output's file: the file holds a prefix of the data, never a later span after a hole")
+    func interrupted() throws {
+        try withScratch { scratch in
+            // 24 MiB in spans of 1 MiB: many spans in flight at once.
+            let data = sampleBytes(count: 24 << 20, seed: 12)
+            _ = try scratch.write("big", data)
+            #expect(try shell("gzip -6 < big > big.gz && rm big && \"$0\" index --span 1M big.gz", in: scratch).status == 0)
+            var generator = SystemRandomNumberGenerator()
+            var stopped = 0
+            for round in 0..<30 {
+                let out = scratch.path("out")
+                try? FileManager.default.removeItem(atPath: out)
+                let started = try StartedProcess(Locations.binary, ["unpack", "-c", "-p", "2", "big.gz"], in: scratch,
+                                                 stdoutPath: out)
+                usleep(UInt32.random(in: 2_000...120_000, using: &generator))
+                kill(started.process.processIdentifier, SIGTERM)
+                let result = try started.finish()
+                let written = try scratch.read("out")
+                if result.status == 128 + SIGTERM { stopped += 1 }
+                #expect(result.status == 0 || result.status == 128 + SIGTERM, "round \(round): \(result)")
+                #expect(written.count <= data.count && written == Array(data.prefix(written.count)),
+                        "round \(round): \(written.count) bytes, not a prefix of the data")
+            }
+            // Most rounds are stopped in the middle (the decode takes longer than the waits).
+            #expect(stopped > 0)
+        }
+    }
+
     @Test("a write the file size limit refuses (EFBIG): one line, the same as without the index, and no output left")
     func fileTooLarge() throws {
         try withScratch { scratch in

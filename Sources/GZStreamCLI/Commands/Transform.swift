@@ -99,8 +99,15 @@ extension Command {
                 if output.streamStatus == .notOpen { try output.openOrThrow() }
                 if let indexed = decoder as? IndexedGzipInputStream, let file = output as? FileOutputStream,
                    let origin = file.regularFileEndOffset {
-                    // Into a regular file each worker writes the spans it decodes, with pwrite(2).
-                    _ = try indexed.writeRemaining(to: file.fileDescriptor, at: origin, name: file.displayName)
+                    // Into a regular file each worker writes the spans it decodes, with pwrite(2);
+                    // a signal leaves the bytes written in order (InterruptCleanup.swift).
+                    let fence = OrderedOutputFence(descriptor: file.fileDescriptor, at: origin)
+                    registerOrderedOutput(fence)
+                    defer {
+                        releaseOrderedOutput()
+                        withExtendedLifetime(fence) {}
+                    }
+                    _ = try indexed.writeRemaining(to: file.fileDescriptor, at: origin, name: file.displayName, fence: fence)
                     if closesOutput { try output.closeOrThrow() }
                     return
                 }

@@ -1,4 +1,5 @@
 import ByteStreams
+import GzipStreams
 import StreamCache
 import Synchronization
 #if canImport(Glibc)
@@ -105,6 +106,35 @@ func releasePendingTemporary(_ slot: Int) {
     }
 }
 
+/// The fence of the output the workers of an indexed unpack write at offsets
+/// (``registerOrderedOutput(_:)``), as an unretained pointer's bits; 0 for none.
+private let pendingOutputFence = Atomic<UInt>(0)
+
+/// Tells the interrupt handler of an output written at offsets by worker threads: on a signal
+/// it stops their writes and cuts the file after the bytes written in order
+/// (``OrderedOutputFence/cutToOrderedEnd()``), so that standard output redirected to a file
+/// keeps what `gzip -dc` would have written by then, not later spans after a hole. The caller
+/// keeps `fence` alive until ``releaseOrderedOutput()``. Thread safety: one output at a time.
+func registerOrderedOutput(_ fence: OrderedOutputFence) {
+    let bits = UInt(bitPattern: Unmanaged.passUnretained(fence).toOpaque())
+    pendingOutputFence.store(bits, ordering: .sequentiallyConsistent)
+}
+
+/// The output of ``registerOrderedOutput(_:)`` is finished. Returns only when the handler
+/// cannot be using its fence; when the handler has started, never returns.
+func releaseOrderedOutput() {
+    pendingOutputFence.store(0, ordering: .sequentiallyConsistent)
+    while interruptCleanupStarted.load(ordering: .sequentiallyConsistent) {
+        pause()
+    }
+}
+
+/// Cuts the registered output back to its bytes written in order. Async-signal-safe.
+private func cutPendingOutput() {
+    guard let raw = UnsafeRawPointer(bitPattern: pendingOutputFence.load(ordering: .sequentiallyConsistent)) else { return }
+    Unmanaged<OrderedOutputFence>.fromOpaque(raw).takeUnretainedValue().cutToOrderedEnd()
+}
+
 /// Removes every temporary file registered, each only if its name still refers to the
 /// file created. Async-signal-safe: atomics, `fstatat(2)` and `unlinkat(2)` only, called
 /// directly (the wrappers in SystemCalls build errors, which allocates).
@@ -161,6 +191,7 @@ public func installInterruptCleanup(signalsFromOthers: [Int32] = []) {
     _ = pendingStates[0].load(ordering: .sequentiallyConsistent)
     _ = pendingRecords
     _ = interruptCleanupStarted.load(ordering: .sequentiallyConsistent)
+    _ = pendingOutputFence.load(ordering: .sequentiallyConsistent)
     _ = pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)
     _ = progressColumnsShown.load(ordering: .sequentiallyConsistent)
     _ = progressStopped.load(ordering: .sequentiallyConsistent)
@@ -194,6 +225,7 @@ public func installInterruptCleanup(signalsFromOthers: [Int32] = []) {
 /// once the handler returns, the signal being blocked while it runs). Async-signal-safe.
 private func cleanUpAndDie(of received: Int32) {
     removePendingTemporaries()
+    cutPendingOutput()
     if let path = UnsafePointer<CChar>(bitPattern: pendingTemporaryEntryPath.load(ordering: .sequentiallyConsistent)) {
         unlink(path)
     }

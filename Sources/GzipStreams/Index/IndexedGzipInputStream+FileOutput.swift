@@ -1,4 +1,5 @@
 import ByteStreams
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -25,14 +26,21 @@ extension IndexedGzipInputStream {
     /// (`lseek(2)`), as if they had been written in order with `write(2)`: a caller writes at
     /// the end of a file (not one opened with `O_APPEND`, where `pwrite(2)` appends).
     /// Blocks until the end of the file or an error; the stream is at its end afterwards.
+    ///
+    /// A process that dies of a signal meanwhile would leave the workers' later spans in the
+    /// file after a hole; with `fence`, its signal handler can leave the bytes written in order
+    /// instead (``OrderedOutputFence/cutToOrderedEnd()``).
     /// - Parameters:
     ///   - descriptor: A regular file open for writing, owned by the caller.
     ///   - offset: Where the first byte goes, `>= 0`.
     ///   - name: The name a write error gives.
+    ///   - fence: Made for `descriptor` and `offset`; every worker write passes through it, and
+    ///     it follows the end of the bytes written in order.
     /// - Returns: The number of plain bytes written.
     /// - Throws: A read's errors (``GzipError``, ``IndexedGzipError``, ``ByteStreamError``) and
     ///   the write's (``ByteStreamError`` naming `name`).
-    public func writeRemaining(to descriptor: Int32, at offset: Int64, name: String) throws -> Int64 {
+    public func writeRemaining(to descriptor: Int32, at offset: Int64, name: String,
+                               fence: OrderedOutputFence? = nil) throws -> Int64 {
         precondition(offset >= 0, "offsets are not negative")
         if streamStatus == .notOpen { try openOrThrow() }
         // Under a decompression limit the workers do not write: they would write spans past the
@@ -41,7 +49,7 @@ extension IndexedGzipInputStream {
             && maximumOutputSize == nil
         workersWriteOutput = positional
         if positional {
-            for decoder in decoders { decoder.output = (descriptor, offset, name) }
+            for decoder in decoders { decoder.output = (descriptor, offset, name, fence) }
         }
         var written: Int64 = 0
         do {
@@ -51,7 +59,10 @@ extension IndexedGzipInputStream {
                 for decoder in decoders { decoder.output = nil }
             }
             if positional {
-                while let count = try takeWritten(maxLength: Int.max), count > 0 { written += Int64(count) }
+                while let count = try takeWritten(maxLength: Int.max), count > 0 {
+                    written += Int64(count)
+                    fence?.advance(to: offset + written)
+                }
             }
             while true {
                 let count = try lendInPlace(maxLength: Int.max) { bytes in
@@ -64,6 +75,7 @@ extension IndexedGzipInputStream {
                 if count < 0 { throw streamErrorOrFallback(operation: "read") }
                 if count == 0 { break }
                 written += Int64(count)
+                fence?.advance(to: offset + written)
             }
         } catch {
             try? Self.endFile(descriptor, at: offset + written, name: name)
@@ -79,5 +91,63 @@ extension IndexedGzipInputStream {
             try SystemCalls.truncate(descriptor, toSize: end, target: name)
         }
         _ = try SystemCalls.seek(descriptor, to: end, whence: SEEK_SET, target: name)
+    }
+}
+
+/// What a signal handler needs to leave a file that the workers of
+/// ``IndexedGzipInputStream/writeRemaining(to:at:name:fence:)`` write at offsets as writes in
+/// order would have left it: the bytes up to the last one written in order, and nothing after
+/// (a process killed while a worker had written a later span left a hole of zeros before it).
+///
+/// Thread safety: every member may be used from any thread at once; ``cutToOrderedEnd()`` from
+/// a signal handler. Atomics only (`Synchronization`), and `ftruncate(2)`.
+public final class OrderedOutputFence: Sendable {
+    /// The file the workers write.
+    public let descriptor: Int32
+    private let closed = Atomic<Bool>(false)
+    /// Worker writes under way.
+    private let writers = Atomic<Int>(0)
+    private let orderedEnd: Atomic<Int64>
+
+    /// A fence for the file open at `descriptor` (the caller's), whose bytes written in order
+    /// end at `offset` so far.
+    public init(descriptor: Int32, at offset: Int64) {
+        self.descriptor = descriptor
+        orderedEnd = Atomic(offset)
+    }
+
+    /// Stops the workers' writes (a worker about to write stops decoding instead), waits for
+    /// those under way to return, then cuts the file after the bytes written in order.
+    /// Async-signal-safe; for a handler about to end the process, run on a thread that is not a
+    /// worker (the workers are Dispatch threads, which block signals). The writes of the thread
+    /// calling ``IndexedGzipInputStream/writeRemaining(to:at:name:fence:)`` are in order: the
+    /// end moves past them once they returned. Blocks while a worker's `pwrite(2)` runs. The
+    /// corresponding C function is `ftruncate(2)`.
+    public func cutToOrderedEnd() {
+        closed.store(true, ordering: .sequentiallyConsistent)
+        while writers.load(ordering: .sequentiallyConsistent) > 0 {}
+        _ = ftruncate(descriptor, off_t(orderedEnd.load(ordering: .sequentiallyConsistent)))
+    }
+
+    /// A worker is about to write: `false` once the fence is closed (it must not).
+    func beginWrite() -> Bool {
+        // Counted first, checked second: a cut that closed the fence before this load waits
+        // for the count to fall, and one after it is seen here.
+        writers.add(1, ordering: .sequentiallyConsistent)
+        if closed.load(ordering: .sequentiallyConsistent) {
+            writers.subtract(1, ordering: .sequentiallyConsistent)
+            return false
+        }
+        return true
+    }
+
+    /// The worker's write returned.
+    func endWrite() {
+        writers.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// The bytes written in order now end at `end`.
+    func advance(to end: Int64) {
+        orderedEnd.store(end, ordering: .sequentiallyConsistent)
     }
 }

@@ -89,7 +89,7 @@ final class SpanDecoder {
     /// reader writes them. Set only while no run uses this decoder. The decoder then decodes
     /// into a buffer of its own, not chunks of the run's budget, and emits
     /// ``SpanItem/written(count:crc:)`` and ``SpanItem/spanTail(_:)`` items.
-    var output: (descriptor: Int32, origin: Int64, name: String)?
+    var output: (descriptor: Int32, origin: Int64, name: String, fence: OrderedOutputFence?)?
     /// The buffer a decoder that writes the output decodes into (``output``), reused.
     private var ownChunk: UnsafeMutableBufferPointer<UInt8>?
     /// Writing the output: the span's last plain bytes so far, kept once fewer than a window
@@ -221,7 +221,11 @@ final class SpanDecoder {
                 if let output {
                     // Written before they count as decoded, so that the bytes emitted are
                     // always bytes written.
+                    // A closed fence: the process is ending of a signal, and the file is being cut
+                    // after the bytes written in order.
+                    if let fence = output.fence, !fence.beginWrite() { return stop(.writeFailed(CancellationError())) }
                     do {
+                        defer { output.fence?.endWrite() }
                         try SystemCalls.write(output.descriptor, bytes, at: output.origin + Int64(point.plainOffset) + produced,
                                               target: output.name)
                     } catch {
