@@ -31,7 +31,7 @@ import Darwin
 /// **Memory:** per worker an inflate state and a 256 KiB input buffer, and for all workers at
 /// most 10 MiB of plain bytes decoded ahead, in chunks of 512 KiB (2 MiB on one thread), whatever
 /// the file or span size (a worker waits when no chunk is free); windows are read from the index
-/// when a span starts (``GzipIndex/window(ofPoint:)``). ``writeRemaining(to:at:name:)`` has the
+/// when a span starts (``GzipIndex/window(ofPoint:)``). ``writeRemaining(to:at:name:fence:)`` has the
 /// workers write a regular file themselves, with one 512 KiB buffer each.
 ///
 /// Not thread-safe: one thread reads (the workers are internal). Reads block while the oldest
@@ -66,7 +66,7 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
 
     var run: SpanJobs?
     /// The spans of the run that the first read starts (set by opening, so that
-    /// ``writeRemaining(to:at:name:)`` can give the workers the output first).
+    /// ``writeRemaining(to:at:name:fence:)`` can give the workers the output first).
     var pendingRun: Range<Int>?
     /// The span whose items are being read.
     var span = 0
@@ -77,9 +77,9 @@ public final class IndexedGzipInputStream: ByteInputStream, GzipDecodingStream, 
     /// Plain bytes still to drop from the start of the run (a seek between points).
     var skip: Int64 = 0
     /// Plain bytes the workers wrote to the output file themselves, taken from them but not
-    /// counted as read yet (``writeRemaining(to:at:name:)``).
+    /// counted as read yet (``writeRemaining(to:at:name:fence:)``).
     var writtenPending = 0
-    /// Whether the last ``writeRemaining(to:at:name:)`` had the workers write (for tests).
+    /// Whether the last ``writeRemaining(to:at:name:fence:)`` had the workers write (for tests).
     var workersWriteOutput = false
     /// After a seek to a point other than the first: that span's bytes of the range, kept
     /// until the span has ended where the index says the next point is (its bit, a block
