@@ -100,6 +100,7 @@ struct GzipModeCLITests {
         GzipModeCase(arguments: ["-t", "a.txt"], stderr: "\ngzstream: a.txt: not in gzip format\n"),
         // Names gzip skips, and existing outputs.
         GzipModeCase(arguments: ["-d", "a.txt"], stderr: "gzstream: a.txt: unknown suffix -- ignored\n"),
+        GzipModeCase(arguments: ["-qd", "a.txt"]),
         GzipModeCase(arguments: ["b.txt.gz"], stderr: "gzstream: b.txt.gz already has .gz suffix -- unchanged\n"),
         GzipModeCase(arguments: ["-q", "b.txt.gz"]),
         GzipModeCase(arguments: ["-f", "b.txt.gz"]),

@@ -244,9 +244,13 @@ extension Command {
     }
 
     /// The status of a name passed over by ``unfitName(_:)``: a warning, except in gzip mode for
-    /// a name that has a suffix already, which gzip only notes (exit 0).
+    /// a name that has a suffix already, which gzip only notes (exit 0), and for an unknown
+    /// suffix under `-q`, which gzip passes over without a word (its make_ofname warns, and so
+    /// sets exit 2, only when not quiet).
     var unfitNameStatus: ExitStatus {
-        options.gzip?.passesOverSuffixedNameQuietly(mode: options.mode) == true ? .success : .warning
+        guard let gzip = options.gzip else { return .warning }
+        if gzip.passesOverSuffixedNameQuietly(mode: options.mode) { return .success }
+        return options.mode == .unpack && common.quiet ? .success : .warning
     }
 }
 
