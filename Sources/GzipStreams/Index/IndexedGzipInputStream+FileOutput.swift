@@ -85,6 +85,26 @@ extension IndexedGzipInputStream {
         return written
     }
 
+    /// Reading what the workers write to the output file themselves: counts the next bytes they
+    /// wrote as read, at most `maxLength`; `0` at the end, `nil` once the sequential reader
+    /// has taken over (it gives the rest). Blocks while the oldest span is being decoded.
+    func takeWritten(maxLength: Int) throws -> Int? {
+        while fallback == nil {
+            if writtenPending > 0 {
+                let count = try limitedCount(min(maxLength, writtenPending))
+                writtenPending -= count
+                plainOffset += Int64(count)
+                returnedCount += Int64(count)
+                return count
+            }
+            if ended { return 0 }
+            if run == nil, let pendingRun { launch(pendingRun) }
+            guard let run else { throw ByteStreamError(.notOpen, operation: "read") }
+            try take(run.nextItem(), from: run)
+        }
+        return nil
+    }
+
     /// Cuts off what the workers wrote past `end` and moves the descriptor's offset there.
     private static func endFile(_ descriptor: Int32, at end: Int64, name: String) throws {
         if try SystemCalls.status(of: descriptor, target: name).st_size > end {
