@@ -1,5 +1,10 @@
 import CIsal
 import CZlib
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One raw inflate (RFC 1951, no wrapper) through ISA-L's streaming `isal_inflate`, the
 /// decoder igzip uses; as a ``WholeBufferInflater`` (`isal_inflate_stateless`), the decoder of
@@ -15,7 +20,26 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
 
     private let state: UnsafeMutablePointer<inflate_state>
     /// ``RawInflater/seeksBlockBoundary``.
-    var seeksBlockBoundary = false
+    var seeksBlockBoundary = false {
+        didSet {
+            if seeksBlockBoundary, !oldValue {
+                skimmedInSearch = 0
+                skimLimit = min(Self.longestSkim, inputTaken - lastSearchEnd)
+            }
+        }
+    }
+    /// A copy of ``state`` before a skimmed piece of a search, to go back to.
+    private let saved: UnsafeMutablePointer<inflate_state>
+    /// Where (in ``inputTaken``) the small pieces of a search end: the end of the skimmed piece
+    /// being decoded again.
+    private var smallPiecesEnd = 0
+    /// The input skimmed since the current search began.
+    private var skimmedInSearch = 0
+    /// The most input the current search skims: ``longestSkim``, or the input taken since the
+    /// search before ended when that is less (the compressed length of a span).
+    private var skimLimit = 0
+    /// Where (in ``inputTaken``) the last search ended.
+    private var lastSearchEnd = 0
     /// ``RawInflater/blockBoundaryFound``.
     private(set) var blockBoundaryFound: (bits: Int, bytesAfter: [UInt8])?
 
@@ -41,20 +65,36 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
     /// still catch all but the headers of highly repetitive text (under 30 bytes), for which a
     /// later boundary is taken.
     static let smallestPieceSize = 32
+    /// The size of the skimmed pieces of a search, a multiple of ``firstPieceSize``. A piece
+    /// costs a copy of ISA-L's state (85 KiB), a comparison of its tables (19 KiB) and one `isal_inflate` call; on the text
+    /// corpus the 16 searches of an unpack with `--write-index` took 130 samples of the
+    /// inflating thread's 954 (`perf record -e task-clock`) in small pieces alone.
+    static let skimSize = 2048
+    /// The most input a search skims: past it, without a header seen, the search goes on in
+    /// small pieces only. A block with the codes of the block before leaves ISA-L's tables as
+    /// they were, so skimming does not see its header (as in `pack` output of the tests'
+    /// repetitive sample text). Searches in small pieces alone covered 3-56 KB of the gzip -6
+    /// text corpus (half a block on average).
+    static let longestSkim = 64 << 10
 
     init() {
         state = .allocate(capacity: 1)
+        saved = .allocate(capacity: 1)
         isal_inflate_init(state)
         state.pointee.crc_flag = UInt32(ISAL_DEFLATE)
     }
 
     deinit {
         state.deallocate()
+        saved.deallocate()
     }
 
     /// Starts a new deflate stream. Wraps ISA-L's `isal_inflate_reset`.
     func reset() {
         inputTaken = 0
+        smallPiecesEnd = 0
+        skimmedInSearch = 0
+        lastSearchEnd = 0
         isal_inflate_reset(state)
         state.pointee.crc_flag = UInt32(ISAL_DEFLATE)
     }
@@ -132,12 +172,41 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
     /// input (``RawInflater/blockBoundaryFound``), and ISA-L keeps only the 0...7 bits of the
     /// boundary's byte, as zlib does after `Z_BLOCK`. A piece in which ISA-L read a whole new
     /// header (its lookup table changed) halves the piece size, down to ``smallestPieceSize``.
+    ///
+    /// Small pieces are only needed where a header is: the input is first skimmed in
+    /// ``skimSize`` pieces (cut at multiples of it), each after a copy of ISA-L's state. A
+    /// skimmed piece that fails, or ends with ISA-L in a new table, between blocks or in a
+    /// stored block, is decoded again from the copy in small pieces; so a search takes the
+    /// boundary small pieces alone would, except before a block whose codes are those of the
+    /// block before (fixed-Huffman blocks in a row), which leaves the tables as they were (such a boundary is passed over, as a header shorter than the
+    /// pieces is; ``longestSkim`` bounds how far).
     private func stepSeekingBoundary(input: UnsafeMutablePointer<UInt8>, inputCount: Int,
                                      output: UnsafeMutablePointer<UInt8>, outputCapacity: Int) -> RawInflateStep {
         var consumed = 0
         var produced = 0
         while true {
             let inStoredBlock = state.pointee.block_state == ISAL_BLOCK_TYPE0
+            if !inStoredBlock, inputTaken >= smallPiecesEnd, skimmedInSearch < skimLimit {
+                // Skims a piece; a header in it sends it back to be decoded in small pieces.
+                let start = inputTaken
+                let length = min(Self.skimSize - start % Self.skimSize, inputCount - consumed)
+                saved.update(from: state, count: 1)
+                let piece = stepWhole(input: input + consumed, inputCount: length,
+                                      output: output + produced, outputCapacity: outputCapacity - produced)
+                skimmedInSearch += piece.consumed
+                if case .progress = piece.outcome, state.pointee.block_state == ISAL_BLOCK_CODED, sameTables() {
+                    consumed += piece.consumed
+                    produced += piece.produced
+                    if consumed == inputCount || produced == outputCapacity {
+                        return RawInflateStep(consumed: consumed, produced: produced, outcome: .progress)
+                    }
+                    continue
+                }
+                state.update(from: saved, count: 1)
+                inputTaken = start
+                smallPiecesEnd = start + length
+                continue
+            }
             let toPieceEnd = inStoredBlock ? max(1, Int(state.pointee.type0_block_len)) : pieceSize - inputTaken % pieceSize
             if !inStoredBlock, toPieceEnd == pieceSize { markAtPieceStart = tableMark() }
             let piece = stepWhole(input: input + consumed, inputCount: min(toPieceEnd, inputCount - consumed),
@@ -156,6 +225,7 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
             if pieceEnded, let boundary = takeBoundary() {
                 blockBoundaryFound = boundary
                 seeksBlockBoundary = false
+                lastSearchEnd = inputTaken
                 return RawInflateStep(consumed: consumed, produced: produced, outcome: .progress)
             }
             if pieceEnded, !inStoredBlock, pieceSize > Self.smallestPieceSize,
@@ -199,6 +269,14 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
             withUnsafeBytes(of: &state.pointee.tmp_in_buffer) { bytes += $0.prefix(headerCount) }
         }
         return (partialBits, bytes)
+    }
+
+    /// Whether ISA-L's lookup tables (literal/length and distance) are byte for byte as in
+    /// ``saved``: a header read since the copy rebuilt them, unless its codes were the same.
+    private func sameTables() -> Bool {
+        let start = MemoryLayout<inflate_state>.offset(of: \.lit_huff_code)!
+        let end = MemoryLayout<inflate_state>.offset(of: \.dist_huff_code)! + MemoryLayout<inflate_huff_code_small>.size
+        return memcmp(UnsafeRawPointer(state) + start, UnsafeRawPointer(saved) + start, end - start) == 0
     }
 
     /// A fingerprint of ISA-L's literal/length lookup table, which it rebuilds for each new
