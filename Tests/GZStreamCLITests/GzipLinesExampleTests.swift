@@ -24,7 +24,7 @@ struct GzipLinesExampleTests {
         after a failed write, notes.gz is unchanged: true
         damaged.gz: \(damagedError)
         bytes 7..<13 through the index: line 2
-        bytes 14..<40: bytes 14..<40 are past the end of the data (21 bytes)
+        bytes 14..<40: bytes 14..<40 run past the end of the data (21 bytes)
 
         """
     }
@@ -50,7 +50,7 @@ struct GzipLinesExampleTests {
             let result = try shell("TMPDIR=\"$1\" \"$2\"", [scratch.work.path, Self.binary], in: scratch)
             #expect(result.status == 0, "\(result)")
             #expect(result.out.hasPrefix("line 1\nline 2\nline 3\nline: line 1\n"))
-            #expect(result.out.hasSuffix("bytes 14..<40: bytes 14..<40 are past the end of the data (21 bytes)\n"))
+            #expect(result.out.hasSuffix("bytes 14..<40: bytes 14..<40 run past the end of the data (21 bytes)\n"))
             #expect(try scratch.listing().isEmpty)
         }
     }

@@ -87,7 +87,7 @@ struct PlainRangeTests {
             let error = #expect(throws: PlainRangeError.self) { try reader.read(range: plain.count - 5..<plain.count + 5) }
             #expect(error == PlainRangeError(range: plain.count - 5..<plain.count + 5, plainSize: plain.count))
             #expect(error?.localizedDescription
-                    == "bytes \(plain.count - 5)..<\(plain.count + 5) are past the end of the data (\(plain.count) bytes)")
+                    == "bytes \(plain.count - 5)..<\(plain.count + 5) run past the end of the data (\(plain.count) bytes)")
         }
     }
 
@@ -185,4 +185,14 @@ struct PlainRangeTests {
                     == "GzipStreams.PlainRangeError(range: Range(1..<5), plainSize: 3)")
         }
     }
+}
+
+@Test("PlainRangeError says whether a range runs past the end or starts there, and a seek's offset")
+func plainRangeErrorWords() {
+    #expect(PlainRangeError(range: 14..<40, plainSize: 21).description
+            == "bytes 14..<40 run past the end of the data (21 bytes)")
+    #expect(PlainRangeError(range: 21..<40, plainSize: 21).description
+            == "bytes 21..<40 are past the end of the data (21 bytes)")
+    #expect(PlainRangeError(range: 30..<30, plainSize: 21).description
+            == "offset 30 is past the end of the data (21 bytes)")
 }

@@ -72,9 +72,13 @@ public struct PlainRangeError: Error, Equatable, Sendable, CustomStringConvertib
         self.plainSize = plainSize
     }
 
-    /// The message a user reads: `bytes 100..<200 are past the end of the data (150 bytes)`.
+    /// The message a user reads: `bytes 100..<200 run past the end of the data (150 bytes)`
+    /// for a range that starts inside the data, `bytes 200..<300 are past the end of the data
+    /// (150 bytes)` for one that starts at or after its end, `offset 200 is past the end of the
+    /// data (150 bytes)` for a seek.
     public var description: String {
-        let what = range.isEmpty ? "offset \(range.lowerBound) is" : "bytes \(range.lowerBound)..<\(range.upperBound) are"
+        let bytes = "bytes \(range.lowerBound)..<\(range.upperBound)"
+        let what = range.isEmpty ? "offset \(range.lowerBound) is" : range.lowerBound < plainSize ? "\(bytes) run" : "\(bytes) are"
         return "\(what) past the end of the data (\(plainSize) bytes)"
     }
 }
