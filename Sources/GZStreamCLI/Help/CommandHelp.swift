@@ -100,7 +100,7 @@ Options:
       --offset SIZE     with -c or -o: write the plain bytes from offset SIZE
                         of FILE.gz on, through its index (FILE.gz.gzi,
                         FILE.gz.gzidx)
-      --length SIZE     with --offset: at most SIZE bytes (default: to the end)
+      --length SIZE     write at most SIZE bytes from --offset (default 0) on
       --whole-lines     with --offset or --length: write the lines that start in
                         the range, whole (a split's lines, as Hadoop reads them)
       --lines N[:M]     with -c or -o: write lines N to M (from 1; default: to
