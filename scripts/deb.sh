@@ -62,9 +62,10 @@ Files: *
 Copyright: 2026 the gzstream authors
 License: Apache-2.0
 
-Files: libdeflate/*
-Copyright: 2016, 2018, Eric Biggers
-License: Expat
+Files: usr/bin/gzstream
+Copyright: 2026 the gzstream authors
+ 2016, 2018, Eric Biggers (libdeflate, linked in from its static library)
+License: Apache-2.0 and Expat
 
 License: Apache-2.0
  Licensed under the Apache License, Version 2.0 (the "License"); you may not
