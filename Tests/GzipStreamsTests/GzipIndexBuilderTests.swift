@@ -2,6 +2,7 @@ import ByteStreams
 import CZlib
 import Foundation
 @testable import GzipStreams
+import Synchronization
 import Testing
 import TestSupport
 
@@ -305,5 +306,77 @@ struct GzipIndexSkimTests {
         }
         #expect(zlib.points.count > 5)
         try expectPointsDecode(zlib, compressed: compressed, plain: Self.text)
+    }
+}
+
+@Suite("IsalInflater's search for a block boundary at the edges of its input", .onDedicatedThreads)
+struct IsalBoundarySearchEdgeTests {
+    /// Runs `body` on a thread of its own and waits up to 20 s for its result: a search that
+    /// loops without taking input fails here instead of hanging the run.
+    func result<T: Sendable>(of body: @escaping @Sendable () -> T) -> T? {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<T?>(nil)
+        Thread.detachNewThread {
+            let value = body()
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 20) == .success else { return nil }
+        return box.withLock { $0 }
+    }
+
+    @Test("A step with no input while ISA-L rests between blocks returns, at the start and after a block")
+    func emptyInputBetweenBlocks() throws {
+        // Two blocks, the first ending on a byte boundary (a full flush adds an empty stored block).
+        let first = textBytes(count: 5000), second = textBytes(count: 3000)
+        let pieces = rawDeflate([(first, Z_FULL_FLUSH), (second, Z_FINISH)])
+        let head = pieces[0], tail = pieces[1]
+        // (consumed, produced) of: no input at the start, the first block, no input after it.
+        let steps = result {
+            let inflater = IsalInflater()
+            var output = [UInt8](repeating: 0, count: 20_000)
+            var input = head + tail
+            return output.withUnsafeMutableBufferPointer { out in
+                input.withUnsafeMutableBufferPointer { bytes in
+                    var counts: [[Int]] = []
+                    inflater.seeksBlockBoundary = true
+                    var step = inflater.step(input: bytes.baseAddress!, inputCount: 0, output: out.baseAddress!,
+                                             outputCapacity: out.count)
+                    counts.append([step.consumed, step.produced])
+                    inflater.seeksBlockBoundary = false
+                    step = inflater.step(input: bytes.baseAddress!, inputCount: head.count, output: out.baseAddress!,
+                                         outputCapacity: out.count)
+                    counts.append([step.consumed, step.produced])
+                    inflater.seeksBlockBoundary = true
+                    step = inflater.step(input: bytes.baseAddress! + head.count, inputCount: 0,
+                                         output: out.baseAddress! + first.count, outputCapacity: out.count - first.count)
+                    counts.append([step.consumed, step.produced])
+                    return counts
+                }
+            }
+        }
+        #expect(steps == [[0, 0], [head.count, first.count], [0, 0]], "nil: the search did not return")
+    }
+}
+
+/// Raw deflate (zlib level 6, no wrapper) of each piece, flushed as given; the output of each.
+func rawDeflate(_ pieces: [(bytes: [UInt8], flush: Int32)]) -> [[UInt8]] {
+    var stream = z_stream()
+    #expect(czlib_deflateInit2(&stream, 6, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK)
+    defer { deflateEnd(&stream) }
+    return pieces.map { piece in
+        var input = piece.bytes
+        var output = [UInt8](repeating: 0, count: piece.bytes.count + 1024)
+        let count = input.withUnsafeMutableBufferPointer { inBytes in
+            output.withUnsafeMutableBufferPointer { outBytes in
+                stream.next_in = inBytes.baseAddress
+                stream.avail_in = UInt32(inBytes.count)
+                stream.next_out = outBytes.baseAddress
+                stream.avail_out = UInt32(outBytes.count)
+                _ = deflate(&stream, piece.flush)
+                return outBytes.count - Int(stream.avail_out)
+            }
+        }
+        return Array(output.prefix(count))
     }
 }

@@ -186,7 +186,9 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
         var produced = 0
         while true {
             let inStoredBlock = state.pointee.block_state == ISAL_BLOCK_TYPE0
-            if !inStoredBlock, inputTaken >= smallPiecesEnd, skimmedInSearch < skimLimit {
+            // Only input is skimmed: a call without input (one that gives what ISA-L holds) that
+            // ends between blocks would be taken back and made again without end.
+            if !inStoredBlock, inputTaken >= smallPiecesEnd, skimmedInSearch < skimLimit, consumed < inputCount {
                 // Skims a piece; a header in it sends it back to be decoded in small pieces.
                 let start = inputTaken
                 let length = min(Self.skimSize - start % Self.skimSize, inputCount - consumed)
