@@ -66,9 +66,10 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
     /// later boundary is taken.
     static let smallestPieceSize = 32
     /// The size of the skimmed pieces of a search, a multiple of ``firstPieceSize``. A piece
-    /// costs a copy of ISA-L's state (85 KiB), a comparison of its tables (19 KiB) and one `isal_inflate` call; on the text
-    /// corpus the 16 searches of an unpack with `--write-index` took 130 samples of the
-    /// inflating thread's 954 (`perf record -e task-clock`) in small pieces alone.
+    /// costs a copy of ISA-L's state (85 KiB), a comparison of its tables (21 KiB) and one
+    /// `isal_inflate` call. In small pieces alone, the searches of an unpack of the text corpus
+    /// with `--write-index` made about 1,000 calls each and took 130 samples of the inflating
+    /// thread's 954 (`perf record -e task-clock`).
     static let skimSize = 2048
     /// The most input a search skims: past it, without a header seen, the search goes on in
     /// small pieces only. A block with the codes of the block before leaves ISA-L's tables as
@@ -178,8 +179,9 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
     /// skimmed piece that fails, or ends with ISA-L in a new table, between blocks or in a
     /// stored block, is decoded again from the copy in small pieces; so a search takes the
     /// boundary small pieces alone would, except before a block whose codes are those of the
-    /// block before (fixed-Huffman blocks in a row), which leaves the tables as they were (such a boundary is passed over, as a header shorter than the
-    /// pieces is; ``longestSkim`` bounds how far).
+    /// block before (fixed-Huffman blocks in a row), which leaves the tables as they were: such
+    /// a boundary is passed over, as a header shorter than the pieces is, and ``longestSkim``
+    /// bounds how far.
     private func stepSeekingBoundary(input: UnsafeMutablePointer<UInt8>, inputCount: Int,
                                      output: UnsafeMutablePointer<UInt8>, outputCapacity: Int) -> RawInflateStep {
         var consumed = 0
@@ -199,7 +201,8 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
                 if case .progress = piece.outcome, state.pointee.block_state == ISAL_BLOCK_CODED, sameTables() {
                     consumed += piece.consumed
                     produced += piece.produced
-                    if consumed == inputCount || produced == outputCapacity {
+                    let stalled = piece.consumed == 0 && piece.produced == 0
+                    if consumed == inputCount || produced == outputCapacity || stalled {
                         return RawInflateStep(consumed: consumed, produced: produced, outcome: .progress)
                     }
                     continue
