@@ -380,3 +380,39 @@ func rawDeflate(_ pieces: [(bytes: [UInt8], flush: Int32)]) -> [[UInt8]] {
         return Array(output.prefix(count))
     }
 }
+
+@Suite("GzipIndexBuilder: ISA-L's search begun where a read ended inside a block header", .onDedicatedThreads)
+struct GzipIndexSearchAtReadEndTests {
+    /// How long a build of 64 KiB may take before it counts as spinning: generous, it takes
+    /// milliseconds (a bound on a hang, not a speed).
+    static let waitLimit: DispatchTimeInterval = .seconds(60)
+
+    @Test("A sync flush at the span, the next block's header cut by the end of a read: the build ends, its points decode",
+          arguments: [1, 8, 20])
+    func headerCutByRead(bytesIntoHeader: Int) throws {
+        // The call before the search fills its room at the span exactly (the room is cut
+        // there) and takes all of its input, ISA-L keeping the header's first bytes; the
+        // search's first call then has no input (the stream asks the decoder for the output it
+        // may hold before reading more), and must not skim nothing over and over.
+        let plain = sampleText(byteCount: 65536, seed: 11)
+        let memory = MemoryOutputStream()
+        let gzip = try GzipOutputStream(wrapping: memory, level: 6)
+        try gzip.openOrThrow()
+        try gzip.writeAll(Array(plain[..<32768]))
+        try gzip.flush()
+        let headerStart = memory.writtenCount
+        try gzip.writeAll(Array(plain[32768...]))
+        try gzip.closeOrThrow()
+        let compressed = [UInt8](memory.data)
+        let built = Locked<Result<GzipIndex, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            built.value = Result { try buildIndex(compressed, span: 32768, chunkSize: headerStart + bytesIntoHeader).index }
+            done.signal()
+        }.start()
+        try #require(done.wait(timeout: .now() + Self.waitLimit) == .success, "the build did not end")
+        let index = try #require(built.value).get()
+        #expect(index.plainSize == 65536)
+        try expectPointsDecode(index, compressed: compressed, plain: plain)
+    }
+}

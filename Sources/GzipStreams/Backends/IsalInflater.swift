@@ -179,9 +179,10 @@ final class IsalInflater: RawInflater, WholeBufferInflater {
     /// skimmed piece that fails, or ends with ISA-L in a new table, between blocks or in a
     /// stored block, is decoded again from the copy in small pieces; so a search takes the
     /// boundary small pieces alone would, except before a block whose codes are those of the
-    /// block before (fixed-Huffman blocks in a row), which leaves the tables as they were: such
-    /// a boundary is passed over, as a header shorter than the pieces is, and ``longestSkim``
-    /// bounds how far.
+    /// Huffman block before it (fixed-Huffman blocks in a row, runs of zeros, a stored block
+    /// inside a skimmed piece between blocks of the same codes), which leaves the tables as
+    /// they were: such a boundary is passed over, as a header shorter than the pieces is, and
+    /// ``longestSkim`` bounds how far.
     private func stepSeekingBoundary(input: UnsafeMutablePointer<UInt8>, inputCount: Int,
                                      output: UnsafeMutablePointer<UInt8>, outputCapacity: Int) -> RawInflateStep {
         var consumed = 0
