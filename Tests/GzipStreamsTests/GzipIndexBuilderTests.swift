@@ -2,7 +2,6 @@ import ByteStreams
 import CZlib
 import Foundation
 @testable import GzipStreams
-import Synchronization
 import Testing
 import TestSupport
 
@@ -311,20 +310,6 @@ struct GzipIndexSkimTests {
 
 @Suite("IsalInflater's search for a block boundary at the edges of its input", .onDedicatedThreads)
 struct IsalBoundarySearchEdgeTests {
-    /// Runs `body` on a thread of its own and waits up to 20 s for its result: a search that
-    /// loops without taking input fails here instead of hanging the run.
-    func result<T: Sendable>(of body: @escaping @Sendable () -> T) -> T? {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<T?>(nil)
-        Thread.detachNewThread {
-            let value = body()
-            box.withLock { $0 = value }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + 20) == .success else { return nil }
-        return box.withLock { $0 }
-    }
-
     @Test("A step with no input while ISA-L rests between blocks returns, at the start and after a block")
     func emptyInputBetweenBlocks() throws {
         // Two blocks, the first ending on a byte boundary (a full flush adds an empty stored block).
@@ -332,7 +317,7 @@ struct IsalBoundarySearchEdgeTests {
         let pieces = rawDeflate([(first, Z_FULL_FLUSH), (second, Z_FINISH)])
         let head = pieces[0], tail = pieces[1]
         // (consumed, produced) of: no input at the start, the first block, no input after it.
-        let steps = result {
+        let steps = result(within: .seconds(20)) {
             let inflater = IsalInflater()
             var output = [UInt8](repeating: 0, count: 20_000)
             var input = head + tail
@@ -357,6 +342,20 @@ struct IsalBoundarySearchEdgeTests {
         }
         #expect(steps == [[0, 0], [head.count, first.count], [0, 0]], "nil: the search did not return")
     }
+}
+
+/// Runs `body` on a thread of its own and waits up to `limit` for its result; `nil` when it
+/// has not returned by then (a search that loops without taking input fails the test instead
+/// of hanging the run; its thread spins on until the process ends).
+func result<T: Sendable>(within limit: DispatchTimeInterval, of body: @escaping @Sendable () -> T) -> T? {
+    let done = DispatchSemaphore(value: 0)
+    let box = Locked<T?>(nil)
+    Thread.detachNewThread {
+        box.value = body()
+        done.signal()
+    }
+    guard done.wait(timeout: .now() + limit) == .success else { return nil }
+    return box.value
 }
 
 /// Raw deflate (zlib level 6, no wrapper) of each piece, flushed as given; the output of each.
@@ -404,14 +403,10 @@ struct GzipIndexSearchAtReadEndTests {
         try gzip.writeAll(Array(plain[32768...]))
         try gzip.closeOrThrow()
         let compressed = [UInt8](memory.data)
-        let built = Locked<Result<GzipIndex, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            built.value = Result { try buildIndex(compressed, span: 32768, chunkSize: headerStart + bytesIntoHeader).index }
-            done.signal()
-        }.start()
-        try #require(done.wait(timeout: .now() + Self.waitLimit) == .success, "the build did not end")
-        let index = try #require(built.value).get()
+        let built = result(within: Self.waitLimit) {
+            Result { try buildIndex(compressed, span: 32768, chunkSize: headerStart + bytesIntoHeader).index }
+        }
+        let index = try #require(built, "the build did not end").get()
         #expect(index.plainSize == 65536)
         try expectPointsDecode(index, compressed: compressed, plain: plain)
     }
