@@ -54,7 +54,9 @@ let package = Package(
         // The C library's wide-character classes (<wctype.h>), which Swift's Glibc module leaves
         // out; nothing to link.
         .systemLibrary(name: "CWideCharacters"),
-        .target(name: "ByteStreams"),
+        // Linux's fallocate(2) system call, which Swift's Glibc module leaves out; nothing to link.
+        .systemLibrary(name: "CFileSpace"),
+        .target(name: "ByteStreams", dependencies: ["CFileSpace"]),
         .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate", "CIsal"]),
         // The only module that imports all of Foundation: run loops and Foundation's streams.
         .target(name: "ByteStreamsFoundation", dependencies: ["ByteStreams"]),

@@ -62,4 +62,42 @@ struct FileInfoTests {
         #expect(CLibrary.format(62.55, "%5.1f%%") == " 62.5%")
         #expect(CLibrary.format(100, "%5.1f%%") == "100.0%")
     }
+
+    #if os(Linux)
+    @Test("reserveSpace: a range's blocks allocated, the size extended to its end and zeros read there, the bytes before kept; nothing for an empty or negative range or a pipe")
+    func reserveSpace() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reserve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try SystemCalls.open(Pathname(directory.path), in: SystemCalls.currentDirectory,
+                                          flags: OpenFlag.readOnly | OpenFlag.directory)
+        defer { try? SystemCalls.close(folder, target: "directory") }
+        let fd = try SystemCalls.open("data", in: folder, flags: O_RDWR | OpenFlag.create | OpenFlag.exclusive,
+                                      mode: 0o600)
+        defer { try? SystemCalls.close(fd, target: "data") }
+        let head = Array("head:".utf8)
+        try SystemCalls.write(fd, head, at: 0, target: "data")
+
+        #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: 0))
+        #expect(!SystemCalls.reserveSpace(fd, offset: -1, length: 10))
+        #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: Int64.max))
+        #expect(try SystemCalls.status(of: fd, target: "data").st_size == 5)
+
+        #expect(SystemCalls.reserveSpace(fd, offset: 5, length: 1 << 20))
+        let reserved = try SystemCalls.status(of: fd, target: "data")
+        #expect(reserved.st_size == 5 + (1 << 20))
+        #expect(Int64(reserved.st_blocks) * 512 >= 1 << 20)
+        var back = [UInt8](repeating: 0xff, count: 5 + (1 << 20))
+        #expect(try SystemCalls.read(fd, &back, back.count, at: 0, target: "data") == back.count)
+        #expect(Array(back.prefix(5)) == head && back.dropFirst(5).allSatisfy { $0 == 0 })
+        // Within the size already: the size stays.
+        #expect(SystemCalls.reserveSpace(fd, offset: 0, length: 4096))
+        #expect(try SystemCalls.status(of: fd, target: "data").st_size == 5 + (1 << 20))
+
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        #expect(!SystemCalls.reserveSpace(ends[1], offset: 0, length: 4096))
+    }
+    #endif
 }

@@ -100,6 +100,29 @@ struct IndexedFileOutputTests {
         }
     }
 
+    @Test("the file's space taken at once from the index's plain size: an index that gives a size other than the data's (larger, smaller, past deflate's ratio) leaves the file as the data's",
+          arguments: [1, 2])
+    func reservedSize(threads: Int) throws {
+        try withTemporaryDirectory { directory in
+            let file = try IndexedFile(in: directory, memberSizes: [1_200_000, 800_000], seed: 7)
+            let plain = UInt64(file.data.count)
+            for size in [plain, plain * 3, plain / 2, file.index.compressedSize * 1032 + 1, 1 << 61] {
+                var index = file.index
+                index.plainSize = size
+                let stream = try file.stream(threads: threads, index: index)
+                stream.open()
+                defer { stream.close() }
+                let written = try writeRemaining(stream, in: directory)
+                // Compared as one Bool: a failing comparison of two arrays of megabytes would
+                // have the test library work out their difference.
+                let same = written.bytes == file.data
+                #expect(written.error == nil, "plain size \(size)")
+                #expect(same, "plain size \(size): \(written.bytes.count) bytes, \(written.bytes.indices.first { $0 >= file.data.count || written.bytes[$0] != file.data[$0] } ?? -1) the first that differs")
+                #expect(written.offset == Int64(plain), "plain size \(size)")
+            }
+        }
+    }
+
     @Test("damaged deflate data: the file holds what a read returns before its error, and the error is the same",
           arguments: [1, 2])
     func damage(threads: Int) throws {
