@@ -65,6 +65,21 @@ extension SystemCalls {
         #endif
     }
 
+    /// The magic number of the file system that the file open at `fd` is on (`statfs`'s
+    /// `f_type`, as in <linux/magic.h>), or `nil` when it cannot be known (off Linux too).
+    /// The corresponding C function is `fstatfs(2)`.
+    package static func fileSystemType(of fd: Int32) -> Int64? {
+        #if os(Linux) && _pointerBitWidth(_64)
+        var type: Int64 = 0
+        return retryingOnInterrupt({ gzstream_file_system_type(fd, &type) }) == 0 ? type : nil
+        #else
+        return nil
+        #endif
+    }
+
+    /// ext2/3/4's ``fileSystemType(of:)``: `EXT4_SUPER_MAGIC`.
+    package static let ext4FileSystemType: Int64 = 0xEF53
+
     /// Reads up to `count` bytes at `offset` without moving the file offset; 0 only at the end
     /// of the file. The corresponding C function is `pread(2)`.
     package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64,

@@ -64,7 +64,19 @@ struct FileInfoTests {
     }
 
     #if os(Linux)
-    @Test("reserveSpace: a range's blocks allocated, the size extended to its end and zeros read there, the bytes before kept; nothing for an empty or negative range or a pipe")
+    /// Whether the temporary directory is on ext2/3/4, the only file systems reserveSpace acts on.
+    static let temporaryIsExt4: Bool = fileSystemType(of: FileManager.default.temporaryDirectory.path) == SystemCalls.ext4FileSystemType
+
+    /// The file system type of the directory `path` (``SystemCalls/fileSystemType(of:)``).
+    static func fileSystemType(of path: String) -> Int64? {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return SystemCalls.fileSystemType(of: fd)
+    }
+
+    @Test("reserveSpace: a range's blocks allocated, the size extended to its end and zeros read there, the bytes before kept; nothing for an empty or negative range or a pipe",
+          .enabled(if: temporaryIsExt4, "needs the temporary directory on ext4"))
     func reserveSpace() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reserve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
@@ -98,6 +110,32 @@ struct FileInfoTests {
         try #require(pipe(&ends) == 0)
         defer { close(ends[0]); close(ends[1]) }
         #expect(!SystemCalls.reserveSpace(ends[1], offset: 0, length: 4096))
+    }
+
+    /// Whether `/dev/shm` is a tmpfs: a file system other than ext4 that every Linux machine
+    /// here has, and that takes fallocate(2).
+    static let sharedMemoryIsTmpfs: Bool = fileSystemType(of: "/dev/shm") == 0x0102_1994
+
+    @Test("reserveSpace: nothing on a file system other than ext4 (tmpfs here): the size stays, no block is taken",
+          .enabled(if: sharedMemoryIsTmpfs, "needs /dev/shm on tmpfs"))
+    func reserveSpaceOffExt4() throws {
+        // btrfs is the case that matters (it writes into preallocated extents in place, without
+        // its compression); it cannot be made here without root, a loop device and mkfs.btrfs.
+        let directory = "/dev/shm/gzstream-reserve-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = try SystemCalls.open(Pathname(directory), in: SystemCalls.currentDirectory,
+                                          flags: OpenFlag.readOnly | OpenFlag.directory)
+        defer { try? SystemCalls.close(folder, target: "directory") }
+        let fd = try SystemCalls.open("data", in: folder, flags: O_RDWR | OpenFlag.create | OpenFlag.exclusive,
+                                      mode: 0o600)
+        defer { try? SystemCalls.close(fd, target: "data") }
+        try SystemCalls.write(fd, Array("head:".utf8), at: 0, target: "data")
+
+        #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: 1 << 20))
+        let after = try SystemCalls.status(of: fd, target: "data")
+        #expect(after.st_size == 5)
+        #expect(Int64(after.st_blocks) * 512 < 1 << 20)
     }
     #endif
 }
