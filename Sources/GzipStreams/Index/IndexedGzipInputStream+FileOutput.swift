@@ -19,9 +19,9 @@ extension IndexedGzipInputStream {
     /// so that bytes past the ones read so far may be in the file before the spans before them
     /// are checked; what a later check refuses is written again by the sequential reader that
     /// takes over, or cut off. Before the workers start, the file's blocks up to the index's
-    /// plain size are allocated and its size set there (`fallocate(2)`, best effort), so that
-    /// meanwhile the file may be that long. Otherwise this thread writes what reads return
-    /// (with a limit, so that no worker writes past it).
+    /// plain size are allocated and its size set there (`fallocate(2)` on ext4, best effort),
+    /// so that meanwhile the file may be that long. Otherwise this thread writes what reads
+    /// return (with a limit, so that no worker writes past it).
     ///
     /// On return, and when it throws, the file holds exactly the plain bytes read from `offset`
     /// on and ends after them (`ftruncate(2)`), and the descriptor's offset is at that end
