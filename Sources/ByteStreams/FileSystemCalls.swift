@@ -42,19 +42,21 @@ extension SystemCalls {
     }
 
     /// Allocates the disk blocks of bytes `offset..<offset + length` of an open regular file
-    /// ahead of writes at offsets, and extends the file's size to `offset + length` when it is
-    /// shorter (the bytes not written yet read as zero). A hint, not a promise: the writes that
-    /// follow then take blocks already allocated instead of reserving space a page at a time
-    /// (ext4's delayed allocation), which takes kernel time from the thread writing.
+    /// ahead of writes at offsets, without changing the file's size: it grows as the writes
+    /// reach those bytes, as it would have. A hint, not a promise: the writes then take blocks
+    /// already allocated instead of reserving space a page at a time (ext4's delayed
+    /// allocation), which takes kernel time from the thread writing. Blocks past the end of the
+    /// file that no write reached stay allocated until the file is cut (`ftruncate(2)`, to its
+    /// own size too) or removed.
     ///
     /// Does nothing and returns `false` on a file system other than ext2/3/4, when the file
     /// system cannot (`EOPNOTSUPP`), the space is not there (`ENOSPC`), the range ends past the
     /// process's file size limit (`RLIMIT_FSIZE`, which would raise SIGXFSZ), or off Linux; the
     /// caller writes as it would have. Blocks while the file system allocates (metadata only,
     /// no data is written).
-    /// The corresponding C functions are `fstatfs(2)` and Linux's `fallocate(2)` with mode 0,
-    /// called as the system call: not `posix_fallocate(3)`, whose fallback writes into every
-    /// block of the range.
+    /// The corresponding C functions are `fstatfs(2)` and Linux's `fallocate(2)` with
+    /// `FALLOC_FL_KEEP_SIZE`, called as the system call: not `posix_fallocate(3)`, which sets
+    /// the size and whose fallback writes into every block of the range.
     package static func reserveSpace(_ fd: Int32, offset: Int64, length: Int64) -> Bool {
         guard offset >= 0, length > 0, offset <= Int64.max - length else { return false }
         #if os(Linux) && _pointerBitWidth(_64)

@@ -11,11 +11,11 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-/// fallocate(fd, 0, offset, length): allocates the blocks of bytes offset..<offset + length
-/// and extends the file's size to their end when it is shorter. 0 on success, else -1 with errno
+/// fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, length): allocates the blocks of bytes
+/// offset..<offset + length without changing the file's size. 0 on success, else -1 with errno
 /// set (EOPNOTSUPP where the file system cannot).
 static inline int gzstream_fallocate(int fd, long long offset, long long length) {
-    return (int)syscall(SYS_fallocate, fd, 0, offset, length);
+    return (int)syscall(SYS_fallocate, fd, 0x01 /* FALLOC_FL_KEEP_SIZE */, offset, length);
 }
 
 /// fstatfs(fd)'s f_type into *type: the magic number of the file system the open file is on

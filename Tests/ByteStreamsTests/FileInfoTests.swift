@@ -75,7 +75,7 @@ struct FileInfoTests {
         return SystemCalls.fileSystemType(of: fd)
     }
 
-    @Test("reserveSpace: a range's blocks allocated, the size extended to its end and zeros read there, the bytes before kept; nothing for an empty or negative range or a pipe",
+    @Test("reserveSpace: a range's blocks allocated, the size kept until writes reach them, the bytes before kept, the blocks freed by a cut at the size; nothing for an empty or negative range or a pipe",
           .enabled(if: temporaryIsExt4, "needs the temporary directory on ext4"))
     func reserveSpace() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reserve-\(UUID().uuidString)")
@@ -97,14 +97,17 @@ struct FileInfoTests {
 
         #expect(SystemCalls.reserveSpace(fd, offset: 5, length: 1 << 20))
         let reserved = try SystemCalls.status(of: fd, target: "data")
-        #expect(reserved.st_size == 5 + (1 << 20))
+        #expect(reserved.st_size == 5)
         #expect(Int64(reserved.st_blocks) * 512 >= 1 << 20)
-        var back = [UInt8](repeating: 0xff, count: 5 + (1 << 20))
-        #expect(try SystemCalls.read(fd, &back, back.count, at: 0, target: "data") == back.count)
-        #expect(Array(back.prefix(5)) == head && back.dropFirst(5).allSatisfy { $0 == 0 })
-        // Within the size already: the size stays.
-        #expect(SystemCalls.reserveSpace(fd, offset: 0, length: 4096))
-        #expect(try SystemCalls.status(of: fd, target: "data").st_size == 5 + (1 << 20))
+        // Writes into the range grow the file as far as they reach, and no further.
+        try SystemCalls.write(fd, [UInt8](repeating: 7, count: 100), at: 1000, target: "data")
+        #expect(try SystemCalls.status(of: fd, target: "data").st_size == 1100)
+        var back = [UInt8](repeating: 0xff, count: 2000)
+        #expect(try SystemCalls.read(fd, &back, back.count, at: 0, target: "data") == 1100)
+        #expect(Array(back.prefix(5)) == head && back[5..<1000].allSatisfy { $0 == 0 } && back[1000..<1100].allSatisfy { $0 == 7 })
+        // A cut at the file's own size frees the blocks past it, as writeRemaining's end relies on.
+        try SystemCalls.truncate(fd, toSize: 1100, target: "data")
+        #expect(Int64(try SystemCalls.status(of: fd, target: "data").st_blocks) * 512 < 1 << 20)
 
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)

@@ -19,8 +19,8 @@ extension IndexedGzipInputStream {
     /// so that bytes past the ones read so far may be in the file before the spans before them
     /// are checked; what a later check refuses is written again by the sequential reader that
     /// takes over, or cut off. Before the workers start, the file's blocks up to the index's
-    /// plain size are allocated and its size set there (`fallocate(2)` on ext4, best effort),
-    /// so that meanwhile the file may be that long. Otherwise this thread writes what reads
+    /// plain size are allocated (`fallocate(2)` on ext4, best effort, the size unchanged); the
+    /// end handling below frees those no byte reached. Otherwise this thread writes what reads
     /// return (with a limit, so that no worker writes past it).
     ///
     /// On return, and when it throws, the file holds exactly the plain bytes read from `offset`
@@ -50,17 +50,20 @@ extension IndexedGzipInputStream {
         let positional = pendingRun != nil && fallback == nil && fromStart && plainOffset == 0 && skip == 0 && held == nil
             && maximumOutputSize == nil
         workersWriteOutput = positional
+        var reserved = false
         if positional {
             for decoder in decoders { decoder.output = (descriptor, offset, name, fence) }
             // The index gives the plain size: the blocks are allocated at once, not a page at
             // a time in the workers' writes (about a seventh of their kernel time on ext4). A size
             // past deflate's largest ratio, 1032:1 (a copy of 258 bytes, RFC 1951 §3.2.5, takes
             // at least 2 bits), is not of a file this index can describe; an index wrong within
-            // it costs only the space until the end is cut to the bytes written, as after any
-            // early end.
+            // it costs only the space until the end, where the file is cut to the bytes written
+            // (which frees the blocks past them). The size stays: a run killed by SIGKILL leaves
+            // a file that ends where the writes got to, as before, not one as long as the index
+            // says with zeros where no span was written.
             let plainSize = index.plainSize
             if plainSize > 0, plainSize / 1032 <= index.compressedSize, plainSize <= UInt64(Int64.max - offset) {
-                _ = SystemCalls.reserveSpace(descriptor, offset: offset, length: Int64(plainSize))
+                reserved = SystemCalls.reserveSpace(descriptor, offset: offset, length: Int64(plainSize))
             }
         }
         var written: Int64 = 0
@@ -90,10 +93,10 @@ extension IndexedGzipInputStream {
                 fence?.advance(to: offset + written)
             }
         } catch {
-            try? Self.endFile(descriptor, at: offset + written, name: name)
+            try? Self.endFile(descriptor, at: offset + written, name: name, freeingReserved: reserved)
             throw error
         }
-        try Self.endFile(descriptor, at: offset + written, name: name)
+        try Self.endFile(descriptor, at: offset + written, name: name, freeingReserved: reserved)
         return written
     }
 
@@ -117,9 +120,12 @@ extension IndexedGzipInputStream {
         return nil
     }
 
-    /// Cuts off what the workers wrote past `end` and moves the descriptor's offset there.
-    private static func endFile(_ descriptor: Int32, at end: Int64, name: String) throws {
-        if try SystemCalls.status(of: descriptor, target: name).st_size > end {
+    /// Cuts off what the workers wrote past `end` and moves the descriptor's offset there. With
+    /// `freeingReserved`, cuts the file at `end` even when it ends there, which on ext4 frees the
+    /// blocks allocated past it that no write reached.
+    private static func endFile(_ descriptor: Int32, at end: Int64, name: String, freeingReserved: Bool) throws {
+        let size = try SystemCalls.status(of: descriptor, target: name).st_size
+        if size > end || (freeingReserved && size == end) {
             try SystemCalls.truncate(descriptor, toSize: end, target: name)
         }
         _ = try SystemCalls.seek(descriptor, to: end, whence: SEEK_SET, target: name)
