@@ -177,6 +177,19 @@ struct GzipModeRunCLITests {
         try expectLikeGzip(arguments, files: Self.verboseFiles())
     }
 
+    @Test("-v with a GZIDX index beside the file: gzip's lines byte for byte, none of gzstream's own", .requires(.gzip),
+          arguments: [["-tv", "b.gz"], ["-dv", "b.gz"], ["-dcv", "b.gz"], ["-dvk", "b.gz"]])
+    func verboseWithIndexLikeGzip(arguments: [String]) throws {
+        var files = try Self.verboseFiles()
+        let compressed = try #require(files["b.gz"])
+        files["b.gz.gzidx"] = try withScratch { scratch in
+            try scratch.write("b.gz", compressed)
+            #expect(try gzstream(["index", "b.gz"], in: scratch).status == 0)
+            return try scratch.read("b.gz.gzidx")
+        }
+        try expectLikeGzip(arguments, files: files)
+    }
+
     @Test("-l of several files: gzip's rows; the totals line's ratio is gzstream's (docs/cli.md)", .requires(.gzip), arguments: [
         ["-lv", "b.gz", "e.gz"], ["-l", "b.gz", "sub/c.gz"],
     ])

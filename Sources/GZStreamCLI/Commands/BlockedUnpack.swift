@@ -293,7 +293,7 @@ extension Command {
     /// (`1 member`).
     func reportIndexWritten(_ operand: Pathname, members: Int, plainSize: Int64, indexPath: Pathname, detail: String) {
         guard common.verbose else { return }
-        diagnostics.write("gzstream: \(escapingControlCharacters(operand.description)): \(counted(members, "member")), "
+        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(operand.description)): \(counted(members, "member")), "
             + "\(plainSize) bytes -> \(escapingControlCharacters(indexPath.description)) (\(detail))\n")
     }
 }

@@ -113,7 +113,7 @@ final class CacheCommand {
         }
         let plain = stored.plainSize ?? 0
         if options.verbose {
-            diagnostics.write("gzstream: \(escapingControlCharacters(entrySubject)): \(plain) -> \(stored.storedSize) bytes, "
+            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(entrySubject)): \(plain) -> \(stored.storedSize) bytes, "
                 + "\(percentSaved(packed: stored.storedSize, plain: plain)) saved -> \(stored.name)\n")
         }
         if let limits, !limits.failures.isEmpty { return reportUnremoved(limits) }

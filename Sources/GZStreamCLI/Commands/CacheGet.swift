@@ -100,7 +100,7 @@ extension CacheCommand {
             }
         }
         if options.verbose {
-            diagnostics.write("gzstream: \(escapingControlCharacters(entrySubject)): \(entry.storedSize) -> \(entry.plainSize) bytes -> "
+            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(entrySubject)): \(entry.storedSize) -> \(entry.plainSize) bytes -> "
                 + "\(escapingControlCharacters(outputName))\n")
         }
         return .success

@@ -148,14 +148,15 @@ extension Command {
             // sequential reader decodes the file, as fast as the one span would be.
             stream.close()
             indexInUse = nil
-            if common.verbose {
-                diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): decoded sequentially, "
+            // gzip mode's -v gives gzip's lines and no others.
+            if common.verbose && options.gzip == nil {
+                diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(file.displayName)): decoded sequentially, "
                     + "not through \(escapingControlCharacters(indexPath.description)): \(reason)\n")
             }
             return nil
         }
-        if common.verbose {
-            diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): read through "
+        if common.verbose && options.gzip == nil {
+            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(file.displayName)): read through "
                 + "\(escapingControlCharacters(indexPath.description)) (\(index.points.count) access points, "
                 + "\(stream.threads) thread\(stream.threads == 1 ? "" : "s"))\n")
         }

@@ -83,7 +83,7 @@ extension Command {
             // gzip's " OK" follows its trailing garbage warning.
             reportTestedLikeGzip()
         } else if status == .success {
-            diagnostics.write("gzstream: \(name): OK (\(gzip.memberCount) member\(gzip.memberCount == 1 ? "" : "s"), "
+            diagnostics.write("\(diagnostics.programName): \(name): OK (\(gzip.memberCount) member\(gzip.memberCount == 1 ? "" : "s"), "
                 + "\(gzip.uncompressedByteCount) bytes)\n")
         }
         return status

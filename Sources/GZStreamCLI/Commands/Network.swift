@@ -206,7 +206,7 @@ extension Command {
         defer { try? listener.close() }
         if address.port == 0 || common.verbose {
             // Even under -q: with port 0 this line is the only way to learn the port.
-            diagnostics.write("gzstream: listening on \(escapingControlCharacters(listener.displayName))\n")
+            diagnostics.write("\(diagnostics.programName): listening on \(escapingControlCharacters(listener.displayName))\n")
         }
         if key == nil, !isLoopback(listener.displayName) {
             diagnostics.warning(listener.displayName,

@@ -62,7 +62,7 @@ extension Command {
             }
             if common.verbose {
                 let gzip = index.gzipIndex.map { ", its gzip index (table \(index.gzipIndexTable ?? "")) with \($0.points.count) access points" }
-                diagnostics.write("gzstream: \(escapingControlCharacters(input.path.description)): members from "
+                diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(input.path.description)): members from "
                     + "\(escapingControlCharacters(path.description)) (ratarmount's index, \(index.members.entries.count) members"
                     + "\(gzip ?? ", no gzip index"))\n")
             }

@@ -172,7 +172,7 @@ extension Command {
     /// it (IndexedUnpack.swift): the member index with its members, the GZIDX or `.gzi` with `points`.
     func noteMembersRead(_ file: FileInputStream, members: FoundMemberIndex, indexPath: Pathname, points: String) {
         guard common.verbose else { return }
-        diagnostics.write("gzstream: \(escapingControlCharacters(file.displayName)): members read through "
+        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(file.displayName)): members read through "
             + "\(escapingControlCharacters(members.path.description)) "
             + "(\(counted(members.members.entries.count, "member"))) and \(escapingControlCharacters(indexPath.description)) (\(points))\n")
     }

@@ -100,7 +100,7 @@ extension Command {
     /// `-v`'s line for a member index written: `gzstream: ARCHIVE: N tar members -> INDEX (SIZE bytes)`.
     func reportTarIndexWritten(_ archive: Pathname, members: Int, path: Pathname, size: Int) {
         guard common.verbose else { return }
-        diagnostics.write("gzstream: \(escapingControlCharacters(archive.description)): \(members) tar members -> "
+        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(archive.description)): \(members) tar members -> "
             + "\(escapingControlCharacters(path.description)) (\(size) bytes)\n")
     }
 

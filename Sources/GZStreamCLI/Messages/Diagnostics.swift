@@ -77,16 +77,16 @@ extension Command {
             let how = range.index.map { "read through \(escapingControlCharacters($0.description))" } ?? "decoded from the start"
             if let lines = range.lines {
                 let which = lines.last.map { "lines \(lines.first) to \($0)" } ?? "lines \(lines.first) to the end"
-                diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(which), \(outcome.bytesOut) bytes, "
+                diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(inputName)): \(which), \(outcome.bytesOut) bytes, "
                     + "\(how) -> \(escapingControlCharacters(outputName))\n")
                 return
             }
-            diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesOut) bytes from plain offset "
+            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(inputName)): \(outcome.bytesOut) bytes from plain offset "
                 + "\(range.offset), \(how) -> \(escapingControlCharacters(outputName))\n")
             return
         }
         let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
-        diagnostics.write("gzstream: \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "
+        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "
             + "\(outcome.bytesOut) bytes, \(percentSaved(packed: packed, plain: plain)) saved -> \(escapingControlCharacters(outputName))\n")
     }
 }
