@@ -17,7 +17,9 @@ modules="$("$SWIFT" build --show-bin-path)/Modules"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # -emit-sil, not -typecheck: region-based isolation (`sending`) is checked on SIL.
-typecheck() { "$SWIFTC" -emit-sil -o /dev/null -swift-version 6 -I "$modules" "$@" >"$log" 2>&1; }
+# ByteStreams imports the header-only C module CFileSpace, which a client of the built module
+# must find too (SwiftPM passes its module map to the targets that depend on ByteStreams).
+typecheck() { "$SWIFTC" -emit-sil -o /dev/null -swift-version 6 -I "$modules" -I Sources/CFileSpace "$@" >"$log" 2>&1; }
 
 failures=0
 for snippet in Tests/CompileChecks/Refused-*.swift; do

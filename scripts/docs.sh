@@ -28,7 +28,7 @@ done
 modules=(ByteStreams ByteStreamsFoundation GzipStreams SecretStreams StreamCache TarArchives RatarmountIndexes)
 out=.build/docs
 scratch=$out/build
-c_modules=(-I Sources/CZlib -I Sources/CLibdeflate -I Sources/CIsal -I Sources/CSodium -I Sources/CSQLite)
+c_modules=(-I Sources/CZlib -I Sources/CLibdeflate -I Sources/CIsal -I Sources/CSodium -I Sources/CSQLite -I Sources/CFileSpace)
 
 # StreamCache depends on every other library module but ByteStreamsFoundation, TarArchives and
 # RatarmountIndexes (which builds TarArchives too).

@@ -36,7 +36,9 @@ mkdir -p "$out"
 # The modules are compiled by hand, so they must be told the package they belong to: ByteStreams
 # exposes its syscall layer to GzipStreams at `package` access, which needs -package-name.
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g -package-name gzstream)
-c_modules=(-I Sources/CZlib -I Sources/CLibdeflate -I Sources/CIsal)
+# CFileSpace: ByteStreams' header-only module for fallocate(2) and fstatfs(2); the modules that
+# import ByteStreams must find it too.
+c_modules=(-I Sources/CZlib -I Sources/CLibdeflate -I Sources/CIsal -I Sources/CFileSpace)
 # Every Swift file of each module, in subfolders too, sorted so builds are reproducible.
 sources() { find "Sources/$1" -name '*.swift' | LC_ALL=C sort; }
 mapfile -t byte_streams < <(sources ByteStreams)
@@ -45,7 +47,7 @@ mapfile -t gzip_streams < <(sources GzipStreams)
 # swiftc adds its objects to an existing archive: one left from a build before a source file was
 # renamed would still hold the old file's symbols, and the link would see them twice.
 rm -f "$out/libByteStreams.a" "$out/libGzipStreams.a"
-swiftc "${flags[@]}" -emit-module -emit-library -static -module-name ByteStreams \
+swiftc "${flags[@]}" -emit-module -emit-library -static -module-name ByteStreams -I Sources/CFileSpace \
   -emit-module-path "$out/ByteStreams.swiftmodule" -o "$out/libByteStreams.a" "${byte_streams[@]}"
 swiftc "${flags[@]}" -emit-module -emit-library -static -module-name GzipStreams \
   -I "$out" "${c_modules[@]}" -emit-module-path "$out/GzipStreams.swiftmodule" -o "$out/libGzipStreams.a" \
