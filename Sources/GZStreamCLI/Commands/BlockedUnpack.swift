@@ -293,8 +293,8 @@ extension Command {
     /// (`1 member`).
     func reportIndexWritten(_ operand: Pathname, members: Int, plainSize: Int64, indexPath: Pathname, detail: String) {
         guard common.verbose else { return }
-        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(operand.description)): \(counted(members, "member")), "
-            + "\(plainSize) bytes -> \(escapingControlCharacters(indexPath.description)) (\(detail))\n")
+        diagnostics.note(operand.description, "\(counted(members, "member")), "
+            + "\(plainSize) bytes -> \(escapingControlCharacters(indexPath.description)) (\(detail))")
     }
 }
 

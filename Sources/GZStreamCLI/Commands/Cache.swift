@@ -113,8 +113,8 @@ final class CacheCommand {
         }
         let plain = stored.plainSize ?? 0
         if options.verbose {
-            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(entrySubject)): \(plain) -> \(stored.storedSize) bytes, "
-                + "\(percentSaved(packed: stored.storedSize, plain: plain)) saved -> \(stored.name)\n")
+            diagnostics.note(entrySubject, "\(plain) -> \(stored.storedSize) bytes, "
+                + "\(percentSaved(packed: stored.storedSize, plain: plain)) saved -> \(stored.name)")
         }
         if let limits, !limits.failures.isEmpty { return reportUnremoved(limits) }
         if let maximumSize = options.maximumSize, stored.storedSize > maximumSize {

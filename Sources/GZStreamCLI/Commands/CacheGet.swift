@@ -100,8 +100,8 @@ extension CacheCommand {
             }
         }
         if options.verbose {
-            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(entrySubject)): \(entry.storedSize) -> \(entry.plainSize) bytes -> "
-                + "\(escapingControlCharacters(outputName))\n")
+            diagnostics.note(entrySubject, "\(entry.storedSize) -> \(entry.plainSize) bytes -> "
+                + "\(escapingControlCharacters(outputName))")
         }
         return .success
     }

@@ -150,15 +150,15 @@ extension Command {
             indexInUse = nil
             // gzip mode's -v gives gzip's lines and no others.
             if common.verbose && options.gzip == nil {
-                diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(file.displayName)): decoded sequentially, "
-                    + "not through \(escapingControlCharacters(indexPath.description)): \(reason)\n")
+                diagnostics.note(file.displayName, "decoded sequentially, "
+                    + "not through \(escapingControlCharacters(indexPath.description)): \(reason)")
             }
             return nil
         }
         if common.verbose && options.gzip == nil {
-            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(file.displayName)): read through "
+            diagnostics.note(file.displayName, "read through "
                 + "\(escapingControlCharacters(indexPath.description)) (\(index.points.count) access points, "
-                + "\(stream.threads) thread\(stream.threads == 1 ? "" : "s"))\n")
+                + "\(stream.threads) thread\(stream.threads == 1 ? "" : "s"))")
         }
         guard let progress else { return (stream, stream) }
         return (ProgressedDecoder(stream, progress: progress, size: Int64(index.compressedSize)), stream)

@@ -62,9 +62,9 @@ extension Command {
             }
             if common.verbose {
                 let gzip = index.gzipIndex.map { ", its gzip index (table \(index.gzipIndexTable ?? "")) with \($0.points.count) access points" }
-                diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(input.path.description)): members from "
+                diagnostics.note(input.path.description, "members from "
                     + "\(escapingControlCharacters(path.description)) (ratarmount's index, \(index.members.entries.count) members"
-                    + "\(gzip ?? ", no gzip index"))\n")
+                    + "\(gzip ?? ", no gzip index"))")
             }
             return FoundMemberIndex(members: index.members, gzipIndex: index.gzipIndex, pathKey: RatarmountIndex.pathKey, path: path)
         } catch let refusal as IndexRefusal {

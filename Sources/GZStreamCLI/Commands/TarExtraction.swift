@@ -172,9 +172,9 @@ extension Command {
     /// it (IndexedUnpack.swift): the member index with its members, the GZIDX or `.gzi` with `points`.
     func noteMembersRead(_ file: FileInputStream, members: FoundMemberIndex, indexPath: Pathname, points: String) {
         guard common.verbose else { return }
-        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(file.displayName)): members read through "
+        diagnostics.note(file.displayName, "members read through "
             + "\(escapingControlCharacters(members.path.description)) "
-            + "(\(counted(members.members.entries.count, "member"))) and \(escapingControlCharacters(indexPath.description)) (\(points))\n")
+            + "(\(counted(members.members.entries.count, "member"))) and \(escapingControlCharacters(indexPath.description)) (\(points))")
     }
 
     /// `count` and `noun`, plural unless one: `1 member`, `3 members`.

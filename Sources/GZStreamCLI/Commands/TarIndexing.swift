@@ -100,8 +100,8 @@ extension Command {
     /// `-v`'s line for a member index written: `gzstream: ARCHIVE: N tar members -> INDEX (SIZE bytes)`.
     func reportTarIndexWritten(_ archive: Pathname, members: Int, path: Pathname, size: Int) {
         guard common.verbose else { return }
-        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(archive.description)): \(members) tar members -> "
-            + "\(escapingControlCharacters(path.description)) (\(size) bytes)\n")
+        diagnostics.note(archive.description, "\(members) tar members -> "
+            + "\(escapingControlCharacters(path.description)) (\(size) bytes)")
     }
 
     /// The 8 bytes of an archive's data that bind an index to it, and whether they are samples.

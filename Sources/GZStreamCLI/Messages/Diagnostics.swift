@@ -37,6 +37,12 @@ struct Diagnostics {
     func warning(_ subject: String, _ problem: String) {
         if !quiet { error(subject, problem) }
     }
+
+    /// A `-v` line, `gzstream: SUBJECT: TEXT`, signed as errors are: control characters in the
+    /// subject are shown escaped, and the caller escapes the names it quotes in `text`.
+    func note(_ subject: String, _ text: String) {
+        write("\(programName): \(escapingControlCharacters(subject)): \(text)\n")
+    }
 }
 
 /// A failure that has been reported already, or is reported at the end of the run (a closed
@@ -77,17 +83,17 @@ extension Command {
             let how = range.index.map { "read through \(escapingControlCharacters($0.description))" } ?? "decoded from the start"
             if let lines = range.lines {
                 let which = lines.last.map { "lines \(lines.first) to \($0)" } ?? "lines \(lines.first) to the end"
-                diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(inputName)): \(which), \(outcome.bytesOut) bytes, "
-                    + "\(how) -> \(escapingControlCharacters(outputName))\n")
+                diagnostics.note(inputName, "\(which), \(outcome.bytesOut) bytes, "
+                    + "\(how) -> \(escapingControlCharacters(outputName))")
                 return
             }
-            diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(inputName)): \(outcome.bytesOut) bytes from plain offset "
-                + "\(range.offset), \(how) -> \(escapingControlCharacters(outputName))\n")
+            diagnostics.note(inputName, "\(outcome.bytesOut) bytes from plain offset "
+                + "\(range.offset), \(how) -> \(escapingControlCharacters(outputName))")
             return
         }
         let (plain, packed) = options.mode == .pack ? (outcome.bytesIn, outcome.bytesOut) : (outcome.bytesOut, outcome.bytesIn)
-        diagnostics.write("\(diagnostics.programName): \(escapingControlCharacters(inputName)): \(outcome.bytesIn) -> "
-            + "\(outcome.bytesOut) bytes, \(percentSaved(packed: packed, plain: plain)) saved -> \(escapingControlCharacters(outputName))\n")
+        diagnostics.note(inputName, "\(outcome.bytesIn) -> "
+            + "\(outcome.bytesOut) bytes, \(percentSaved(packed: packed, plain: plain)) saved -> \(escapingControlCharacters(outputName))")
     }
 }
 
