@@ -54,7 +54,8 @@ let package = Package(
         // The C library's wide-character classes (<wctype.h>), which Swift's Glibc module leaves
         // out; nothing to link.
         .systemLibrary(name: "CWideCharacters"),
-        // Linux's fallocate(2) system call, which Swift's Glibc module leaves out; nothing to link.
+        // Linux's fallocate(2) system call and fstatfs(2)'s file system type, which Swift's Glibc
+        // module leaves out; nothing to link.
         .systemLibrary(name: "CFileSpace"),
         .target(name: "ByteStreams", dependencies: ["CFileSpace"]),
         .target(name: "GzipStreams", dependencies: ["ByteStreams", "CZlib", "CLibdeflate", "CIsal"]),

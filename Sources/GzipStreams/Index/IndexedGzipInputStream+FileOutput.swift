@@ -61,9 +61,9 @@ extension IndexedGzipInputStream {
             // (which frees the blocks past them). The size stays: a run killed by SIGKILL leaves
             // a file that ends where the writes got to, as before, not one as long as the index
             // says with zeros where no span was written.
-            let plainSize = index.plainSize
-            if plainSize > 0, plainSize / 1032 <= index.compressedSize, plainSize <= UInt64(Int64.max - offset) {
-                reserved = SystemCalls.reserveSpace(descriptor, offset: offset, length: Int64(plainSize))
+            // (reserveSpace refuses an empty range and one whose end overflows.)
+            if index.plainSize / 1032 <= index.compressedSize, let length = Int64(exactly: index.plainSize) {
+                reserved = SystemCalls.reserveSpace(descriptor, offset: offset, length: length)
             }
         }
         var written: Int64 = 0
