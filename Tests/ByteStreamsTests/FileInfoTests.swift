@@ -64,6 +64,22 @@ struct FileInfoTests {
     }
 
     #if os(Linux)
+    /// Runs `body` with a new file `data` holding the 5 bytes `head:`, open for reading and
+    /// writing, in a new directory under `parent`; both are removed afterwards.
+    static func withHeadFile(in parent: String, _ body: (Int32) throws -> Void) throws {
+        let directory = parent + "/gzstream-reserve-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = try SystemCalls.open(Pathname(directory), in: SystemCalls.currentDirectory,
+                                          flags: OpenFlag.readOnly | OpenFlag.directory)
+        defer { try? SystemCalls.close(folder, target: "directory") }
+        let fd = try SystemCalls.open("data", in: folder, flags: O_RDWR | OpenFlag.create | OpenFlag.exclusive,
+                                      mode: 0o600)
+        defer { try? SystemCalls.close(fd, target: "data") }
+        try SystemCalls.write(fd, Array("head:".utf8), at: 0, target: "data")
+        try body(fd)
+    }
+
     /// Whether the temporary directory is on ext2/3/4, the only file systems reserveSpace acts on.
     static let temporaryIsExt4: Bool = fileSystemType(of: FileManager.default.temporaryDirectory.path) == SystemCalls.ext4FileSystemType
 
@@ -78,41 +94,31 @@ struct FileInfoTests {
     @Test("reserveSpace: a range's blocks allocated, the size kept until writes reach them, the bytes before kept, the blocks freed by a cut at the size; nothing for an empty or negative range or a pipe",
           .enabled(if: temporaryIsExt4, "needs the temporary directory on ext4"))
     func reserveSpace() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reserve-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let folder = try SystemCalls.open(Pathname(directory.path), in: SystemCalls.currentDirectory,
-                                          flags: OpenFlag.readOnly | OpenFlag.directory)
-        defer { try? SystemCalls.close(folder, target: "directory") }
-        let fd = try SystemCalls.open("data", in: folder, flags: O_RDWR | OpenFlag.create | OpenFlag.exclusive,
-                                      mode: 0o600)
-        defer { try? SystemCalls.close(fd, target: "data") }
-        let head = Array("head:".utf8)
-        try SystemCalls.write(fd, head, at: 0, target: "data")
+        try Self.withHeadFile(in: FileManager.default.temporaryDirectory.path) { fd in
+            #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: 0))
+            #expect(!SystemCalls.reserveSpace(fd, offset: -1, length: 10))
+            #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: Int64.max))
+            #expect(try SystemCalls.status(of: fd, target: "data").st_size == 5)
 
-        #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: 0))
-        #expect(!SystemCalls.reserveSpace(fd, offset: -1, length: 10))
-        #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: Int64.max))
-        #expect(try SystemCalls.status(of: fd, target: "data").st_size == 5)
+            #expect(SystemCalls.reserveSpace(fd, offset: 5, length: 1 << 20))
+            let reserved = try SystemCalls.status(of: fd, target: "data")
+            #expect(reserved.st_size == 5)
+            #expect(Int64(reserved.st_blocks) * 512 >= 1 << 20)
+            // Writes into the range grow the file as far as they reach, and no further.
+            try SystemCalls.write(fd, [UInt8](repeating: 7, count: 100), at: 1000, target: "data")
+            #expect(try SystemCalls.status(of: fd, target: "data").st_size == 1100)
+            var back = [UInt8](repeating: 0xff, count: 2000)
+            #expect(try SystemCalls.read(fd, &back, back.count, at: 0, target: "data") == 1100)
+            #expect(Array(back.prefix(5)) == Array("head:".utf8) && back[5..<1000].allSatisfy { $0 == 0 } && back[1000..<1100].allSatisfy { $0 == 7 })
+            // A cut at the file's own size frees the blocks past it, as writeRemaining's end relies on.
+            try SystemCalls.truncate(fd, toSize: 1100, target: "data")
+            #expect(Int64(try SystemCalls.status(of: fd, target: "data").st_blocks) * 512 < 1 << 20)
 
-        #expect(SystemCalls.reserveSpace(fd, offset: 5, length: 1 << 20))
-        let reserved = try SystemCalls.status(of: fd, target: "data")
-        #expect(reserved.st_size == 5)
-        #expect(Int64(reserved.st_blocks) * 512 >= 1 << 20)
-        // Writes into the range grow the file as far as they reach, and no further.
-        try SystemCalls.write(fd, [UInt8](repeating: 7, count: 100), at: 1000, target: "data")
-        #expect(try SystemCalls.status(of: fd, target: "data").st_size == 1100)
-        var back = [UInt8](repeating: 0xff, count: 2000)
-        #expect(try SystemCalls.read(fd, &back, back.count, at: 0, target: "data") == 1100)
-        #expect(Array(back.prefix(5)) == head && back[5..<1000].allSatisfy { $0 == 0 } && back[1000..<1100].allSatisfy { $0 == 7 })
-        // A cut at the file's own size frees the blocks past it, as writeRemaining's end relies on.
-        try SystemCalls.truncate(fd, toSize: 1100, target: "data")
-        #expect(Int64(try SystemCalls.status(of: fd, target: "data").st_blocks) * 512 < 1 << 20)
-
-        var ends: [Int32] = [0, 0]
-        try #require(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
-        #expect(!SystemCalls.reserveSpace(ends[1], offset: 0, length: 4096))
+            var ends: [Int32] = [0, 0]
+            try #require(pipe(&ends) == 0)
+            defer { close(ends[0]); close(ends[1]) }
+            #expect(!SystemCalls.reserveSpace(ends[1], offset: 0, length: 4096))
+        }
     }
 
     /// Whether `/dev/shm` is a tmpfs: a file system other than ext4 that every Linux machine
@@ -124,21 +130,12 @@ struct FileInfoTests {
     func reserveSpaceOffExt4() throws {
         // btrfs is the case that matters (it writes into preallocated extents in place, without
         // its compression); it cannot be made here without root, a loop device and mkfs.btrfs.
-        let directory = "/dev/shm/gzstream-reserve-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let folder = try SystemCalls.open(Pathname(directory), in: SystemCalls.currentDirectory,
-                                          flags: OpenFlag.readOnly | OpenFlag.directory)
-        defer { try? SystemCalls.close(folder, target: "directory") }
-        let fd = try SystemCalls.open("data", in: folder, flags: O_RDWR | OpenFlag.create | OpenFlag.exclusive,
-                                      mode: 0o600)
-        defer { try? SystemCalls.close(fd, target: "data") }
-        try SystemCalls.write(fd, Array("head:".utf8), at: 0, target: "data")
-
-        #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: 1 << 20))
-        let after = try SystemCalls.status(of: fd, target: "data")
-        #expect(after.st_size == 5)
-        #expect(Int64(after.st_blocks) * 512 < 1 << 20)
+        try Self.withHeadFile(in: "/dev/shm") { fd in
+            #expect(!SystemCalls.reserveSpace(fd, offset: 5, length: 1 << 20))
+            let after = try SystemCalls.status(of: fd, target: "data")
+            #expect(after.st_size == 5)
+            #expect(Int64(after.st_blocks) * 512 < 1 << 20)
+        }
     }
     #endif
 }
